@@ -1,0 +1,51 @@
+/**
+ * Sizes of the local GPT and of its LoRA adapters, as zod schemas because they cross
+ * boundaries (the model registry, checkpoint metadata, create_model requests).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+
+/** Architecture hyper-parameters of the local pre-LN GPT decoder. */
+export const ModelConfigSchema = z.object({
+  /** Vocabulary size (rows of the embedding, columns of the LM head). */
+  vocabSize: z.number().int().positive(),
+  /** Residual stream width. */
+  dModel: z.number().int().positive(),
+  /** Number of transformer blocks. */
+  nLayers: z.number().int().positive(),
+  /** Attention heads; must divide dModel. */
+  nHeads: z.number().int().positive(),
+  /** Context length: learned positional embeddings exist for this many positions. */
+  maxSeqLen: z.number().int().positive(),
+  /** MLP hidden width as a multiple of dModel (GPT-2 uses 4). */
+  mlpRatio: z.number().int().positive().default(4),
+}).refine((c) => c.dModel % c.nHeads === 0, { message: "nHeads must divide dModel" });
+
+/** Architecture hyper-parameters of the local GPT. */
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+/**
+ * LoRA adapter settings. `rank`, `seed` and the `train*` switches come from Tinker's
+ * `lora_config`; `alpha` is not on Tinker's wire, and 32 is what Tinker-compatible servers
+ * assume (scale = alpha / rank).
+ */
+export const LoraSpecSchema = z.object({
+  rank: z.number().int().positive().max(1024),
+  alpha: z.number().positive().default(32),
+  seed: z.number().int().default(0),
+  trainAttn: z.boolean().default(true),
+  trainMlp: z.boolean().default(true),
+  trainUnembed: z.boolean().default(true),
+}).refine((l) => l.trainAttn || l.trainMlp || l.trainUnembed, {
+  message: "at least one of train_attn, train_mlp, train_unembed must be true",
+});
+
+/** LoRA adapter settings. */
+export type LoraSpec = z.infer<typeof LoraSpecSchema>;
+
+/** Width of the MLP hidden layer. */
+export function mlpWidth(cfg: ModelConfig): number {
+  return cfg.dModel * cfg.mlpRatio;
+}

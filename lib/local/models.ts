@@ -1,0 +1,99 @@
+/**
+ * The models the local backend serves: names that map to a GPT config, a tokenizer and
+ * (when the project ships them) trained base weights.
+ *
+ * @module
+ */
+
+import { type ModelConfig, ModelConfigSchema } from "./model/config.ts";
+import { checkBaseParameters, initBaseParameters } from "./model/params.ts";
+import type { NamedTensors } from "./tensors.ts";
+import { readSafetensors } from "./safetensors.ts";
+import { BYTE_VOCAB_SIZE } from "../tokenizers/byte.ts";
+
+/** A model the local backend can serve. */
+export interface LocalModelSpec {
+  /** Name used as `base_model` on the wire, e.g. `local/tiny`. */
+  name: string;
+  /** One line on what it is for. */
+  description: string;
+  config: ModelConfig;
+  /** Tokenizer id, as reported in get_info. */
+  tokenizerId: string;
+  /** Safetensors file of trained base weights; absent means seeded random init. */
+  weightsFile?: URL;
+  /** Seed of the random init when there is no weights file. */
+  initSeed: number;
+}
+
+const WEIGHTS_DIR = new URL("../../models/", import.meta.url);
+
+/** Every model the local backend serves. */
+export const LOCAL_MODELS: readonly LocalModelSpec[] = [
+  {
+    name: "local/tiny",
+    description: "2-layer, d64 byte-level GPT for tests and quick demos",
+    config: ModelConfigSchema.parse({
+      vocabSize: BYTE_VOCAB_SIZE,
+      dModel: 64,
+      nLayers: 2,
+      nHeads: 4,
+      maxSeqLen: 256,
+    }),
+    tokenizerId: "tinkerbench/byte",
+    initSeed: 1,
+  },
+  {
+    name: "local/small",
+    description: "6-layer, d256 byte-level GPT, the default for RL on the local backend",
+    config: ModelConfigSchema.parse({
+      vocabSize: BYTE_VOCAB_SIZE,
+      dModel: 256,
+      nLayers: 6,
+      nHeads: 8,
+      maxSeqLen: 1024,
+    }),
+    tokenizerId: "tinkerbench/byte",
+    initSeed: 2,
+  },
+  {
+    name: "local/bench",
+    description: "the benchmark model: vocab 512, d128, 4 layers, 4 heads, context 128",
+    config: ModelConfigSchema.parse({
+      vocabSize: 512,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 128,
+    }),
+    tokenizerId: "tinkerbench/byte",
+    initSeed: 3,
+  },
+];
+
+/** Looks up a served model by name. */
+export function findLocalModel(name: string): LocalModelSpec | undefined {
+  return LOCAL_MODELS.find((m) => m.name === name);
+}
+
+/** Names of the served models, for error messages and get_server_capabilities. */
+export function localModelNames(): string[] {
+  return LOCAL_MODELS.map((m) => m.name);
+}
+
+/**
+ * Base weights of a served model: the shipped safetensors file when it exists, otherwise a
+ * seeded random init (so every run of an untrained model starts from identical weights).
+ */
+export async function loadBaseWeights(spec: LocalModelSpec): Promise<NamedTensors> {
+  const file = spec.weightsFile ??
+    new URL(`${spec.name.replace("/", "_")}.safetensors`, WEIGHTS_DIR);
+  try {
+    const { tensors } = await readSafetensors(file.pathname);
+    checkBaseParameters(spec.config, tensors);
+    return tensors;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    return initBaseParameters(spec.config, spec.initSeed);
+  }
+}

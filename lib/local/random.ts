@@ -1,0 +1,96 @@
+/**
+ * A small seeded PRNG (xoshiro128**), so that weight init, LoRA init and sampling are
+ * reproducible from a seed and the generator's state can be saved and restored exactly.
+ *
+ * @module
+ */
+
+/** Serialisable generator state: four 32-bit words. */
+export type RngState = [number, number, number, number];
+
+/**
+ * Seeded random number generator.
+ *
+ * @example
+ * const rng = new Rng(42);
+ * rng.uniform(); // in [0, 1)
+ * rng.normal();  // standard normal
+ */
+export class Rng {
+  #s: Uint32Array;
+
+  /** Seeds the generator; any integer (including > 2^32 and negative) is accepted. */
+  constructor(seed: number | bigint = 0) {
+    // splitmix64 expands the seed into four well-mixed words, as xoshiro's authors recommend.
+    let x = BigInt.asUintN(64, BigInt(seed));
+    const s = new Uint32Array(4);
+    for (let i = 0; i < 2; i++) {
+      x = BigInt.asUintN(64, x + 0x9e3779b97f4a7c15n);
+      let z = x;
+      z = BigInt.asUintN(64, (z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
+      z = BigInt.asUintN(64, (z ^ (z >> 27n)) * 0x94d049bb133111ebn);
+      z = z ^ (z >> 31n);
+      s[2 * i] = Number(z & 0xffffffffn);
+      s[2 * i + 1] = Number(z >> 32n);
+    }
+    if (s[0] === 0 && s[1] === 0 && s[2] === 0 && s[3] === 0) s[0] = 1;
+    this.#s = s;
+  }
+
+  /** Restores a generator from {@link Rng.state}. */
+  static fromState(state: RngState): Rng {
+    const r = new Rng(0);
+    r.#s = Uint32Array.from(state);
+    return r;
+  }
+
+  /** The current state; `Rng.fromState(rng.state())` continues the same stream. */
+  state(): RngState {
+    const s = this.#s;
+    return [s[0], s[1], s[2], s[3]];
+  }
+
+  /** Next uniformly distributed 32-bit unsigned integer. */
+  nextU32(): number {
+    const s = this.#s;
+    const result = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
+    const t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 11);
+    return result;
+  }
+
+  /** Uniform float in [0, 1) with 53 bits of randomness. */
+  uniform(): number {
+    const hi = this.nextU32() >>> 5;
+    const lo = this.nextU32() >>> 6;
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.uniform() * n);
+  }
+
+  /** Standard normal sample (Box-Muller). */
+  normal(): number {
+    const u = 1 - this.uniform(); // (0, 1], keeps log finite
+    const v = this.uniform();
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  }
+
+  /** Fills a new Float32Array with normal(0, std) samples. */
+  normalArray(n: number, std = 1): Float32Array {
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.normal() * std;
+    return out;
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
