@@ -1,0 +1,99 @@
+/**
+ * The local engine runs one computation at a time (it already uses every core), so all work
+ * goes through one FIFO queue. Sampling requests that target the same weights are merged into
+ * one batch when they meet in the queue: with 32 rollouts in flight, one batched decode is far
+ * cheaper than 32 separate ones.
+ *
+ * @module
+ */
+
+type Task =
+  | { type: "single"; run: () => Promise<void> }
+  | {
+    type: "batchable";
+    key: string;
+    rows: number;
+    item: unknown;
+    runBatch: (items: unknown[]) => Promise<void>;
+  };
+
+/** A serial work queue with batching of compatible tasks. */
+export class ComputeQueue {
+  #tasks: Task[] = [];
+  #running = false;
+  #idle: Array<() => void> = [];
+  readonly maxBatchRows: number;
+
+  /** `maxBatchRows` caps how many rows (e.g. samples) one merged batch may hold. */
+  constructor({ maxBatchRows = 64 }: { maxBatchRows?: number } = {}) {
+    this.maxBatchRows = maxBatchRows;
+  }
+
+  /** Number of tasks waiting (not counting the one running). */
+  get pending(): number {
+    return this.#tasks.length;
+  }
+
+  /** Queues a task that runs alone. Errors must be handled inside `run`. */
+  push(run: () => Promise<void>): void {
+    this.#tasks.push({ type: "single", run });
+    this.#pump();
+  }
+
+  /**
+   * Queues an item that may run together with other items of the same `key`. `runBatch` of the
+   * first item of a batch receives all merged items (at most `maxBatchRows` rows in total).
+   */
+  pushBatchable<T>(key: string, item: T, rows: number, runBatch: (items: T[]) => Promise<void>) {
+    this.#tasks.push({
+      type: "batchable",
+      key,
+      rows,
+      item,
+      runBatch: runBatch as (items: unknown[]) => Promise<void>,
+    });
+    this.#pump();
+  }
+
+  /** Resolves when the queue is empty and nothing is running. */
+  idle(): Promise<void> {
+    if (!this.#running && this.#tasks.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  #pump(): void {
+    if (this.#running) return;
+    this.#running = true;
+    // Start on a later tick so that requests arriving together can be batched.
+    setTimeout(() => this.#loop(), 0);
+  }
+
+  async #loop(): Promise<void> {
+    while (this.#tasks.length > 0) {
+      const head = this.#tasks.shift()!;
+      try {
+        if (head.type === "single") await head.run();
+        else await head.runBatch(this.#takeBatch(head));
+      } catch (e) {
+        // Tasks settle their own futures; reaching here is a bug, never a reason to stop.
+        console.error("compute queue: task threw", e);
+      }
+    }
+    this.#running = false;
+    for (const w of this.#idle.splice(0)) w();
+  }
+
+  #takeBatch(head: Extract<Task, { type: "batchable" }>): unknown[] {
+    const items = [head.item];
+    let rows = head.rows;
+    for (let i = 0; i < this.#tasks.length;) {
+      const t = this.#tasks[i];
+      if (t.type === "batchable" && t.key === head.key && rows + t.rows <= this.maxBatchRows) {
+        items.push(t.item);
+        rows += t.rows;
+        this.#tasks.splice(i, 1);
+      } else i++;
+    }
+    return items;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Futures of the local backend: every queued operation gets a `request_id` at once, and its
+ * result is fetched later through `retrieve_future`, which long-polls here.
+ *
+ * @module
+ */
+
+import { UserInputError } from "../errors.ts";
+
+/** The kinds of result a future can hold; the HTTP layer picks the wire encoding from it. */
+export type FutureKind =
+  | "create_model"
+  | "forward_backward"
+  | "optim_step"
+  | "save_weights"
+  | "save_weights_for_sampler"
+  | "load_weights"
+  | "unload_model"
+  | "sample";
+
+/** Where a future is in its life. */
+export type FutureState<T = unknown> =
+  | { status: "pending"; kind: FutureKind }
+  | { status: "done"; kind: FutureKind; value: T }
+  | { status: "failed"; kind: FutureKind; error: string; category: "user" | "server" };
+
+interface Entry {
+  state: FutureState;
+  waiters: Array<() => void>;
+  settledAt?: number;
+}
+
+/**
+ * Holds pending and settled futures. Settled results are kept for `retentionMs` so that a
+ * client whose response was lost can poll again; after that the id answers "expired".
+ */
+export class FutureStore {
+  #entries = new Map<string, Entry>();
+  #expired = new Set<string>();
+  #next = 1;
+  readonly retentionMs: number;
+
+  constructor({ retentionMs = 60 * 60 * 1000 }: { retentionMs?: number } = {}) {
+    this.retentionMs = retentionMs;
+  }
+
+  /** Creates a pending future and returns its request id. */
+  create(kind: FutureKind): string {
+    this.#sweep();
+    const id = String(this.#next++);
+    this.#entries.set(id, { state: { status: "pending", kind }, waiters: [] });
+    return id;
+  }
+
+  /** Resolves a future with its result value. */
+  resolve(id: string, value: unknown): void {
+    this.#settle(id, (kind) => ({ status: "done", kind, value }));
+  }
+
+  /** Fails a future; a {@link UserInputError} is the client's fault, anything else the server's. */
+  reject(id: string, err: unknown): void {
+    const user = err instanceof UserInputError;
+    const error = err instanceof Error ? err.message : String(err);
+    this.#settle(
+      id,
+      (kind) => ({ status: "failed", kind, error, category: user ? "user" : "server" }),
+    );
+  }
+
+  /** Runs `work` and settles the future with its outcome. */
+  async settleWith(id: string, work: () => Promise<unknown>): Promise<void> {
+    try {
+      this.resolve(id, await work());
+    } catch (e) {
+      this.reject(id, e);
+    }
+  }
+
+  /**
+   * Waits until the future settles or `timeoutMs` passes, then returns its state
+   * (still `pending` on timeout). Unknown ids throw a 404, expired ones a 410.
+   */
+  async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<FutureState> {
+    const entry = this.#entries.get(id);
+    if (!entry) {
+      if (this.#expired.has(id)) {
+        throw new ExpiredFutureError(`request ${id} has expired; submit it again`);
+      }
+      throw new UserInputError(`unknown request_id ${JSON.stringify(id)}`, 404);
+    }
+    if (entry.state.status !== "pending") return entry.state;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener("abort", done);
+      entry.waiters.push(done);
+    });
+    return entry.state;
+  }
+
+  /** The current state without waiting, or undefined for an unknown id. */
+  peek(id: string): FutureState | undefined {
+    return this.#entries.get(id)?.state;
+  }
+
+  #settle(id: string, make: (kind: FutureKind) => FutureState): void {
+    const entry = this.#entries.get(id);
+    if (!entry || entry.state.status !== "pending") return;
+    entry.state = make(entry.state.kind);
+    entry.settledAt = Date.now();
+    for (const w of entry.waiters.splice(0)) w();
+  }
+
+  #sweep(): void {
+    const cutoff = Date.now() - this.retentionMs;
+    for (const [id, e] of this.#entries) {
+      if (e.settledAt !== undefined && e.settledAt < cutoff) {
+        this.#entries.delete(id);
+        this.#expired.add(id);
+      }
+    }
+  }
+}
+
+/** A future that existed but whose result was dropped after the retention period (HTTP 410). */
+export class ExpiredFutureError extends Error {
+  override name = "ExpiredFutureError";
+}

@@ -1,0 +1,48 @@
+import { assert } from "../../assert.ts";
+import { ExpiredFutureError, FutureStore } from "../../../lib/local/server/futures.ts";
+import { UserInputError } from "../../../lib/local/errors.ts";
+
+Deno.test("FutureStore: a pending future long-polls until resolved", async () => {
+  const store = new FutureStore();
+  const id = store.create("optim_step");
+  setTimeout(() => store.resolve(id, { ok: 1 }), 20);
+  const t0 = performance.now();
+  const state = await store.wait(id, 5_000);
+  assert.equal(state.status, "done");
+  assert.deepEqual(state.status === "done" && state.value, { ok: 1 });
+  assert.ok(performance.now() - t0 < 4_000, "woke on resolve, not on timeout");
+});
+
+Deno.test("FutureStore: wait times out as pending", async () => {
+  const store = new FutureStore();
+  const id = store.create("sample");
+  assert.equal((await store.wait(id, 10)).status, "pending");
+});
+
+Deno.test("FutureStore: user errors and server errors get their category", async () => {
+  const store = new FutureStore();
+  const a = store.create("forward_backward"), b = store.create("forward_backward");
+  store.reject(a, new UserInputError("bad tokens"));
+  store.reject(b, new Error("engine exploded"));
+  assert.deepEqual(await store.wait(a, 0), {
+    status: "failed",
+    kind: "forward_backward",
+    error: "bad tokens",
+    category: "user",
+  });
+  const sb = await store.wait(b, 0);
+  assert.equal(sb.status === "failed" && sb.category, "server");
+});
+
+Deno.test("FutureStore: unknown ids are a 404, expired ids a 410", async () => {
+  const store = new FutureStore({ retentionMs: 0 });
+  await assert.rejects(
+    () => store.wait("nope", 0),
+    (e) => e instanceof UserInputError && e.status === 404,
+  );
+  const id = store.create("sample");
+  store.resolve(id, {});
+  await new Promise((r) => setTimeout(r, 2));
+  store.create("sample"); // creating sweeps settled futures past retention
+  await assert.rejects(() => store.wait(id, 0), ExpiredFutureError);
+});
