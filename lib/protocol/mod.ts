@@ -1,0 +1,11 @@
+/**
+ * Tinker's wire protocol, shared by the client (`lib/tinker/`) and the local backend's server
+ * (`lib/local/server/`): zod schemas of every body, and the protobuf codec of SDK 0.25.
+ *
+ * @module
+ */
+
+export * from "./types.ts";
+export * from "./requests.ts";
+export * from "./responses.ts";
+export * from "./proto.ts";

@@ -1,0 +1,145 @@
+/**
+ * Tinker's data types on the wire (JSON form): model inputs, tensors, datums, and the
+ * results of forward/backward passes and sampling. Field names are exactly the wire's.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+
+const int = () => z.number().int();
+
+/** Token ids of text. */
+export const EncodedTextChunkSchema = z.object({
+  type: z.literal("encoded_text"),
+  tokens: z.array(int()),
+});
+
+/** An image, base64-encoded. */
+export const ImageChunkSchema = z.object({
+  type: z.literal("image"),
+  data: z.string(),
+  format: z.enum(["png", "jpeg"]),
+  expected_tokens: int().nullish(),
+});
+
+/** An image referenced by location. */
+export const ImageAssetPointerChunkSchema = z.object({
+  type: z.literal("image_asset_pointer"),
+  location: z.string(),
+  format: z.enum(["png", "jpeg"]),
+  expected_tokens: int().nullish(),
+});
+
+/** Audio features (a serialized tensor, base64). */
+export const DmelChunkSchema = z.object({ type: z.literal("dmel"), dmel: z.string() });
+
+/**
+ * One chunk of a model input. The `type` tag is inferred from the keys when missing, as
+ * Tinker-compatible servers do (`tokens` → encoded_text, `location` → image_asset_pointer,
+ * `data` → image).
+ */
+export const ChunkSchema = z.preprocess(
+  (c) => {
+    if (c && typeof c === "object" && !("type" in c)) {
+      const o = c as Record<string, unknown>;
+      const type = "tokens" in o
+        ? "encoded_text"
+        : "location" in o
+        ? "image_asset_pointer"
+        : "dmel" in o
+        ? "dmel"
+        : "data" in o
+        ? "image"
+        : undefined;
+      return type ? { ...o, type } : c;
+    }
+    return c;
+  },
+  z.discriminatedUnion("type", [
+    EncodedTextChunkSchema,
+    ImageChunkSchema,
+    ImageAssetPointerChunkSchema,
+    DmelChunkSchema,
+  ]),
+);
+
+/** A chunk of a model input. */
+export type Chunk = z.infer<typeof ChunkSchema>;
+
+/** A model input: a sequence of chunks (text tokens, images, audio). */
+export const ModelInputSchema = z.object({ chunks: z.array(ChunkSchema) });
+
+/** A model input. */
+export type ModelInput = z.infer<typeof ModelInputSchema>;
+
+/**
+ * A tensor: flattened values, a dtype (`int64` or `float32` on the public wire), and a
+ * shape. 2-D tensors may come as sparse CSR (values in `data`, plus row offsets and columns).
+ */
+export const TensorDataSchema = z.object({
+  data: z.array(z.number()),
+  dtype: z.enum(["int64", "float32"]),
+  shape: z.array(int().nonnegative()).nullish(),
+  sparse_crow_indices: z.array(int()).nullish(),
+  sparse_col_indices: z.array(int()).nullish(),
+});
+
+/** A tensor on the wire. */
+export type TensorData = z.infer<typeof TensorDataSchema>;
+
+/** One training example: the input and the loss function's per-token inputs. */
+export const DatumSchema = z.object({
+  model_input: ModelInputSchema,
+  loss_fn_inputs: z.record(z.string(), TensorDataSchema),
+});
+
+/** One training example. */
+export type Datum = z.infer<typeof DatumSchema>;
+
+/** The built-in losses. */
+export const LossFnTypeSchema = z.enum([
+  "cross_entropy",
+  "importance_sampling",
+  "ppo",
+  "cispo",
+  "dro",
+]);
+
+/** A built-in loss name. */
+export type LossFnType = z.infer<typeof LossFnTypeSchema>;
+
+/**
+ * Result of forward / forward_backward: one record of output tensors per datum (at least
+ * `logprobs`) and metrics keyed `<name>:<reduction>` (e.g. `loss:sum`).
+ */
+export const ForwardBackwardOutputSchema = z.object({
+  loss_fn_output_type: z.string(),
+  loss_fn_outputs: z.array(z.record(z.string(), TensorDataSchema)),
+  metrics: z.record(z.string(), z.number()),
+});
+
+/** Result of forward / forward_backward. */
+export type ForwardBackwardOutput = z.infer<typeof ForwardBackwardOutputSchema>;
+
+/** Why sampling stopped: a stop sequence or EOS (`stop`) or max_tokens (`length`). */
+export const StopReasonSchema = z.enum(["stop", "length"]);
+
+/** One sampled continuation with the sampler's log-probs of its tokens. */
+export const SampledSequenceSchema = z.object({
+  stop_reason: StopReasonSchema,
+  tokens: z.array(int()),
+  logprobs: z.array(z.number()).nullish(),
+});
+
+/** Result of a sample request. */
+export const SampleResponseSchema = z.object({
+  type: z.literal("sample").optional(),
+  sequences: z.array(SampledSequenceSchema),
+  prompt_logprobs: z.array(z.number().nullable()).nullish(),
+  topk_prompt_logprobs: z.array(z.array(z.tuple([int(), z.number()])).nullable()).nullish(),
+  prompt_cache_hit_tokens: int().default(0),
+});
+
+/** Result of a sample request. */
+export type SampleResponse = z.infer<typeof SampleResponseSchema>;

@@ -1,0 +1,68 @@
+/**
+ * `deno task serve`: runs the embedded local backend as a standalone Tinker-compatible server,
+ * e.g. for the official Python SDK or for several training scripts sharing one backend.
+ */
+
+import { z } from "zod";
+import { parseFlags, runCli } from "../lib/cli/args.ts";
+import { defaultDataDir, startLocalServer } from "../lib/local/server/mod.ts";
+import { FaultConfigSchema } from "../lib/local/server/faults.ts";
+
+const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
+                       [--long-poll-ms 20000] [--faults JSON] [--log]
+
+  --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for
+  client tests (keys: seed, latencyMs, serverError, rateLimit, timeout, expired, dropBefore,
+  dropAfter, paths).`;
+
+const Flags = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(8000),
+  host: z.string().default("127.0.0.1"),
+  "data-dir": z.string().default(defaultDataDir()),
+  "long-poll-ms": z.coerce.number().int().min(0).max(44_000).default(20_000),
+  faults: z.string().optional().transform((s, ctx) => {
+    if (s === undefined) return undefined;
+    try {
+      return FaultConfigSchema.parse(JSON.parse(s));
+    } catch (e) {
+      ctx.addIssue({
+        code: "custom",
+        message: `not a valid fault config: ${(e as Error).message}`,
+      });
+      return z.NEVER;
+    }
+  }),
+  log: z.boolean().default(false),
+  help: z.boolean().default(false),
+});
+
+await runCli(async () => {
+  const flags = parseFlags(Deno.args, {
+    port: { type: "string" },
+    host: { type: "string" },
+    "data-dir": { type: "string" },
+    "long-poll-ms": { type: "string" },
+    faults: { type: "string" },
+    log: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  }, Flags);
+  if (flags.help) return console.log(USAGE);
+  const server = await startLocalServer({
+    port: flags.port,
+    hostname: flags.host,
+    dataDir: flags["data-dir"],
+    longPollMs: flags["long-poll-ms"],
+    faults: flags.faults,
+    log: flags.log,
+  });
+  const models = server.backend.capabilities().supported_models.map((m) => m.model_name);
+  console.log(`tinkerbench local backend on ${server.url}  (checkpoints in ${flags["data-dir"]})`);
+  console.log(`models: ${models.join(", ")}`);
+  console.log(`use it:  TINKER_BASE_URL=${server.url} TINKER_API_KEY=tml-local <your program>`);
+  const { promise: stop, resolve } = Promise.withResolvers<void>();
+  Deno.addSignalListener("SIGINT", resolve);
+  Deno.addSignalListener("SIGTERM", resolve);
+  await stop;
+  console.log("stopping…");
+  await server.close();
+}, USAGE);
