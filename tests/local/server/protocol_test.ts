@@ -1,0 +1,315 @@
+import { assert, assertClose } from "../../assert.ts";
+import { ceDatum, fwdBwd, withServer } from "./harness.ts";
+import {
+  decodeForwardBackwardOutput,
+  decodeSampleResponse,
+  encodeForwardBackwardRequest,
+} from "../../../lib/protocol/mod.ts";
+
+const SEQ = [3, 14, 15, 92, 65, 35, 89, 79, 32, 38];
+
+Deno.test("server: client/config, capabilities and health", async () => {
+  await withServer(async (h) => {
+    const cfg = await h.post("client/config", { sdk_version: "0.25.0" });
+    assert.equal(cfg.body.pjwt_auth_enabled, false);
+    assert.equal(cfg.body.use_pyqwest_transport, false);
+    const caps = await h.get("get_server_capabilities");
+    const names = caps.body.supported_models.map((m: { model_name: string }) => m.model_name);
+    assert.deepEqual(names, ["local/tiny", "local/small", "local/bench"]);
+    assert.equal((await h.get("healthz")).body.status, "ok");
+    assert.equal((await h.post("telemetry", { events: [] })).body.status, "accepted");
+  });
+});
+
+Deno.test("server: bad requests are 4xx with messages that say what is wrong", async () => {
+  await withServer(async (h) => {
+    const unknownModel = await h.post("create_model", {
+      session_id: h.sessionId,
+      model_seq_id: 0,
+      base_model: "Qwen/Qwen3-8B",
+    });
+    assert.equal(unknownModel.status, 400);
+    assert.match(
+      unknownModel.body.detail,
+      /does not serve "Qwen\/Qwen3-8B".*local\/tiny.*TINKER_API_KEY/,
+    );
+
+    const malformed = await h.post("create_session", "{not json");
+    assert.equal(malformed.status, 400);
+    assert.match(malformed.body.detail, /not valid JSON/);
+
+    const missing = await h.post("create_model", { session_id: h.sessionId, model_seq_id: 0 });
+    assert.equal(missing.status, 400);
+    assert.match(missing.body.detail, /^create_model: base_model:/);
+
+    const noSession = await h.post("create_model", {
+      session_id: "nope",
+      model_seq_id: 0,
+      base_model: "local/tiny",
+    });
+    assert.equal(noSession.status, 404);
+
+    const modelId = await h.newModel();
+    const cases: Array<[string, unknown, RegExp]> = [
+      [
+        "wrong tensor length",
+        fwdBwd(modelId, 1, [{
+          ...ceDatum(SEQ),
+          loss_fn_inputs: {
+            ...ceDatum(SEQ).loss_fn_inputs,
+            weights: { data: [1, 1], dtype: "float32", shape: [2] },
+          },
+        }]),
+        /data\[0\].*weights/,
+      ],
+      ["token out of vocab", fwdBwd(modelId, 1, [ceDatum([1, 2, 99999, 4])]), /vocab|range/i],
+      ["unknown loss_fn", fwdBwd(modelId, 1, [ceDatum(SEQ)], "kl_magic"), /kl_magic/],
+      [
+        "unknown loss_fn_config key",
+        {
+          forward_backward_input: {
+            data: [ceDatum(SEQ)],
+            loss_fn: "ppo",
+            loss_fn_config: { clip_lo: 0.9 },
+          },
+          model_id: modelId,
+          seq_id: 1,
+        },
+        /clip_lo/,
+      ],
+      [
+        "unknown loss_fn_inputs key",
+        fwdBwd(modelId, 1, [{
+          ...ceDatum(SEQ),
+          loss_fn_inputs: { ...ceDatum(SEQ).loss_fn_inputs, mask: { data: [1], dtype: "float32" } },
+        }]),
+        /mask/,
+      ],
+      [
+        "wrong dtype",
+        fwdBwd(modelId, 1, [{
+          ...ceDatum(SEQ),
+          loss_fn_inputs: { target_tokens: { data: [1], dtype: "float64" } },
+        }]),
+        /dtype/,
+      ],
+    ];
+    for (const [what, body, pattern] of cases) {
+      const r = await h.post("forward_backward", body);
+      assert.equal(r.status, 400, `${what}: status ${r.status} ${JSON.stringify(r.body)}`);
+      assert.match(r.body.detail, pattern, what);
+    }
+
+    const badPath = await h.post("weights_info", { tinker_path: "tinker://run/models/x" });
+    assert.equal(badPath.status, 400);
+    assert.match(badPath.body.detail, /invalid checkpoint kind/);
+    const noCkpt = await h.post("weights_info", { tinker_path: "tinker://run/weights/x" });
+    assert.equal(noCkpt.status, 404);
+
+    const tooLong = await h.post("asample", {
+      base_model: "local/tiny",
+      prompt: { chunks: [{ type: "encoded_text", tokens: [1, 2, 3] }] },
+      sampling_params: { max_tokens: 100_000 },
+    });
+    assert.equal(tooLong.status, 400);
+    assert.match(tooLong.body.detail, /256/);
+    assert.equal((await h.post("retrieve_future", { request_id: "12345" })).status, 404);
+  });
+});
+
+Deno.test("server: a model's operations run in seq_id order, not arrival order", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const before = await h.result(
+      await h.post("forward", {
+        forward_input: { data: [ceDatum(SEQ)], loss_fn: "cross_entropy" },
+        model_id: modelId,
+        seq_id: 1,
+      }),
+    );
+    // seq 4 (a forward) arrives first, then 3 (optim), then 2 (forward_backward).
+    const fwd = await h.post("forward", {
+      forward_input: { data: [ceDatum(SEQ)], loss_fn: "cross_entropy" },
+      model_id: modelId,
+      seq_id: 4,
+    });
+    const opt = await h.post("optim_step", {
+      adam_params: { learning_rate: 0.05 },
+      model_id: modelId,
+      seq_id: 3,
+    });
+    const fb = await h.post("forward_backward", fwdBwd(modelId, 2, [ceDatum(SEQ)]));
+    const after = await h.result(fwd);
+    await h.result(opt);
+    await h.result(fb);
+    const lp0 = (before.loss_fn_outputs as { logprobs: { data: number[] } }[])[0].logprobs.data;
+    const lp1 = (after.loss_fn_outputs as { logprobs: { data: number[] } }[])[0].logprobs.data;
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    assert.ok(
+      sum(lp1) > sum(lp0) + 0.1,
+      `the forward at seq 4 saw the update: ${sum(lp0)} -> ${sum(lp1)}`,
+    );
+  });
+});
+
+Deno.test("server: retries dedupe on (model, seq_id); a different body is a 409", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const body = fwdBwd(modelId, 1, [ceDatum(SEQ)]);
+    const a = await h.post("forward_backward", body);
+    const b = await h.post("forward_backward", body);
+    assert.equal(a.body.request_id, b.body.request_id);
+    const c = await h.post("forward_backward", fwdBwd(modelId, 1, [ceDatum(SEQ.slice(2))]));
+    assert.equal(c.status, 409);
+    await h.result(a);
+    // The retried optim_step is applied once: the result of a second submit is the same future.
+    const s1 = await h.post("optim_step", { adam_params: {}, model_id: modelId, seq_id: 2 });
+    const s2 = await h.post("optim_step", { adam_params: {}, model_id: modelId, seq_id: 2 });
+    assert.equal(s1.body.request_id, s2.body.request_id);
+  });
+});
+
+Deno.test("server: protobuf forward_backward in, protobuf results out, equal to JSON", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const data = [ceDatum(SEQ), ceDatum(SEQ.slice(0, 6), [1, 0.5, -1, 0, 2])];
+    const viaJson = await h.result(
+      await h.post("forward", {
+        forward_input: { data, loss_fn: "cross_entropy" },
+        model_id: modelId,
+        seq_id: 1,
+      }),
+    );
+    const bytes = encodeForwardBackwardRequest({
+      model_id: modelId,
+      seq_id: 2,
+      data: data as never,
+      loss_fn: "cross_entropy",
+      loss_fn_config: {},
+      forward_only: true,
+    });
+    const handle = await (await h.postBytes("forward_backward", bytes, "application/x-protobuf"))
+      .json();
+    let res: Response;
+    for (;;) {
+      res = await fetch(`${h.server.url}/api/v1/retrieve_future`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/x-protobuf" },
+        body: JSON.stringify({ request_id: handle.request_id }),
+      });
+      if (res.headers.get("content-type")?.includes("protobuf")) break;
+      await res.body?.cancel();
+    }
+    const out = decodeForwardBackwardOutput(new Uint8Array(await res.arrayBuffer()));
+    assert.equal(out.loss_fn_outputs.length, 2);
+    const json = viaJson as {
+      loss_fn_outputs: { logprobs: { data: number[] } }[];
+      metrics: Record<string, number>;
+    };
+    for (let i = 0; i < 2; i++) {
+      assertClose(
+        out.loss_fn_outputs[i].logprobs.data,
+        json.loss_fn_outputs[i].logprobs.data,
+        1e-6,
+      );
+    }
+    assertClose([out.metrics["loss:sum"]], [json.metrics["loss:sum"]], 1e-5);
+  });
+});
+
+Deno.test("server: load_weights is only allowed as a model's first operation", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const saved = await h.result(
+      await h.post("save_weights", { model_id: modelId, path: "c", seq_id: 1 }),
+    );
+    const late = await h.post("load_weights", {
+      model_id: modelId,
+      path: saved.path,
+      seq_id: 2,
+      optimizer: false,
+    });
+    assert.equal(late.status, 400);
+    assert.match(late.body.detail, /first operation/);
+  });
+});
+
+Deno.test("server: failed futures carry error and category", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    // A checkpoint on another base model passes submit checks but fails when the load runs.
+    const other = await h.post("create_model", {
+      session_id: h.sessionId,
+      model_seq_id: 7,
+      base_model: "local/tiny",
+      lora_config: { rank: 8 },
+    });
+    const otherId = (await h.result(other)).model_id as string;
+    const saved = await h.result(
+      await h.post("save_weights", { model_id: otherId, path: "r8", seq_id: 1 }),
+    );
+    const load = await h.post("load_weights", {
+      model_id: modelId,
+      path: saved.path,
+      seq_id: 1,
+      optimizer: false,
+    });
+    const res = await h.result(load);
+    assert.equal(res.category, "user");
+    assert.match(String(res.error), /rank 8/);
+  });
+});
+
+Deno.test("server: retrieve_future long-polls and answers try_again while pending", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    // seq 2 waits for seq 1, which never comes within the poll: the poll answers try_again.
+    const handle = await h.post("optim_step", { adam_params: {}, model_id: modelId, seq_id: 2 });
+    const t0 = performance.now();
+    const r = await h.post("retrieve_future", { request_id: handle.body.request_id });
+    assert.equal(r.body.type, "try_again");
+    assert.ok(performance.now() - t0 >= 200, "the server held the poll");
+  }, { longPollMs: 300 });
+});
+
+Deno.test("server: sampling through a sampling session, with stop strings and prompt logprobs", async () => {
+  await withServer(async (h) => {
+    const s = await h.post("create_sampling_session", {
+      session_id: h.sessionId,
+      sampling_session_seq_id: 0,
+      base_model: "local/tiny",
+    });
+    const id = s.body.sampling_session_id;
+    assert.equal((await h.get(`samplers/${encodeURIComponent(id)}`)).body.base_model, "local/tiny");
+    const req = {
+      sampling_session_id: id,
+      seq_id: 0,
+      num_samples: 3,
+      prompt: { chunks: [{ type: "encoded_text", tokens: [72, 105, 33] }] },
+      sampling_params: { max_tokens: 12, seed: 5, stop: ["e", "zz"] },
+      prompt_logprobs: true,
+      topk_prompt_logprobs: 2,
+    };
+    const res = await h.result(await h.post("asample", req));
+    const seqs = res.sequences as { tokens: number[]; logprobs: number[]; stop_reason: string }[];
+    assert.equal(seqs.length, 3);
+    for (const q of seqs) {
+      assert.equal(q.tokens.length, q.logprobs.length);
+      if (q.stop_reason === "stop") {
+        const text = new TextDecoder().decode(new Uint8Array(q.tokens.filter((t) => t < 256)));
+        assert.ok(text.endsWith("e") || text.endsWith("zz"), text);
+      } else assert.equal(q.tokens.length, 12);
+    }
+    assert.equal((res.prompt_logprobs as unknown[])[0], null);
+    assert.equal((res.topk_prompt_logprobs as unknown[][])[1].length, 2);
+    // The same request again (a retry) is the same future; protobuf results decode the same.
+    const again = await h.post("asample", req);
+    const proto = await fetch(`${h.server.url}/api/v1/retrieve_future`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/x-protobuf" },
+      body: JSON.stringify({ request_id: again.body.request_id }),
+    });
+    const decoded = decodeSampleResponse(new Uint8Array(await proto.arrayBuffer()));
+    assert.deepEqual(decoded.sequences.map((q) => q.tokens), seqs.map((q) => q.tokens));
+  });
+});
