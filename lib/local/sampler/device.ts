@@ -1,0 +1,163 @@
+/**
+ * The device side of sampling: a jitted prefill that fills a fixed-size KV cache, and a
+ * jitted fixed-shape decode step that appends one token per row to it.
+ *
+ * Cache layout: per layer one key and one value array `[R, S, H, hd]` (rows, cache slots,
+ * heads, head dim), the layout `dotProductAttention` takes. Slot `s` of row `r` holds the
+ * key/value of position `s`. A step writes position `p` with a one-hot blend
+ * (`where(slot == p, new, old)`: jax-js has no dynamic_update_slice) and attends under
+ * the key mask `slot <= p`, so slots past a row's position (prompt padding, stale data of
+ * a finished row) never contribute.
+ *
+ * Every jitted function lives in a module-level cache keyed by the graph-shaping options
+ * only, so new weights never recompile; jax-js compiles once per input shape, which the
+ * caller bounds by padding to power-of-two buckets.
+ *
+ * @module
+ */
+
+import { jit, nn, numpy as np } from "@jax-js/jax";
+import { cachedJit, type ParamTree } from "../engine.ts";
+import { type AttentionFn, causalAttention, type ForwardSpec, gptForward } from "../model/gpt.ts";
+
+/** Key and value caches, one `[R, S, H, hd]` array per layer. */
+export type KvCache = {
+  k: np.Array[];
+  v: np.Array[];
+};
+
+/** Outputs of {@link prefill}. */
+export type PrefillOutput = {
+  /** Log-softmax of the logits at every prompt position, `[B, T, V]`. */
+  all: np.Array;
+  /** The row of `all` at each prompt's last position, `[B, V]`: the first draw. */
+  last: np.Array;
+  /** The prompt's keys/values, zero-padded to `slots` cache slots. */
+  cache: KvCache;
+};
+
+/**
+ * Runs right-padded prompts `tokens [B, T]` (int32) through the model. `lastIndex [B]` is
+ * each prompt's last real position. Consumes every argument.
+ */
+export function prefill(
+  spec: ForwardSpec,
+  slots: number,
+  base: ParamTree,
+  lora: ParamTree,
+  tokens: np.Array,
+  lastIndex: np.Array,
+): PrefillOutput {
+  const f = cachedJit(
+    `sampler.prefill:${JSON.stringify(spec)}:${slots}`,
+    () =>
+      jit((base: ParamTree, lora: ParamTree, tokens: np.Array, lastIndex: np.Array) => {
+        const [b, t] = tokens.shape;
+        const cache: KvCache = { k: [], v: [] };
+        // Padded positions are causally after the real ones, so they never affect them.
+        const attend: AttentionFn = (layer, q, k, v) => {
+          cache.k.push(np.pad(k.ref, { 1: [0, slots - t] }));
+          cache.v.push(np.pad(v.ref, { 1: [0, slots - t] }));
+          return causalAttention(layer, q, k, v);
+        };
+        const all = nn.logSoftmax(gptForward(base, lora, tokens, spec, { attend }), -1);
+        const isLast = np.equal(iota(t).reshape([1, t, 1]), lastIndex.reshape([b, 1, 1]));
+        const last = np.where(isLast, all.ref, 0).sum(1);
+        return { all, last, cache };
+      }),
+  );
+  return f(base, lora, tokens, lastIndex);
+}
+
+/**
+ * One decode step: feeds `tokens [R]` at `positions [R]` (int32), writes their keys/values
+ * into the cache and returns the log-softmax of the next-token logits `[R, V]` with the
+ * updated cache. Consumes every argument (including `cache`).
+ */
+export function decodeStep(
+  spec: ForwardSpec,
+  base: ParamTree,
+  lora: ParamTree,
+  cache: KvCache,
+  tokens: np.Array,
+  positions: np.Array,
+): { logprobs: np.Array; cache: KvCache } {
+  const f = cachedJit(
+    `sampler.decode:${JSON.stringify(spec)}`,
+    () =>
+      jit(
+        (
+          base: ParamTree,
+          lora: ParamTree,
+          cache: KvCache,
+          tokens: np.Array,
+          positions: np.Array,
+        ) => {
+          const [r, s] = cache.k[0].shape;
+          const pos = positions.reshape([r, 1]);
+          const slots = iota(s).reshape([1, s]);
+          const write = np.equal(slots.ref, pos.ref).reshape([r, s, 1, 1]);
+          const visible = np.lessEqual(slots, pos.ref).reshape([r, 1, 1, s]);
+          const next: KvCache = { k: [], v: [] };
+          const attend: AttentionFn = (layer, q, k, v) => {
+            const keys = np.where(write.ref, k, cache.k[layer]);
+            const values = np.where(write.ref, v, cache.v[layer]);
+            next.k.push(keys.ref);
+            next.v.push(values.ref);
+            return nn.dotProductAttention(q, keys, values, { mask: visible.ref });
+          };
+          const logits = gptForward(base, lora, tokens.reshape([r, 1]), spec, {
+            positions: pos,
+            attend,
+          });
+          write.dispose();
+          visible.dispose();
+          return { logprobs: nn.logSoftmax(logits.reshape([r, -1]), -1), cache: next };
+        },
+      ),
+  );
+  return f(base, lora, cache, tokens, positions);
+}
+
+/** Rows `index [R']` (int32) of a cache, e.g. prompt caches → sample rows. Consumes both. */
+export function gatherRows(cache: KvCache, index: np.Array): KvCache {
+  const f = cachedJit("sampler.gatherRows", () =>
+    jit((cache: KvCache, index: np.Array) => {
+      const pick = (c: np.Array) => np.take(c, index.ref, 0);
+      const out = { k: cache.k.map(pick), v: cache.v.map(pick) };
+      index.dispose();
+      return out;
+    }));
+  return f(cache, index);
+}
+
+/** Zero-pads a cache to `slots` slots (more room for longer rows). Consumes it. */
+export function growSlots(cache: KvCache, slots: number): KvCache {
+  const f = cachedJit(`sampler.growSlots:${slots}`, () =>
+    jit((cache: KvCache) => {
+      const grow = (c: np.Array) => np.pad(c, { 1: [0, slots - c.shape[1]] });
+      return { k: cache.k.map(grow), v: cache.v.map(grow) };
+    }));
+  return f(cache);
+}
+
+/** Stacks caches along the row axis. Consumes them. */
+export function concatRows(caches: KvCache[]): KvCache {
+  if (caches.length === 1) return caches[0];
+  const layers = caches[0].k.length;
+  const join = (part: "k" | "v", l: number) => np.concatenate(caches.map((c) => c[part][l]), 0);
+  return {
+    k: Array.from({ length: layers }, (_, l) => join("k", l)),
+    v: Array.from({ length: layers }, (_, l) => join("v", l)),
+  };
+}
+
+/** Frees a cache. */
+export function disposeCache(cache: KvCache): void {
+  for (const a of [...cache.k, ...cache.v]) a.dispose();
+}
+
+/** `[0, 1, …, n-1]` as int32. */
+function iota(n: number): np.Array {
+  return np.arange(n, undefined, undefined, { dtype: np.int32 });
+}

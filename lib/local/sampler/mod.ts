@@ -1,0 +1,9 @@
+/**
+ * The local backend's sampler: batched KV-cache generation with host-side token draws.
+ *
+ * @module
+ */
+
+export { Sampler, type SamplerOptions } from "./sampler.ts";
+export type { SampledSequence, SampleJob, SampleResult, StopReason } from "./types.ts";
+export { MAX_SAMPLES_PER_JOB, validateSampleJob } from "./validate.ts";
