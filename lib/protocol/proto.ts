@@ -339,9 +339,14 @@ function bytesOf(a: Int32Array | Float32Array | BigInt64Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
-/** Copies into a fresh buffer: protobuf byte fields may sit at unaligned offsets. */
+/**
+ * Copies into a fresh buffer: byte fields may sit at unaligned offsets, and protobufjs may hand
+ * out Node Buffers, whose `slice()` is a view into a shared pool rather than a copy.
+ */
 function aligned(bytes: Uint8Array): Uint8Array {
-  return bytes.slice();
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return copy;
 }
 
 function checkLength(bytes: Uint8Array, width: number, field: string): void {

@@ -1,0 +1,148 @@
+/**
+ * Benchmark of the local engine against PyTorch CPU on the identical model (the `local/bench`
+ * config): train step (forward + backward + AdamW) with LoRA and full fine-tuning, and KV-cache
+ * sampling throughput. Both run in the same process tree, alternating rounds, so the ratio is
+ * measured under the same machine load.
+ *
+ * @module
+ */
+
+import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
+import { type SampleJob, Sampler } from "../lib/local/sampler/mod.ts";
+import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
+import { LoraSpecSchema } from "../lib/local/model/config.ts";
+import { initLoraParameters } from "../lib/local/model/params.ts";
+import { Rng } from "../lib/local/random.ts";
+
+/** Sizes of the benchmark (the measurements file's bench model and work). */
+export const BENCH = {
+  model: "local/bench",
+  batch: 16,
+  seq: 128,
+  rank: 32,
+  alpha: 32,
+  steps: 8,
+  warmup: 2,
+  sampleRows: 16,
+  prompt: 16,
+  newTokens: 112,
+  sampleReps: 4,
+} as const;
+
+/** Median of a list of numbers. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function randomDatums(vocab: number, rng: Rng): LearnerDatum[] {
+  return Array.from({ length: BENCH.batch }, () => {
+    const toks = Int32Array.from({ length: BENCH.seq + 1 }, () => rng.int(vocab));
+    return {
+      tokens: toks.slice(0, -1),
+      inputs: {
+        target_tokens: { shape: [BENCH.seq], data: toks.slice(1) },
+        weights: { shape: [BENCH.seq], data: new Float32Array(BENCH.seq).fill(1) },
+      },
+    };
+  });
+}
+
+/** Times `steps` train steps of our learner (after warm-up, which includes jit compiles). */
+export async function timeOurTrainStep(trainable: "lora" | "full") {
+  const spec = findLocalModel(BENCH.model)!;
+  const learner = await Learner.create({
+    config: spec.config,
+    base: await loadBaseWeights(spec),
+    lora: LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha }),
+    trainable,
+  });
+  const data = randomDatums(spec.config.vocabSize, new Rng(0));
+  const times: number[] = [];
+  let firstStepMs = 0;
+  for (let i = 0; i < BENCH.warmup + BENCH.steps; i++) {
+    const t0 = performance.now();
+    await learner.forwardBackward(data, "cross_entropy", {}, {});
+    await learner.optimStep({ learning_rate: 1e-4 });
+    const ms = performance.now() - t0;
+    if (i === 0) firstStepMs = ms;
+    if (i >= BENCH.warmup) times.push(ms);
+  }
+  learner.dispose();
+  return { median_ms: median(times), all_ms: times, first_step_ms: firstStepMs };
+}
+
+/** Sampling throughput of our sampler with a LoRA adapter active, 16 distinct prompts. */
+export async function timeOurSampling() {
+  const spec = findLocalModel(BENCH.model)!;
+  const lora = LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha });
+  const sampler = await Sampler.create({
+    config: spec.config,
+    base: await loadBaseWeights(spec),
+    adapter: initLoraParameters(spec.config, lora),
+    lora,
+  });
+  const rng = new Rng(1);
+  const rates: number[] = [];
+  for (let rep = 0; rep < BENCH.sampleReps + 1; rep++) {
+    const jobs: SampleJob[] = Array.from({ length: BENCH.sampleRows }, (_, i) => ({
+      prompt: Int32Array.from({ length: BENCH.prompt }, () => rng.int(spec.config.vocabSize)),
+      numSamples: 1,
+      maxTokens: BENCH.newTokens,
+      temperature: 1,
+      topK: -1,
+      topP: 1,
+      seed: rep * 100 + i,
+      stopTokens: [],
+      stopSequences: [],
+      promptLogprobs: false,
+      topkPromptLogprobs: 0,
+    }));
+    const t0 = performance.now();
+    const out = await sampler.sample(jobs);
+    const tokens = out.reduce((n, r) => n + r.sequences[0].tokens.length, 0);
+    // The first rep compiles the prefill and decode kernels; report steady state.
+    if (rep > 0) rates.push(tokens / ((performance.now() - t0) / 1000));
+  }
+  sampler.dispose();
+  return { median_tok_s: median(rates), all_tok_s: rates };
+}
+
+/** Runs the PyTorch reference (Debian's python3-torch) on the same sizes, or explains why not. */
+export async function runTorchReference(): Promise<Record<string, unknown> | { error: string }> {
+  const python = "/usr/bin/python3";
+  const cfg = {
+    vocab: findLocalModel(BENCH.model)!.config.vocabSize,
+    d: 128,
+    layers: 4,
+    heads: 4,
+    seq: BENCH.seq,
+    batch: BENCH.batch,
+    rank: BENCH.rank,
+    alpha: BENCH.alpha,
+    steps: BENCH.steps,
+    warmup: BENCH.warmup,
+    threads: navigator.hardwareConcurrency,
+    prompt: BENCH.prompt,
+    new_tokens: BENCH.newTokens,
+    sample_rows: BENCH.sampleRows,
+    sample_reps: BENCH.sampleReps,
+  };
+  try {
+    const out = await new Deno.Command(python, {
+      args: [new URL("./torch_reference.py", import.meta.url).pathname, JSON.stringify(cfg)],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
+      return { error: `${err} (install: apt-get install python3-torch libopenblas0-pthread)` };
+    }
+    return JSON.parse(new TextDecoder().decode(out.stdout));
+  } catch (e) {
+    return {
+      error: `${(e as Error).message}; install: apt-get install python3-torch libopenblas0-pthread`,
+    };
+  }
+}
