@@ -1,0 +1,55 @@
+/**
+ * One way to get a Tinker session: the Tinker cloud when `TINKER_API_KEY` is set, otherwise
+ * the embedded local backend, started in-process on a free port. Scripts, notebooks and the
+ * trainer all start here, so a run that works locally works unchanged on the cloud.
+ *
+ * @module
+ */
+
+import { ServiceClient } from "../tinker/mod.ts";
+
+/** A connected session and where it runs. */
+export interface TinkerConnection {
+  service: ServiceClient;
+  /** `local` (embedded backend) or `cloud` (TINKER_API_KEY). */
+  backend: "local" | "cloud";
+  /** The server's URL. */
+  url: string;
+  /** Closes the session and, for the local backend, stops the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the Tinker cloud (with `TINKER_API_KEY`) or starts the local backend.
+ *
+ * @example
+ * const tinker = await connectTinker();
+ * const training = await tinker.service.createLoraTrainingClient({ baseModel: "local/tiny" });
+ * await tinker.close();
+ */
+export async function connectTinker(
+  { dataDir, apiKey = Deno.env.get("TINKER_API_KEY") }: { dataDir?: string; apiKey?: string } = {},
+): Promise<TinkerConnection> {
+  if (apiKey) {
+    const service = await ServiceClient.connect({ apiKey });
+    return {
+      service,
+      backend: "cloud",
+      url: service.http.baseUrl,
+      close: () => Promise.resolve(service.close()),
+    };
+  }
+  // Imported lazily so that cloud runs never load the local engine.
+  const { startLocalServer } = await import("./server/mod.ts");
+  const server = await startLocalServer({ dataDir });
+  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  return {
+    service,
+    backend: "local",
+    url: server.url,
+    async close() {
+      service.close();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The Tinker client, written with `fetch`: a {@link ServiceClient} session, LoRA
+ * {@link TrainingClient}s and {@link SamplingClient}s, with futures that pipeline.
+ *
+ * @module
+ */
+
+export {
+  type LoraTrainingOptions,
+  ServiceClient,
+  type ServiceClientOptions,
+} from "./service_client.ts";
+export { TrainingClient } from "./training_client.ts";
+export { type SampleArgs, SamplingClient } from "./sampling_client.ts";
+export { APIFuture, RequestFailedError } from "./futures.ts";
+export {
+  TINKER_CLOUD_URL,
+  TinkerAPIError,
+  TinkerConnectionError,
+  TinkerResponseError,
+} from "./http.ts";
+export { type AdamParams, datum, ModelInput, type SamplingParams, TensorData } from "./types.ts";

@@ -1,0 +1,96 @@
+/**
+ * Sampling from a base model or from trained weights on a Tinker-compatible server.
+ *
+ * @module
+ */
+
+import type { ModelInput, SampleResponse } from "../protocol/mod.ts";
+import { APIFuture, pollFuture } from "./futures.ts";
+import { TinkerAPIError, type TinkerHttp } from "./http.ts";
+import { submitWithRetries } from "./training_client.ts";
+import type { SamplingParams } from "./types.ts";
+
+/** Arguments of {@link SamplingClient.sample}. */
+export interface SampleArgs {
+  prompt: ModelInput;
+  numSamples?: number;
+  samplingParams?: SamplingParams;
+  /** Also return log p(prompt[t] | prompt[<t]) for every prompt token (first is null). */
+  includePromptLogprobs?: boolean;
+  /** Also return the top-k alternatives at every prompt position. */
+  topkPromptLogprobs?: number;
+}
+
+/** Samples from one set of weights (a sampling session). */
+export class SamplingClient {
+  readonly samplingSessionId: string;
+  readonly baseModel: string;
+  readonly #http: TinkerHttp;
+  readonly #backoffBaseMs: number;
+  #seq = 0;
+
+  constructor(
+    http: TinkerHttp,
+    samplingSessionId: string,
+    baseModel: string,
+    backoffBaseMs = 1_000,
+  ) {
+    this.#http = http;
+    this.samplingSessionId = samplingSessionId;
+    this.baseModel = baseModel;
+    this.#backoffBaseMs = backoffBaseMs;
+  }
+
+  /** Draws `numSamples` continuations of `prompt`, with the sampler's per-token log-probs. */
+  sample(args: SampleArgs): APIFuture<SampleResponse> {
+    const p = args.samplingParams ?? {};
+    const body = {
+      sampling_session_id: this.samplingSessionId,
+      seq_id: this.#seq++,
+      num_samples: args.numSamples ?? 1,
+      prompt: args.prompt,
+      sampling_params: {
+        max_tokens: p.maxTokens,
+        temperature: p.temperature ?? 1,
+        top_k: p.topK ?? -1,
+        top_p: p.topP ?? 1,
+        seed: p.seed,
+        stop: p.stop,
+      },
+      prompt_logprobs: args.includePromptLogprobs ?? false,
+      topk_prompt_logprobs: args.topkPromptLogprobs ?? 0,
+      type: "sample",
+    };
+    return new APIFuture(this.#run(body));
+  }
+
+  /** Log-probs of every token of `prompt` given its prefix (the first is null). */
+  computeLogprobs(prompt: ModelInput): APIFuture<(number | null)[]> {
+    const f = this.sample({
+      prompt,
+      numSamples: 1,
+      samplingParams: { maxTokens: 1 },
+      includePromptLogprobs: true,
+    });
+    return new APIFuture(f.result().then((r) => r.prompt_logprobs ?? []));
+  }
+
+  async #run(body: Record<string, unknown>): Promise<SampleResponse> {
+    for (let attempt = 0;; attempt++) {
+      const requestId = await submitWithRetries(
+        { http: this.#http, backoffBaseMs: this.#backoffBaseMs },
+        "asample",
+        { json: body },
+      );
+      try {
+        return await pollFuture(this.#http, requestId, { proto: "sample" }, {
+          backoffBaseMs: this.#backoffBaseMs,
+        });
+      } catch (e) {
+        // 410: the server dropped the promise; the SDK resubmits the same request.
+        if (e instanceof TinkerAPIError && e.status === 410 && attempt < 5) continue;
+        throw e;
+      }
+    }
+  }
+}

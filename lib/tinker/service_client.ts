@@ -1,0 +1,164 @@
+/**
+ * The entry point of the Tinker client: one session on one server, from which training and
+ * sampling clients are made.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  ClientConfigResponseSchema,
+  GetServerCapabilitiesResponseSchema,
+  UntypedFutureSchema,
+} from "../protocol/mod.ts";
+import { pollFuture } from "./futures.ts";
+import { TINKER_CLOUD_URL, TinkerHttp } from "./http.ts";
+import { SamplingClient } from "./sampling_client.ts";
+import { TrainingClient, type TrainingClientContext } from "./training_client.ts";
+
+/** Options of {@link ServiceClient.connect}. */
+export interface ServiceClientOptions {
+  /** Server URL; default `TINKER_BASE_URL`, then the Tinker cloud. */
+  baseUrl?: string;
+  /** Credential; default `TINKER_API_KEY`. */
+  apiKey?: string;
+  /** Session tags, shown in the service's console. */
+  tags?: string[];
+  /** Back-off base for retries and polls (ms); tests use small values. */
+  backoffBaseMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** Options of {@link ServiceClient.createLoraTrainingClient}; defaults are the SDK's. */
+export interface LoraTrainingOptions {
+  baseModel: string;
+  rank?: number;
+  seed?: number;
+  trainMlp?: boolean;
+  trainAttn?: boolean;
+  trainUnembed?: boolean;
+  userMetadata?: Record<string, string>;
+}
+
+const SessionSchema = z.object({ session_id: z.string() });
+const CreateModelResultSchema = z.object({ model_id: z.string() });
+const SamplingSessionSchema = z.object({ sampling_session_id: z.string() });
+
+/**
+ * A session on a Tinker-compatible server.
+ *
+ * @example
+ * const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+ * const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 16 });
+ * // … training.forwardBackward(…), training.optimStep(…) …
+ * service.close();
+ */
+export class ServiceClient {
+  readonly http: TinkerHttp;
+  readonly sessionId: string;
+  readonly #backoffBaseMs: number;
+  #modelSeq = 0;
+  #samplingSeq = 0;
+  #heartbeat: ReturnType<typeof setInterval>;
+
+  private constructor(http: TinkerHttp, sessionId: string, backoffBaseMs: number) {
+    this.http = http;
+    this.sessionId = sessionId;
+    this.#backoffBaseMs = backoffBaseMs;
+    this.#heartbeat = setInterval(() => {
+      http.raw("POST", "session_heartbeat", {
+        json: { session_id: sessionId, type: "session_heartbeat" },
+      })
+        .catch(() => {}); // a missed heartbeat is retried on the next tick
+    }, 10_000);
+    Deno.unrefTimer(this.#heartbeat as unknown as number);
+  }
+
+  /** Reads the server's client config and opens a session. */
+  static async connect(opts: ServiceClientOptions = {}): Promise<ServiceClient> {
+    const baseUrl = opts.baseUrl || Deno.env.get("TINKER_BASE_URL") || TINKER_CLOUD_URL;
+    const apiKey = opts.apiKey ?? Deno.env.get("TINKER_API_KEY");
+    if (!apiKey) {
+      throw new Error("no Tinker credential: pass apiKey or set TINKER_API_KEY");
+    }
+    const http = new TinkerHttp({ baseUrl, apiKey, fetch: opts.fetch });
+    const config = await http.json("POST", "client/config", ClientConfigResponseSchema, {
+      sdk_version: "tinkerbench",
+    });
+    if (config.pjwt_auth_enabled) {
+      throw new Error(`${baseUrl} requires JWT exchange, which this client does not do yet`);
+    }
+    const { session_id } = await http.json("POST", "create_session", SessionSchema, {
+      tags: opts.tags ?? [],
+      user_metadata: {},
+      sdk_version: "tinkerbench",
+      type: "create_session",
+    });
+    return new ServiceClient(http, session_id, opts.backoffBaseMs ?? 1_000);
+  }
+
+  /** Models the server serves. */
+  async getServerCapabilities(): Promise<z.infer<typeof GetServerCapabilitiesResponseSchema>> {
+    return await this.http.json(
+      "GET",
+      "get_server_capabilities",
+      GetServerCapabilitiesResponseSchema,
+    );
+  }
+
+  /** Creates a LoRA training run on `baseModel`. */
+  async createLoraTrainingClient(o: LoraTrainingOptions): Promise<TrainingClient> {
+    const handle = await this.http.json("POST", "create_model", UntypedFutureSchema, {
+      session_id: this.sessionId,
+      model_seq_id: this.#modelSeq++,
+      base_model: o.baseModel,
+      user_metadata: o.userMetadata,
+      lora_config: {
+        rank: o.rank ?? 32,
+        seed: o.seed,
+        train_mlp: o.trainMlp ?? true,
+        train_attn: o.trainAttn ?? true,
+        train_unembed: o.trainUnembed ?? true,
+      },
+      type: "create_model",
+    });
+    const { model_id } = await pollFuture(this.http, handle.request_id, {
+      json: CreateModelResultSchema,
+    }, { backoffBaseMs: this.#backoffBaseMs });
+    return new TrainingClient(this.#context(), model_id, o.baseModel);
+  }
+
+  /** A sampling client on a base model or on `tinker://…/sampler_weights/…` weights. */
+  async createSamplingClient(
+    from: { baseModel: string } | { modelPath: string },
+  ): Promise<SamplingClient> {
+    const { sampling_session_id } = await this.http.json(
+      "POST",
+      "create_sampling_session",
+      SamplingSessionSchema,
+      {
+        session_id: this.sessionId,
+        sampling_session_seq_id: this.#samplingSeq++,
+        ...("baseModel" in from ? { base_model: from.baseModel } : { model_path: from.modelPath }),
+        type: "create_sampling_session",
+      },
+    );
+    const base = "baseModel" in from ? from.baseModel : "";
+    return new SamplingClient(this.http, sampling_session_id, base, this.#backoffBaseMs);
+  }
+
+  /** Stops the heartbeat. */
+  close(): void {
+    clearInterval(this.#heartbeat);
+  }
+
+  #context(): TrainingClientContext {
+    return {
+      http: this.http,
+      backoffBaseMs: this.#backoffBaseMs,
+      nextSamplingSessionSeq: () => this.#samplingSeq++,
+      samplingClientFor: (id, baseModel) =>
+        new SamplingClient(this.http, id, baseModel, this.#backoffBaseMs),
+    };
+  }
+}

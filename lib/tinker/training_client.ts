@@ -1,0 +1,233 @@
+/**
+ * A LoRA training run on a Tinker-compatible server.
+ *
+ * Operations are numbered at call time (seq ids 1, 2, 3, …) and their POSTs leave in that
+ * order, so a caller may submit forward_backward and optim_step before awaiting either
+ * (pipelining): the server runs them in order.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  type Datum,
+  encodeForwardBackwardRequest,
+  type ForwardBackwardOutput,
+  GetInfoResponseSchema,
+  UntypedFutureSchema,
+} from "../protocol/mod.ts";
+import { APIFuture, pollFuture, type ResultDecoder } from "./futures.ts";
+import {
+  parseReply,
+  type RawReply,
+  TinkerAPIError,
+  TinkerConnectionError,
+  type TinkerHttp,
+} from "./http.ts";
+import type { AdamParams } from "./types.ts";
+import type { SamplingClient } from "./sampling_client.ts";
+
+/** What a TrainingClient needs from the ServiceClient that made it. */
+export interface TrainingClientContext {
+  http: TinkerHttp;
+  /** Next per-session sampling-session number (shared with create_sampling_session). */
+  nextSamplingSessionSeq(): number;
+  /** A sampling client on an existing sampling session. */
+  samplingClientFor(samplingSessionId: string, baseModel: string): SamplingClient;
+  /** Back-off base of polls and retries (ms). */
+  backoffBaseMs: number;
+}
+
+const OptimStepResponseSchema = z.object({ metrics: z.record(z.string(), z.number()).nullish() });
+const PathResponseSchema = z.object({ path: z.string().nullish() });
+const SamplerSaveResponseSchema = z.object({
+  path: z.string().nullish(),
+  sampling_session_id: z.string().nullish(),
+});
+
+/** Training operations on one model (a LoRA adapter over a base model). */
+export class TrainingClient {
+  readonly modelId: string;
+  readonly baseModel: string;
+  readonly #ctx: TrainingClientContext;
+  #seq = 0;
+  #sendChain: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: TrainingClientContext, modelId: string, baseModel: string) {
+    this.#ctx = ctx;
+    this.modelId = modelId;
+    this.baseModel = baseModel;
+  }
+
+  /** Computes the loss and accumulates its gradient (summed until the next optimStep). */
+  forwardBackward(
+    data: Datum[],
+    lossFn: string,
+    lossFnConfig: Record<string, number> = {},
+  ): APIFuture<ForwardBackwardOutput> {
+    return this.#fwd(data, lossFn, lossFnConfig, false);
+  }
+
+  /** Computes the loss and outputs (e.g. log-probs) without a gradient. */
+  forward(
+    data: Datum[],
+    lossFn: string,
+    lossFnConfig: Record<string, number> = {},
+  ): APIFuture<ForwardBackwardOutput> {
+    return this.#fwd(data, lossFn, lossFnConfig, true);
+  }
+
+  /** One Adam step on the accumulated gradients. */
+  optimStep(adamParams: AdamParams = {}): APIFuture<{ metrics?: Record<string, number> | null }> {
+    return this.#submit("optim_step", (seq_id) => ({
+      json: { adam_params: adamParams, model_id: this.modelId, seq_id, type: "optim_step" },
+    }), { json: OptimStepResponseSchema });
+  }
+
+  /** Saves weights and optimizer state as `tinker://<run>/weights/<name>` (for resuming). */
+  saveState(name: string, { ttlSeconds }: { ttlSeconds?: number } = {}): APIFuture<string> {
+    const f = this.#submit("save_weights", (seq_id) => ({
+      json: {
+        model_id: this.modelId,
+        path: name,
+        seq_id,
+        ttl_seconds: ttlSeconds,
+        type: "save_weights",
+      },
+    }), { json: PathResponseSchema });
+    return new APIFuture(f.result().then((r) => r.path!));
+  }
+
+  /** Saves sampler weights as `tinker://<run>/sampler_weights/<name>`. */
+  saveWeightsForSampler(
+    name: string,
+    { ttlSeconds }: { ttlSeconds?: number } = {},
+  ): APIFuture<string> {
+    const f = this.#submit("save_weights_for_sampler", (seq_id) => ({
+      json: {
+        model_id: this.modelId,
+        path: name,
+        seq_id,
+        ttl_seconds: ttlSeconds,
+        type: "save_weights_for_sampler",
+      },
+    }), { json: SamplerSaveResponseSchema });
+    return new APIFuture(f.result().then((r) => r.path!));
+  }
+
+  /** Snapshots the current weights into a new sampling client (nothing persisted). */
+  saveWeightsAndGetSamplingClient(): APIFuture<SamplingClient> {
+    const samplingSeq = this.#ctx.nextSamplingSessionSeq();
+    const f = this.#submit("save_weights_for_sampler", (seq_id) => ({
+      json: {
+        model_id: this.modelId,
+        sampling_session_seq_id: samplingSeq,
+        seq_id,
+        type: "save_weights_for_sampler",
+      },
+    }), { json: SamplerSaveResponseSchema });
+    return new APIFuture(
+      f.result().then((r) => {
+        if (!r.sampling_session_id) {
+          throw new Error("save_weights_for_sampler: the server returned no sampling_session_id");
+        }
+        return this.#ctx.samplingClientFor(r.sampling_session_id, this.baseModel);
+      }),
+    );
+  }
+
+  /** Loads weights only (`weights/` checkpoint); must be the model's first operation. */
+  loadState(path: string): APIFuture<void> {
+    return this.#load(path, false);
+  }
+
+  /** Loads weights and Adam's state; must be the model's first operation. */
+  loadStateWithOptimizer(path: string): APIFuture<void> {
+    return this.#load(path, true);
+  }
+
+  /** Model information (base model, LoRA rank, tokenizer id). */
+  async getInfo(): Promise<z.infer<typeof GetInfoResponseSchema>> {
+    return await this.#ctx.http.json("POST", "get_info", GetInfoResponseSchema, {
+      model_id: this.modelId,
+      type: "get_info",
+    });
+  }
+
+  #load(path: string, optimizer: boolean): APIFuture<void> {
+    const f = this.#submit("load_weights", (seq_id) => ({
+      json: { model_id: this.modelId, path, optimizer, seq_id, type: "load_weights" },
+    }), { json: z.object({}).loose() });
+    return new APIFuture(f.result().then(() => {}));
+  }
+
+  #fwd(data: Datum[], lossFn: string, cfg: Record<string, number>, forwardOnly: boolean) {
+    return this.#submit<ForwardBackwardOutput>("forward_backward", (seq_id) => ({
+      proto: encodeForwardBackwardRequest({
+        model_id: this.modelId,
+        seq_id,
+        data,
+        loss_fn: lossFn,
+        loss_fn_config: cfg,
+        forward_only: forwardOnly,
+      }),
+    }), { proto: "forward_backward" });
+  }
+
+  /**
+   * Reserves the next seq id now, sends after every earlier submission was accepted, and
+   * retries transient failures with the same seq id (the server dedupes them).
+   */
+  #submit<T>(
+    path: string,
+    body: (seqId: number) => { json: unknown } | { proto: Uint8Array },
+    decoder: ResultDecoder<T>,
+  ): APIFuture<T> {
+    const seqId = ++this.#seq;
+    const payload = body(seqId);
+    const accepted = this.#sendChain.then(() => submitWithRetries(this.#ctx, path, payload));
+    this.#sendChain = accepted.catch(() => {});
+    return new APIFuture(
+      accepted.then((requestId) =>
+        pollFuture(this.#ctx.http, requestId, decoder, { backoffBaseMs: this.#ctx.backoffBaseMs })
+      ),
+    );
+  }
+}
+
+/**
+ * POSTs a submission until the server accepts it: 408, 409-free 429, 5xx and broken
+ * connections are retried with back-off; the same body means the same seq id, so a retry of a
+ * request that did arrive gets the original request id back.
+ */
+export async function submitWithRetries(
+  ctx: Pick<TrainingClientContext, "http" | "backoffBaseMs">,
+  path: string,
+  payload: { json: unknown } | { proto: Uint8Array },
+  { maxAttempts = 12 }: { maxAttempts?: number } = {},
+): Promise<string> {
+  let last: unknown;
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    let reply: RawReply;
+    try {
+      reply = await ctx.http.raw("POST", path, payload);
+    } catch (e) {
+      if (!(e instanceof TinkerConnectionError)) throw e;
+      last = e;
+      await backoff(ctx.backoffBaseMs, attempt);
+      continue;
+    }
+    if (reply.status === 408 || reply.status === 429 || reply.status >= 500) {
+      last = new TinkerAPIError(path, reply.status, "retrying");
+      await backoff(ctx.backoffBaseMs, attempt);
+      continue;
+    }
+    return parseReply(path, reply, UntypedFutureSchema).request_id;
+  }
+  throw last;
+}
+
+function backoff(baseMs: number, attempt: number): Promise<void> {
+  const ms = Math.min(baseMs * 2 ** attempt, 30_000) * (0.75 + Math.random() * 0.25);
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,83 @@
+/**
+ * Ergonomic constructors for the wire types a user touches: model inputs, tensors, datums,
+ * and the SDK's defaults for sampling and Adam.
+ *
+ * @module
+ */
+
+import type * as wire from "../protocol/mod.ts";
+
+/** Model inputs from token ids. */
+export const ModelInput = {
+  /** One text chunk of these tokens; plain arrays and typed arrays are accepted. */
+  fromInts(tokens: ArrayLike<number>): wire.ModelInput {
+    return { chunks: [{ type: "encoded_text", tokens: Array.from(tokens) }] };
+  },
+  /** All token ids of a text-only input. */
+  toInts(input: wire.ModelInput): number[] {
+    return input.chunks.flatMap((c) => {
+      if (c.type !== "encoded_text") {
+        throw new Error(`ModelInput.toInts: a ${c.type} chunk has no token ids`);
+      }
+      return c.tokens;
+    });
+  },
+  /** Number of tokens (text chunks only). */
+  length(input: wire.ModelInput): number {
+    return input.chunks.reduce((n, c) => n + (c.type === "encoded_text" ? c.tokens.length : 0), 0);
+  },
+};
+
+/** Tensors from arrays. */
+export const TensorData = {
+  /** A 1-D (or given `shape`) tensor; `int64` for ids, `float32` otherwise. */
+  fromArray(
+    data: ArrayLike<number>,
+    dtype: "int64" | "float32" = "float32",
+    shape?: number[],
+  ): wire.TensorData {
+    return { data: Array.from(data), dtype, shape: shape ?? [data.length] };
+  },
+};
+
+/** Loss inputs whose values are token ids (sent as int64); all others are float32. */
+const INT_INPUTS = new Set(["target_tokens"]);
+
+/**
+ * A datum from its input tokens and per-token loss inputs.
+ *
+ * @example
+ * // next-token prediction on "tokens": inputs tokens[:-1], targets tokens[1:]
+ * datum(tokens.slice(0, -1), { target_tokens: tokens.slice(1), weights });
+ */
+export function datum(
+  inputTokens: ArrayLike<number>,
+  lossFnInputs: Record<string, ArrayLike<number> | wire.TensorData>,
+): wire.Datum {
+  const inputs: Record<string, wire.TensorData> = {};
+  for (const [k, v] of Object.entries(lossFnInputs)) {
+    inputs[k] = "dtype" in v ? v : TensorData.fromArray(v, INT_INPUTS.has(k) ? "int64" : "float32");
+  }
+  return { model_input: ModelInput.fromInts(inputTokens), loss_fn_inputs: inputs };
+}
+
+/** Sampling settings, with the SDK's defaults. */
+export interface SamplingParams {
+  maxTokens?: number;
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  seed?: number;
+  /** Stop strings or stop token ids. */
+  stop?: string | string[] | number[];
+}
+
+/** Adam settings in the wire's names; absent fields take the SDK's defaults on the server. */
+export type AdamParams = {
+  learning_rate?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weight_decay?: number;
+  grad_clip_norm?: number;
+};

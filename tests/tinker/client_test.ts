@@ -1,0 +1,119 @@
+import { assert, assertClose } from "../assert.ts";
+import { startLocalServer } from "../../lib/local/server/mod.ts";
+import type { LocalServerOptions } from "../../lib/local/server/mod.ts";
+import {
+  datum,
+  ModelInput,
+  RequestFailedError,
+  ServiceClient,
+  TinkerAPIError,
+} from "../../lib/tinker/mod.ts";
+
+async function withClient(
+  fn: (service: ServiceClient) => Promise<void>,
+  opts: LocalServerOptions = {},
+): Promise<void> {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-client-test-" });
+  const server = await startLocalServer({ dataDir, longPollMs: 2_000, ...opts });
+  const service = await ServiceClient.connect({
+    baseUrl: server.url,
+    apiKey: "tml-local",
+    backoffBaseMs: 5,
+  });
+  try {
+    await fn(service);
+  } finally {
+    service.close();
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+}
+
+const SEQS = [[5, 9, 12, 40, 41, 42, 43], [7, 7, 8, 100, 101, 102, 103]];
+const batch = SEQS.map((s) =>
+  datum(s.slice(0, -1), { target_tokens: s.slice(1), weights: s.slice(1).map(() => 1) })
+);
+
+Deno.test("client: pipelined training, sampler snapshot, and logprob agreement", async () => {
+  await withClient(async (service) => {
+    const caps = await service.getServerCapabilities();
+    assert.ok(caps.supported_models.some((m) => m.model_name === "local/tiny"));
+    const training = await service.createLoraTrainingClient({
+      baseModel: "local/tiny",
+      rank: 8,
+      seed: 1,
+    });
+    const losses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const fb = training.forwardBackward(batch, "cross_entropy");
+      const step = training.optimStep({ learning_rate: 1e-2 });
+      losses.push((await fb).metrics["loss:sum"]);
+      await step;
+    }
+    assert.ok(losses[9] < losses[0], `loss fell: ${losses[0]} -> ${losses[9]}`);
+    const path = await training.saveState("c1");
+    assert.match(path, /^tinker:\/\/.+\/weights\/c1$/);
+    const sampler = await training.saveWeightsAndGetSamplingClient();
+    const prompt = ModelInput.fromInts([5, 9, 12]);
+    const res = await sampler.sample({
+      prompt,
+      numSamples: 2,
+      samplingParams: { maxTokens: 6, seed: 4 },
+    });
+    assert.equal(res.sequences.length, 2);
+    const seq = res.sequences[0];
+    const lps = await sampler.computeLogprobs(ModelInput.fromInts([5, 9, 12, ...seq.tokens]));
+    assertClose(lps.slice(3) as number[], seq.logprobs!, 1e-4);
+    const info = await training.getInfo();
+    assert.equal(info.model_data.model_name, "local/tiny");
+  });
+});
+
+Deno.test("client: server errors become typed errors with the server's message", async () => {
+  await withClient(async (service) => {
+    await assert.rejects(
+      () => service.createLoraTrainingClient({ baseModel: "Qwen/Qwen3-8B" }),
+      (e) => e instanceof TinkerAPIError && e.status === 400 && /TINKER_API_KEY/.test(e.message),
+    );
+    const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
+    const other = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 8 });
+    const path = await other.saveState("r8");
+    await assert.rejects(
+      () => training.loadState(path).result(),
+      (e) => e instanceof RequestFailedError && e.category === "user" && /rank 8/.test(e.message),
+    );
+  });
+});
+
+Deno.test("client: a training loop under injected faults applies every step exactly once", async () => {
+  const run = async (faults?: LocalServerOptions["faults"]) => {
+    let final: number[] = [];
+    await withClient(async (service) => {
+      const training = await service.createLoraTrainingClient({
+        baseModel: "local/tiny",
+        rank: 4,
+        seed: 3,
+      });
+      for (let i = 0; i < 15; i++) {
+        const fb = training.forwardBackward(batch, "cross_entropy");
+        const step = training.optimStep({ learning_rate: 1e-2 });
+        await fb;
+        await step;
+      }
+      const out = await training.forward(batch, "cross_entropy");
+      final = out.loss_fn_outputs[0].logprobs.data;
+    }, faults ? { faults } : {});
+    return final;
+  };
+  const clean = await run();
+  const faulty = await run({
+    seed: 7,
+    serverError: 0.1,
+    rateLimit: 0.05,
+    timeout: 0.05,
+    dropBefore: 0.05,
+    dropAfter: 0.1,
+    paths: "/(forward_backward|optim_step|retrieve_future)$",
+  });
+  assertClose(faulty, clean, 1e-6, "final log-probs with and without faults");
+});
