@@ -1,0 +1,463 @@
+/**
+ * The learner: one training model of the local backend (a LoRA adapter over frozen base
+ * weights, or the full base weights), with Tinker's forward_backward / optim_step semantics.
+ *
+ * - `forwardBackward` runs the model on the datums in micro-batches, computes the loss
+ *   (losses.ts) and **adds** the gradient to an accumulator; `optimStep` applies AdamW to the
+ *   accumulated gradient and clears it (gradients add up across calls, as on Tinker).
+ * - The compute is two module-level jitted functions (train and forward-only) with the
+ *   weights as arguments, so new weights never recompile; compiles happen once per
+ *   (micro-batch shape, loss, model) and shapes are bucketed (batching.ts).
+ * - Gradient accumulation happens inside the jitted train function and all device reads are
+ *   deferred to the end of a call, so a micro-batch costs one dispatch and no host sync.
+ *
+ * @module
+ */
+
+import { jit, numpy as np, tree, valueAndGrad } from "@jax-js/jax";
+import {
+  disposeTree,
+  initEngine,
+  int32Array,
+  type ParamTree,
+  readFloat32,
+  toDevice,
+  toHost,
+} from "../engine.ts";
+import { UserInputError } from "../errors.ts";
+import type { LoraSpec, ModelConfig } from "../model/config.ts";
+import { forwardSpec, gptLogits, targetLogprobs } from "../model/gpt.ts";
+import { checkBaseParameters, initLoraParameters } from "../model/params.ts";
+import type { NamedTensors } from "../tensors.ts";
+import {
+  type AdamState,
+  adamStateFromHost,
+  adamStateToHost,
+  adamStep,
+  initAdamState,
+} from "./adam.ts";
+import { type MicroBatch, type PackedBatch, packMicroBatch, planMicroBatches } from "./batching.ts";
+import {
+  type LossConfig,
+  type LossDefinition,
+  LOSSES,
+  type LossFnName,
+  type LossTokens,
+  resolveLossConfig,
+} from "./losses.ts";
+import {
+  ADAM_DEFAULTS,
+  type AdamParams,
+  type ForwardBackwardResult,
+  type LearnerDatum,
+  type OptimizerState,
+  type OutputTensor,
+} from "./types.ts";
+import { validateAdamParams, validateForwardBackward } from "./validate.ts";
+
+/** Which weights a learner trains. */
+export type Trainable = "lora" | "full";
+
+/** Options of {@link Learner.create}. */
+export interface LearnerOptions {
+  config: ModelConfig;
+  /** Base weights (copied to the device; the map is not kept). */
+  base: NamedTensors;
+  /** LoRA settings (rank, alpha, seed, targets); ignored when `trainable` is `"full"`. */
+  lora: LoraSpec;
+  /** Adapter weights to start from instead of a fresh LoRA init. */
+  adapter?: NamedTensors;
+  /** `"lora"` (default) trains the adapter; `"full"` trains the base weights, no LoRA. */
+  trainable?: Trainable;
+  /** Fixed tokens per micro-batch instead of the heap-derived budget (tests, tuning). */
+  microBatchTokens?: number;
+}
+
+/** Options of {@link Learner.forwardBackward}. */
+export interface ForwardBackwardOptions {
+  /** `forward`: compute outputs and metrics but no gradient (nothing accumulates). */
+  forwardOnly?: boolean;
+}
+
+/** Graph-shaping settings of a step: the static (compile-time) argument of the jitted fns. */
+type StepStatics = {
+  nHeads: number;
+  loraScale: number;
+  trainable: Trainable;
+  lossFn: LossFnName;
+};
+
+/** One micro-batch on the device. */
+type DeviceBatch = { tokens: np.Array; targets: np.Array; loss: LossTokens };
+
+/** The traced loss config and the static settings of one forward_backward call. */
+type StepArgs = { config: LossConfig; statics: StepStatics };
+
+/** What a jitted step returns besides gradients. */
+type StepOutputs = {
+  /** Target log-probs `[B, T]` / `[B, T, K]`. */
+  lp: np.Array;
+  /** `[loss, ...stats]` (stats in the loss's key order), one vector so it is one read. */
+  sums: np.Array;
+};
+
+/** A dispatched micro-batch whose outputs are still on the device. */
+type MicroBatchResult = { mb: MicroBatch; out: StepOutputs };
+
+/**
+ * The loss of one micro-batch as a function of the trained tree (argument 0), returning the
+ * loss and, as auxiliary outputs, the log-probs and metric sums.
+ */
+function objective(
+  trained: ParamTree,
+  frozen: ParamTree,
+  batch: DeviceBatch,
+  config: LossConfig,
+  s: StepStatics,
+): [np.Array, StepOutputs] {
+  const spec = { nHeads: s.nHeads, loraScale: s.loraScale };
+  const logits = s.trainable === "lora"
+    ? gptLogits(...foldAdapters(frozen, trained, s.loraScale), batch.tokens, spec)
+    : gptLogits(trained, null, batch.tokens, spec);
+  const lp = targetLogprobs(logits, batch.targets);
+  const { loss, stats } = LOSSES[s.lossFn].fn(lp.ref, batch.loss, config);
+  const sums = np.stack([loss.ref, ...LOSSES[s.lossFn].stats.map((k) => stats[k])]);
+  return [loss, { lp, sums }];
+}
+
+/**
+ * Folds the adapters where that is cheaper into their base weight, `W' = W + scale·A@B`, and
+ * returns `[base with folded weights, the adapters left unfolded]` for `gptLogits`.
+ *
+ * Per token, an unfolded adapter on an `[in, out]` linear costs about `6·r·(in + out)` flops
+ * over forward and backward (plus several small kernels); folded, it costs the weight
+ * gradient `2·in·out` of `W'` (then tiny `dA = s·dW'·Bᵀ`, `dB = s·Aᵀ·dW'`). So fold when
+ * `in·out / (in + out) < 3r`, e.g. every rank-32 adapter of a d128 model. The result is the
+ * same function up to float rounding (the sampler runs the unfolded form), and exactly the
+ * base model when B = 0. The decision depends only on shapes, so it is fixed per compile.
+ */
+function foldAdapters(base: ParamTree, lora: ParamTree, scale: number): [ParamTree, ParamTree] {
+  const folded: ParamTree = { ...base };
+  const rest: ParamTree = {};
+  for (const key of Object.keys(lora).filter((k) => k.endsWith(".lora_a"))) {
+    const path = key.slice(0, -".lora_a".length);
+    const a = lora[key], b = lora[`${path}.lora_b`];
+    const [inF, rank] = a.shape, outF = b.shape[1];
+    if ((inF * outF) / (inF + outF) < 3 * rank) {
+      folded[`${path}.weight`] = base[`${path}.weight`].add(np.matmul(a, b).mul(scale));
+    } else {
+      rest[key] = a;
+      rest[`${path}.lora_b`] = b;
+    }
+  }
+  return [folded, rest];
+}
+
+/** Train step: value, gradient, and `acc + gradient` in one compiled program. */
+const trainMicroBatch = jit(function trainMicroBatch(
+  trained: ParamTree,
+  frozen: ParamTree,
+  acc: ParamTree,
+  batch: DeviceBatch,
+  config: LossConfig,
+  s: StepStatics,
+): StepOutputs & { acc: ParamTree } {
+  const f = (t: ParamTree, fr: ParamTree, b: DeviceBatch, c: LossConfig) =>
+    objective(t, fr, b, c, s);
+  const [[loss, out], grads] = valueAndGrad(f, { hasAux: true })(trained, frozen, batch, config);
+  loss.dispose();
+  const sum = Object.fromEntries(Object.keys(acc).map((k) => [k, acc[k].add(grads[k])]));
+  return { ...out, acc: sum };
+}, { staticArgnums: [5] });
+
+/** Forward-only step: the same loss and outputs, no gradient. */
+const forwardMicroBatch = jit(function forwardMicroBatch(
+  trained: ParamTree,
+  frozen: ParamTree,
+  batch: DeviceBatch,
+  config: LossConfig,
+  s: StepStatics,
+): StepOutputs {
+  const [loss, out] = objective(trained, frozen, batch, config, s);
+  loss.dispose();
+  return out;
+}, { staticArgnums: [4] });
+
+/** Zeros with the keys and shapes of `params` (borrowed). */
+function zerosLike(params: ParamTree): ParamTree {
+  return Object.fromEntries(Object.entries(params).map(([k, p]) => [k, np.zeros(p.shape)]));
+}
+
+/** Copies a packed micro-batch onto the device. */
+function toDeviceBatch(p: PackedBatch): DeviceBatch {
+  const [rows, t] = p.shape;
+  const f32 = (x: Float32Array<ArrayBuffer>) => np.array(x, { shape: [rows, t] });
+  const loss: LossTokens = { weights: np.array(p.weights, { shape: p.shape }) };
+  if (p.logprobs) loss.logprobs = f32(p.logprobs);
+  if (p.advantages) loss.advantages = f32(p.advantages);
+  return { tokens: int32Array(p.tokens, [rows, t]), targets: int32Array(p.targets, p.shape), loss };
+}
+
+/**
+ * One training model. Not re-entrant: the server runs one operation per model at a time.
+ *
+ * @example
+ * const learner = await Learner.create({ config, base, lora: LoraSpecSchema.parse({ rank: 8 }) });
+ * const { metrics } = await learner.forwardBackward(datums, "cross_entropy", {});
+ * await learner.optimStep({ learning_rate: 1e-3 });
+ */
+export class Learner {
+  readonly config: ModelConfig;
+  readonly trainable: Trainable;
+  readonly #statics: Omit<StepStatics, "lossFn">;
+  readonly #microBatchTokens?: number;
+  /** Canonical tensor order of the trained tree (jax-js may reorder object keys). */
+  readonly #names: string[];
+  #trained: ParamTree;
+  #frozen: ParamTree;
+  #grads: ParamTree;
+  /** Micro-batches whose gradient is in `#grads` since the last step. */
+  #pending = 0;
+  #adam: AdamState;
+
+  private constructor(opts: LearnerOptions, trained: NamedTensors, frozen: NamedTensors) {
+    this.config = opts.config;
+    this.trainable = opts.trainable ?? "lora";
+    this.#microBatchTokens = opts.microBatchTokens;
+    const lora = this.trainable === "lora" ? opts.lora : null;
+    this.#statics = { ...forwardSpec(opts.config, lora), trainable: this.trainable };
+    this.#names = [...trained.keys()];
+    this.#trained = toDevice(trained);
+    this.#frozen = toDevice(frozen);
+    this.#grads = zerosLike(this.#trained);
+    this.#adam = initAdamState(this.#trained);
+  }
+
+  /**
+   * Builds a learner: checks the base weights, starts the engine and copies the weights to
+   * the device. A LoRA learner starts from `adapter` or from the seeded LoRA init (B = 0,
+   * so it begins exactly at the base model).
+   */
+  static async create(opts: LearnerOptions): Promise<Learner> {
+    checkBaseParameters(opts.config, opts.base);
+    await initEngine();
+    if ((opts.trainable ?? "lora") === "full") return new Learner(opts, opts.base, new Map());
+    const fresh = initLoraParameters(opts.config, opts.lora);
+    if (opts.adapter) checkSameLayout("adapter", fresh, opts.adapter);
+    return new Learner(opts, opts.adapter ?? fresh, opts.base);
+  }
+
+  /** Optimizer steps taken (restored by {@link loadOptimizerState}). */
+  get step(): number {
+    return this.#adam.step;
+  }
+
+  /**
+   * Tinker's forward_backward (or `forward` with `forwardOnly`): per-datum target log-probs
+   * and metrics (`loss:sum` plus the loss's own, e.g. `clip_fraction:mean`). Validates the
+   * request again (cheap) so that direct callers get the same errors as the server's. If a
+   * micro-batch fails (e.g. out of heap), the gradients accumulated before this call are kept
+   * and nothing of this call is.
+   */
+  async forwardBackward(
+    datums: readonly LearnerDatum[],
+    lossFn: string,
+    lossFnConfig: Readonly<Record<string, number>>,
+    { forwardOnly = false }: ForwardBackwardOptions = {},
+  ): Promise<ForwardBackwardResult> {
+    validateForwardBackward(this.config, datums, lossFn, lossFnConfig);
+    const name = lossFn as LossFnName;
+    const k = targetWidth(datums);
+    const lengths = datums.map((d) => d.tokens.length);
+    const plan = planMicroBatches(this.config, lengths, this.#microBatchTokens);
+    const step: StepArgs = {
+      config: resolveLossConfig(name, lossFnConfig),
+      statics: { ...this.#statics, lossFn: name },
+    };
+    const saved = { grads: tree.ref(this.#grads), pending: this.#pending };
+    let results: MicroBatchResult[];
+    try {
+      results = plan.map((mb) => {
+        const packed = packMicroBatch(datums, mb, k, name !== "cross_entropy");
+        return { mb, out: this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly) };
+      });
+    } catch (e) {
+      this.#grads = saved.grads;
+      this.#pending = saved.pending;
+      throw e;
+    }
+    disposeTree(saved.grads);
+    return await collectResults(results, datums, k, LOSSES[name]);
+  }
+
+  /** Dispatches one micro-batch; a training pass adds its gradient to `#grads`. */
+  #runMicroBatch(batch: DeviceBatch, step: StepArgs, forwardOnly: boolean): StepOutputs {
+    const [trained, frozen] = [tree.ref(this.#trained), tree.ref(this.#frozen)];
+    if (forwardOnly) return forwardMicroBatch(trained, frozen, batch, step.config, step.statics);
+    const { acc, ...out } = trainMicroBatch(
+      trained,
+      frozen,
+      this.#grads,
+      batch,
+      step.config,
+      step.statics,
+    );
+    this.#grads = acc;
+    this.#pending++;
+    return out;
+  }
+
+  /**
+   * Tinker's optim_step: one AdamW step on the gradients accumulated since the last step,
+   * then clears them. With nothing accumulated it changes nothing and does not count a
+   * step, as torch.optim skips parameters without a gradient.
+   *
+   * @returns `grad_norm:mean` (global L2 norm before clipping) and `learning_rate:mean`;
+   * colon keys, like forward_backward's, so any client that reduces metrics can.
+   */
+  async optimStep(params: AdamParams): Promise<Record<string, number>> {
+    validateAdamParams(params);
+    const lr = params.learning_rate ?? ADAM_DEFAULTS.learning_rate;
+    if (this.#pending === 0) return { "grad_norm:mean": 0, "learning_rate:mean": lr };
+    const { params: trained, state, gradNorm } = adamStep(
+      this.#trained,
+      this.#grads,
+      this.#adam,
+      params,
+    );
+    this.#trained = trained;
+    this.#adam = state;
+    this.#grads = zerosLike(trained);
+    this.#pending = 0;
+    const [norm] = await readFloat32(gradNorm);
+    return { "grad_norm:mean": norm, "learning_rate:mean": lr };
+  }
+
+  /**
+   * The trained weights, in canonical order: the LoRA adapter (`<path>.lora_a/.lora_b`) or,
+   * for a full learner, all base weights. This is what sampler checkpoints store.
+   */
+  async exportAdapter(): Promise<NamedTensors> {
+    return ordered(await toHost(this.#trained), this.#names);
+  }
+
+  /**
+   * Replaces the trained weights (same names and shapes); clears accumulated gradients.
+   *
+   * @throws {UserInputError} if the tensors do not match this learner's layout.
+   */
+  loadAdapter(weights: NamedTensors): void {
+    checkSameLayout(this.trainable === "lora" ? "adapter" : "weights", this.#hostLayout(), weights);
+    disposeTree(this.#trained);
+    this.#trained = toDevice(ordered(weights, this.#names));
+    this.#resetGrads();
+  }
+
+  /** Adam's moments and step count, for `save_state`. */
+  exportOptimizerState(): Promise<OptimizerState> {
+    return adamStateToHost(this.#adam);
+  }
+
+  /** Restores Adam's moments and step count (from {@link exportOptimizerState}). */
+  loadOptimizerState(state: OptimizerState): void {
+    const next = adamStateFromHost(this.#trained, state);
+    disposeTree(this.#adam.m);
+    disposeTree(this.#adam.v);
+    this.#adam = next;
+  }
+
+  /** Frees every device array; the learner is unusable afterwards. */
+  dispose(): void {
+    for (const t of [this.#trained, this.#frozen, this.#grads, this.#adam.m, this.#adam.v]) {
+      disposeTree(t);
+    }
+  }
+
+  #resetGrads(): void {
+    disposeTree(this.#grads);
+    this.#grads = zerosLike(this.#trained);
+    this.#pending = 0;
+  }
+
+  /** Names and shapes of the trained tree, as an empty-data layout for checks. */
+  #hostLayout(): Map<string, { shape: readonly number[] }> {
+    return new Map(this.#names.map((n) => [n, { shape: this.#trained[n].shape }]));
+  }
+}
+
+/**
+ * Width K of 2-D cross-entropy targets (the widest datum's), or 0 when every datum is 1-D.
+ */
+function targetWidth(datums: readonly LearnerDatum[]): number {
+  const widths = datums.map((d) => d.inputs.target_tokens.shape[1] ?? 0);
+  return Math.max(0, ...widths);
+}
+
+/**
+ * Reads every micro-batch's outputs (one host sync per array, all in flight together) and
+ * assembles the per-datum log-probs and the metrics.
+ */
+async function collectResults(
+  results: readonly MicroBatchResult[],
+  datums: readonly LearnerDatum[],
+  k: number,
+  loss: LossDefinition,
+): Promise<ForwardBackwardResult> {
+  const outputs = new Array<{ logprobs: OutputTensor }>(datums.length);
+  const names = ["loss", ...loss.stats];
+  const totals = new Float64Array(names.length);
+  await Promise.all(results.map(async ({ mb, out }) => {
+    const [lp, sums] = await Promise.all([readFloat32(out.lp), readFloat32(out.sums)]);
+    sums.forEach((x, i) => totals[i] += x);
+    mb.indices.forEach((idx, r) => {
+      outputs[idx] = { logprobs: rowOutput(lp, datums[idx], r, mb, k) };
+    });
+  }));
+  const stats = Object.fromEntries(names.map((s, i) => [s, totals[i]]));
+  return { outputs, metrics: { "loss:sum": stats.loss, ...loss.metrics(stats) } };
+}
+
+/** Datum `d`'s log-probs from row `r` of a micro-batch's `[B, T(, K)]` output. */
+function rowOutput(
+  lp: Float32Array,
+  d: LearnerDatum,
+  r: number,
+  mb: MicroBatch,
+  k: number,
+): OutputTensor {
+  const n = d.tokens.length;
+  const shape = d.inputs.target_tokens.shape;
+  if (k === 0) return { shape: [n], data: lp.slice(r * mb.seqLen, r * mb.seqLen + n) };
+  const kd = shape[1] ?? 1;
+  const data = new Float32Array(n * kd);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < kd; j++) data[i * kd + j] = lp[(r * mb.seqLen + i) * k + j];
+  }
+  return { shape: shape.length === 2 ? [n, kd] : [n], data };
+}
+
+/** `tensors` re-keyed in `names` order. */
+function ordered(tensors: NamedTensors, names: readonly string[]): NamedTensors {
+  return new Map(names.map((n) => [n, tensors.get(n)!]));
+}
+
+/**
+ * Throws a {@link UserInputError} unless `given` has exactly the tensors of `want` with the
+ * same shapes (a checkpoint from another rank, target set or model).
+ */
+function checkSameLayout(
+  what: string,
+  want: ReadonlyMap<string, { shape: readonly number[] }>,
+  given: NamedTensors,
+): void {
+  for (const [name, t] of want) {
+    const g = given.get(name);
+    if (!g) throw new UserInputError(`${what}: missing tensor ${name}`);
+    if (g.shape.join() !== t.shape.join()) {
+      throw new UserInputError(`${what}: ${name} has shape [${g.shape}], expected [${t.shape}]`);
+    }
+  }
+  for (const name of given.keys()) {
+    if (!want.has(name)) throw new UserInputError(`${what}: unexpected tensor ${name}`);
+  }
+}
