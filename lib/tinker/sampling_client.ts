@@ -5,9 +5,9 @@
  */
 
 import type { ModelInput, SampleResponse } from "../protocol/mod.ts";
-import { APIFuture, pollFuture } from "./futures.ts";
-import { TinkerAPIError, type TinkerHttp } from "./http.ts";
-import { submitWithRetries } from "./training_client.ts";
+import { APIFuture } from "./futures.ts";
+import type { TinkerHttp } from "./http.ts";
+import { awaitResult, submitWithRetries } from "./training_client.ts";
 import type { SamplingParams } from "./types.ts";
 
 /** Arguments of {@link SamplingClient.sample}. */
@@ -76,21 +76,8 @@ export class SamplingClient {
   }
 
   async #run(body: Record<string, unknown>): Promise<SampleResponse> {
-    for (let attempt = 0;; attempt++) {
-      const requestId = await submitWithRetries(
-        { http: this.#http, backoffBaseMs: this.#backoffBaseMs },
-        "asample",
-        { json: body },
-      );
-      try {
-        return await pollFuture(this.#http, requestId, { proto: "sample" }, {
-          backoffBaseMs: this.#backoffBaseMs,
-        });
-      } catch (e) {
-        // 410: the server dropped the promise; the SDK resubmits the same request.
-        if (e instanceof TinkerAPIError && e.status === 410 && attempt < 5) continue;
-        throw e;
-      }
-    }
+    const ctx = { http: this.#http, backoffBaseMs: this.#backoffBaseMs };
+    const requestId = await submitWithRetries(ctx, "asample", { json: body });
+    return await awaitResult(ctx, "asample", { json: body }, requestId, { proto: "sample" });
   }
 }

@@ -188,9 +188,7 @@ export class TrainingClient {
     const accepted = this.#sendChain.then(() => submitWithRetries(this.#ctx, path, payload));
     this.#sendChain = accepted.catch(() => {});
     return new APIFuture(
-      accepted.then((requestId) =>
-        pollFuture(this.#ctx.http, requestId, decoder, { backoffBaseMs: this.#ctx.backoffBaseMs })
-      ),
+      accepted.then((requestId) => awaitResult(this.#ctx, path, payload, requestId, decoder)),
     );
   }
 }
@@ -225,6 +223,28 @@ export async function submitWithRetries(
     return parseReply(path, reply, UntypedFutureSchema).request_id;
   }
   throw last;
+}
+
+/**
+ * Polls a submitted request to its result. A 410 means the server dropped the promise: the
+ * request is resubmitted as is (same seq id, so the server runs it at most once) and polled
+ * again, as the official SDK does.
+ */
+export async function awaitResult<T>(
+  ctx: Pick<TrainingClientContext, "http" | "backoffBaseMs">,
+  path: string,
+  payload: { json: unknown } | { proto: Uint8Array },
+  requestId: string,
+  decoder: ResultDecoder<T>,
+): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await pollFuture(ctx.http, requestId, decoder, { backoffBaseMs: ctx.backoffBaseMs });
+    } catch (e) {
+      if (!(e instanceof TinkerAPIError && e.status === 410) || attempt >= 5) throw e;
+      requestId = await submitWithRetries(ctx, path, payload);
+    }
+  }
 }
 
 function backoff(baseMs: number, attempt: number): Promise<void> {

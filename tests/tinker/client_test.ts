@@ -113,6 +113,7 @@ Deno.test("client: a training loop under injected faults applies every step exac
     timeout: 0.05,
     dropBefore: 0.05,
     dropAfter: 0.1,
+    expired: 0.1,
     paths: "/(forward_backward|optim_step|retrieve_future)$",
   });
   assertClose(faulty, clean, 1e-6, "final log-probs with and without faults");

@@ -1,0 +1,46 @@
+/**
+ * tinkerbench: a workbench for training LLM agents with reinforcement learning through the
+ * Tinker training API, with an embedded local backend that speaks the same protocol.
+ *
+ * @example
+ * import { connectTinker, datum } from "./mod.ts";
+ * const tinker = await connectTinker(); // the cloud with TINKER_API_KEY, else the local backend
+ * const training = await tinker.service.createLoraTrainingClient({ baseModel: "local/tiny" });
+ * await training.forwardBackward([datum([1, 2, 3], { target_tokens: [2, 3, 4], weights: [1, 1, 1] })], "cross_entropy");
+ * await training.optimStep({ learning_rate: 1e-3 });
+ * await tinker.close();
+ *
+ * @module
+ */
+
+// The Tinker client.
+export * from "./lib/tinker/mod.ts";
+export { connectTinker, type TinkerConnection } from "./lib/local/connect.ts";
+
+// The embedded local backend.
+export {
+  defaultDataDir,
+  type LocalServer,
+  type LocalServerOptions,
+  startLocalServer,
+} from "./lib/local/server/mod.ts";
+export { type FaultConfig, FaultConfigSchema } from "./lib/local/server/faults.ts";
+export { findLocalModel, LOCAL_MODELS, type LocalModelSpec } from "./lib/local/models.ts";
+export { type LoraSpec, type ModelConfig, ModelConfigSchema } from "./lib/local/model/config.ts";
+
+// Wire protocol types.
+export type {
+  Datum,
+  ForwardBackwardOutput,
+  ModelInput as WireModelInput,
+  SampleResponse,
+  TensorData as WireTensorData,
+} from "./lib/protocol/mod.ts";
+
+// Tokenizers and supervised training.
+export { ByteTokenizer } from "./lib/tokenizers/byte.ts";
+export {
+  supervisedDatum,
+  type SupervisedExample,
+  trainSupervised,
+} from "./lib/trainer/supervised.ts";
