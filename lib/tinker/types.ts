@@ -5,7 +5,9 @@
  * @module
  */
 
+import type { z } from "zod";
 import type * as wire from "../protocol/mod.ts";
+import type { AdamParamsSchema } from "../protocol/mod.ts";
 
 /** Model inputs from token ids. */
 export const ModelInput = {
@@ -73,11 +75,4 @@ export interface SamplingParams {
 }
 
 /** Adam settings in the wire's names; absent fields take the SDK's defaults on the server. */
-export type AdamParams = {
-  learning_rate?: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  weight_decay?: number;
-  grad_clip_norm?: number;
-};
+export type AdamParams = z.infer<typeof AdamParamsSchema>;

@@ -23,6 +23,8 @@ export interface Harness {
   get(path: string): Promise<Reply>;
   /** Polls retrieve_future until the result is not try_again. */
   result(handle: Reply | { request_id: string }): Promise<Record<string, unknown>>;
+  /** Polls retrieve_future asking for protobuf until a protobuf result arrives; its bytes. */
+  resultProto(requestId: string): Promise<Uint8Array>;
   /** A session id and a model (local/tiny, LoRA rank 4, seed 0). */
   newModel(opts?: { rank?: number; seq?: number; session?: string }): Promise<string>;
   sessionId: string;
@@ -74,6 +76,19 @@ export async function withServer(
           throw new Error(`retrieve_future ${r.status} ${JSON.stringify(r.body)}`);
         }
         if (r.body.type !== "try_again") return r.body;
+      }
+    },
+    async resultProto(requestId) {
+      for (;;) {
+        const res = await fetch(api("retrieve_future"), {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/x-protobuf" },
+          body: JSON.stringify({ request_id: requestId }),
+        });
+        if (res.headers.get("content-type")?.includes("protobuf")) {
+          return new Uint8Array(await res.arrayBuffer());
+        }
+        await res.body?.cancel();
       }
     },
     async newModel({ rank = 4, seq = 0, session } = {}) {

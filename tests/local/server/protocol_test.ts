@@ -190,17 +190,7 @@ Deno.test("server: protobuf forward_backward in, protobuf results out, equal to 
     });
     const handle = await (await h.postBytes("forward_backward", bytes, "application/x-protobuf"))
       .json();
-    let res: Response;
-    for (;;) {
-      res = await fetch(`${h.server.url}/api/v1/retrieve_future`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/x-protobuf" },
-        body: JSON.stringify({ request_id: handle.request_id }),
-      });
-      if (res.headers.get("content-type")?.includes("protobuf")) break;
-      await res.body?.cancel();
-    }
-    const out = decodeForwardBackwardOutput(new Uint8Array(await res.arrayBuffer()));
+    const out = decodeForwardBackwardOutput(await h.resultProto(handle.request_id));
     assert.equal(out.loss_fn_outputs.length, 2);
     const json = viaJson as {
       loss_fn_outputs: { logprobs: { data: number[] } }[];
@@ -304,12 +294,7 @@ Deno.test("server: sampling through a sampling session, with stop strings and pr
     assert.equal((res.topk_prompt_logprobs as unknown[][])[1].length, 2);
     // The same request again (a retry) is the same future; protobuf results decode the same.
     const again = await h.post("asample", req);
-    const proto = await fetch(`${h.server.url}/api/v1/retrieve_future`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/x-protobuf" },
-      body: JSON.stringify({ request_id: again.body.request_id }),
-    });
-    const decoded = decodeSampleResponse(new Uint8Array(await proto.arrayBuffer()));
+    const decoded = decodeSampleResponse(await h.resultProto(again.body.request_id));
     assert.deepEqual(decoded.sequences.map((q) => q.tokens), seqs.map((q) => q.tokens));
   });
 });
