@@ -25,8 +25,13 @@ import {
 import { type FutureKind, type FutureState, FutureStore } from "./server/futures.ts";
 import { ComputeQueue } from "./server/compute_queue.ts";
 import { RetryDedupe, SeqOrder } from "./server/sequencer.ts";
-import { Learner } from "./train/learner.ts";
-import { type AdamParams, type LearnerDatum, validateForwardBackward } from "./train/mod.ts";
+import {
+  type AdamParams,
+  Learner,
+  type LearnerDatum,
+  validateAdamParams,
+  validateForwardBackward,
+} from "./train/mod.ts";
 import { type SampleJob, Sampler, type SampleResult, validateSampleJob } from "./sampler/mod.ts";
 import { ByteTokenizer } from "../tokenizers/byte.ts";
 import type * as wire from "../protocol/mod.ts";
@@ -261,7 +266,8 @@ export class LocalBackend {
     print: string,
   ) {
     const m = this.#model(req.model_id);
-    return this.#submitTraining(m, req.seq_id, print, "optim_step", () => {}, async (learner) => {
+    const validate = () => validateAdamParams(req.adam_params);
+    return this.#submitTraining(m, req.seq_id, print, "optim_step", validate, async (learner) => {
       return { type: "optim_step", metrics: await learner.optimStep(req.adam_params) };
     });
   }

@@ -37,13 +37,13 @@ const ACTIVATION_BYTES = 1.5 * 2 ** 30;
  * byte vocab, d256, 6 layers, t = 256): RSS grows by ~765 KB per token from batch 4 to 16
  * (1.25 → 3.6 GB); this estimate gives 893 KB, on the safe side.
  */
-export function activationBytesPerToken(cfg: ModelConfig, t: number): number {
+function activationBytesPerToken(cfg: ModelConfig, t: number): number {
   const perLayer = 16 * cfg.dModel * (1 + cfg.mlpRatio) + 8 * cfg.nHeads * t;
   return 4 * (cfg.nLayers * perLayer + 8 * cfg.vocabSize);
 }
 
 /** The next power of two ≥ n (n ≥ 1). */
-export function nextPow2(n: number): number {
+function nextPow2(n: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 }
 

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { z } from "zod";
+import type { AdamParamsSchema } from "../../protocol/mod.ts";
 import type { NamedTensors } from "../tensors.ts";
 
 /**
@@ -34,19 +36,11 @@ export interface LearnerDatum {
 }
 
 /**
- * Tinker's `AdamParams`, in the wire's field names so the server can pass the request body
- * through. Absent fields take Tinker's defaults (see {@link ADAM_DEFAULTS}).
+ * Tinker's `AdamParams`, in the wire's field names (one definition, the protocol's schema) so
+ * the server passes the request body through. Absent fields take {@link ADAM_DEFAULTS};
+ * `weight_decay` is decoupled (torch.optim.AdamW), `grad_clip_norm` 0 turns clipping off.
  */
-export interface AdamParams {
-  learning_rate?: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  /** Decoupled weight decay, `p -= lr · wd · p` (torch.optim.AdamW). */
-  weight_decay?: number;
-  /** Global-norm gradient clipping threshold; 0 turns clipping off. */
-  grad_clip_norm?: number;
-}
+export type AdamParams = z.infer<typeof AdamParamsSchema>;
 
 /** Tinker SDK 0.25.0 defaults of {@link AdamParams}. */
 export const ADAM_DEFAULTS: Readonly<Required<AdamParams>> = {
