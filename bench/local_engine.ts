@@ -73,8 +73,11 @@ export async function timeOurTrainStep(trainable: "lora" | "full") {
   return { median_ms: median(times), all_ms: times, first_step_ms: firstStepMs };
 }
 
-/** Sampling throughput of our sampler with a LoRA adapter active, 16 distinct prompts. */
-export async function timeOurSampling() {
+/**
+ * Sampling throughput of our sampler with a LoRA adapter active: 16 distinct prompts
+ * (`distinct`), or one prompt with 16 samples (`group`, as a GRPO group samples).
+ */
+export async function timeOurSampling(mode: "distinct" | "group" = "distinct") {
   const spec = findLocalModel(BENCH.model)!;
   const lora = LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha });
   const sampler = await Sampler.create({
@@ -86,9 +89,9 @@ export async function timeOurSampling() {
   const rng = new Rng(1);
   const rates: number[] = [];
   for (let rep = 0; rep < BENCH.sampleReps + 1; rep++) {
-    const jobs: SampleJob[] = Array.from({ length: BENCH.sampleRows }, (_, i) => ({
+    const job = (i: number): SampleJob => ({
       prompt: Int32Array.from({ length: BENCH.prompt }, () => rng.int(spec.config.vocabSize)),
-      numSamples: 1,
+      numSamples: mode === "group" ? BENCH.sampleRows : 1,
       maxTokens: BENCH.newTokens,
       temperature: 1,
       topK: -1,
@@ -98,10 +101,16 @@ export async function timeOurSampling() {
       stopSequences: [],
       promptLogprobs: false,
       topkPromptLogprobs: 0,
-    }));
+    });
+    const jobs = mode === "group"
+      ? [job(0)]
+      : Array.from({ length: BENCH.sampleRows }, (_, i) => job(i));
     const t0 = performance.now();
     const out = await sampler.sample(jobs);
-    const tokens = out.reduce((n, r) => n + r.sequences[0].tokens.length, 0);
+    const tokens = out.reduce(
+      (n, r) => n + r.sequences.reduce((m, q) => m + q.tokens.length, 0),
+      0,
+    );
     // The first rep compiles the prefill and decode kernels; report steady state.
     if (rep > 0) rates.push(tokens / ((performance.now() - t0) / 1000));
   }

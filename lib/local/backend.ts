@@ -126,7 +126,8 @@ export class LocalBackend {
     };
     this.checkpoints = new CheckpointStore(opts.dataDir);
     if (this.#opts.sessionTtlMs > 0) {
-      this.#sweepTimer = setInterval(() => this.#expireSessions(), 10_000);
+      const every = Math.min(10_000, Math.max(5, this.#opts.sessionTtlMs / 2));
+      this.#sweepTimer = setInterval(() => this.#expireSessions(), every);
       Deno.unrefTimer(this.#sweepTimer as unknown as number);
     }
   }

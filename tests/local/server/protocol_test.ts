@@ -298,3 +298,20 @@ Deno.test("server: sampling through a sampling session, with stop strings and pr
     assert.deepEqual(decoded.sequences.map((q) => q.tokens), seqs.map((q) => q.tokens));
   });
 });
+
+Deno.test("server: a session without heartbeats expires and its models are unloaded", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const live = await h.post("create_session", { tags: [] });
+    for (let i = 0; i < 6; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await h.post("session_heartbeat", { session_id: live.body.session_id });
+    }
+    assert.equal((await h.post("get_info", { model_id: modelId })).status, 404);
+    assert.equal((await h.post("session_heartbeat", { session_id: h.sessionId })).status, 404);
+    assert.equal(
+      (await h.post("session_heartbeat", { session_id: live.body.session_id })).status,
+      200,
+    );
+  }, { sessionTtlMs: 300 });
+});
