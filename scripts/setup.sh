@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/deno ]; then
-  (cd tools && npm ci --no-audit --no-fund --loglevel=error)
+  (cd tools && npm install --no-audit --no-fund --loglevel=error)
 fi
 tools/node_modules/.bin/deno install --quiet
 tools/node_modules/.bin/deno --version | head -1
