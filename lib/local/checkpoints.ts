@@ -19,6 +19,7 @@ import { UserInputError } from "./errors.ts";
 import type { LoraSpec } from "./model/config.ts";
 import type { NamedTensors } from "./tensors.ts";
 import { readSafetensors, writeSafetensors } from "./safetensors.ts";
+import { createTar } from "./tar.ts";
 
 /** `weights` (training state) or `sampler_weights` (for sampling). */
 export type CheckpointKind = "weights" | "sampler_weights";
@@ -249,6 +250,21 @@ export class CheckpointStore {
     const out: CheckpointInfo[] = [];
     for (const id of await listDir(join(this.dataDir, "runs"))) out.push(...await this.list(id));
     return out.sort((a, b) => b.time.localeCompare(a.time));
+  }
+
+  /** A checkpoint's files as a tar archive (what the archive URL serves); 404 if absent. */
+  async archive(path: TinkerPath): Promise<Uint8Array> {
+    await this.meta(path);
+    const dir = this.#ckptDir(path);
+    const entries = [];
+    for (const name of ["checkpoint.json", "adapter.safetensors", "optimizer.safetensors"]) {
+      try {
+        entries.push({ name: `${path.name}/${name}`, data: await Deno.readFile(join(dir, name)) });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
+    }
+    return createTar(entries);
   }
 
   /** Deletes a checkpoint; a 404 when it does not exist. */

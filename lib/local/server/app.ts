@@ -190,6 +190,25 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
     await backend.checkpoints.setPublic(pathOf(c), false);
     return c.body(null, 204);
   });
+  // The archive URL answer the SDK accepts (200 with url and expiry); the URL serves the tar.
+  api.get(`${ckpt}/archive`, async (c) => {
+    await backend.checkpoints.meta(pathOf(c));
+    const url = new URL(c.req.url);
+    url.pathname = url.pathname.replace(/\/archive$/, "/archive.tar");
+    url.search = "";
+    const expires = new Date(Date.now() + 15 * 60_000).toISOString();
+    return c.json({ url: url.toString(), expires });
+  });
+  api.get(`${ckpt}/archive.tar`, async (c) => {
+    const tar = await backend.checkpoints.archive(pathOf(c));
+    const name = `${c.req.param("name")}.tar`;
+    return new Response(tar as Uint8Array<ArrayBuffer>, {
+      headers: {
+        "content-type": "application/x-tar",
+        "content-disposition": `attachment; filename="${name}"`,
+      },
+    });
+  });
   api.get("/checkpoints", async (c) => {
     const { limit, offset } = paging(c, 100);
     const all = await backend.checkpoints.listAll();

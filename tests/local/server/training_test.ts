@@ -171,6 +171,19 @@ Deno.test("server: training runs and checkpoints over REST", async () => {
     );
     assert.equal(del.status, 204);
     assert.equal((await h.get(`training_runs/${modelId}/checkpoints`)).body.checkpoints.length, 1);
+    const archive = await h.get(`training_runs/${modelId}/checkpoints/weights/a/archive`);
+    assert.ok(archive.body.url && archive.body.expires, JSON.stringify(archive.body));
+    const tarBytes = new Uint8Array(await (await fetch(archive.body.url)).arrayBuffer());
+    const dir = await Deno.makeTempDir();
+    await Deno.writeFile(`${dir}/a.tar`, tarBytes);
+    const listing = await new Deno.Command("tar", { args: ["-tf", `${dir}/a.tar`] }).output();
+    assert.ok(listing.success, new TextDecoder().decode(listing.stderr));
+    assert.deepEqual(new TextDecoder().decode(listing.stdout).trim().split("\n").sort(), [
+      "a/adapter.safetensors",
+      "a/checkpoint.json",
+      "a/optimizer.safetensors",
+    ]);
+    await Deno.remove(dir, { recursive: true });
     assert.equal((await h.get("training_runs/nope:train:0")).status, 404);
     assert.equal((await h.get("training_runs?limit=-1")).status, 400);
   });
