@@ -153,7 +153,10 @@ Deno.test("sampler: sampled-token logprobs equal a full-forward recompute (and a
     const err = await maxLogprobError(scorer, jobs, results);
     const control = await maxLogprobError(scorer, jobs, results, 1);
     console.log(`max |Δ logprob| ${err}, shifted by one position ${control}`);
-    assert.ok(err <= 1e-5, `sampler vs recompute: ${err}`);
+    // The sampler folds the adapter into its weights (W + s·A@B) while the recompute applies
+    // it per token: the same function, with float32 rounding that differs by ~1e-5 nats on this
+    // deliberately strong adapter (and ~1e-6 without one). A real mismatch is ≥ 0.01 (control).
+    assert.ok(err <= (adapter ? 5e-5 : 5e-6), `sampler vs recompute: ${err}`);
     assert.ok(control > 0.01, `negative control: ${control}`);
     scorer.dispose();
   }

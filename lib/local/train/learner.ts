@@ -27,6 +27,7 @@ import {
 import { UserInputError } from "../errors.ts";
 import type { LoraSpec, ModelConfig } from "../model/config.ts";
 import { forwardSpec, gptLogits, targetLogprobs } from "../model/gpt.ts";
+import { foldLora, type FoldPredicate } from "../model/lora.ts";
 import { checkBaseParameters, initLoraParameters } from "../model/params.ts";
 import type { NamedTensors } from "../tensors.ts";
 import {
@@ -117,7 +118,7 @@ function objective(
 ): [np.Array, StepOutputs] {
   const spec = { nHeads: s.nHeads, loraScale: s.loraScale };
   const logits = s.trainable === "lora"
-    ? gptLogits(...foldAdapters(frozen, trained, s.loraScale), batch.tokens, spec)
+    ? gptLogits(...foldLora(frozen, trained, s.loraScale, foldWhenCheaper), batch.tokens, spec)
     : gptLogits(trained, null, batch.tokens, spec);
   const lp = targetLogprobs(logits, batch.targets);
   const { loss, stats } = LOSSES[s.lossFn].fn(lp.ref, batch.loss, config);
@@ -126,32 +127,14 @@ function objective(
 }
 
 /**
- * Folds the adapters where that is cheaper into their base weight, `W' = W + scale·A@B`, and
- * returns `[base with folded weights, the adapters left unfolded]` for `gptLogits`.
- *
- * Per token, an unfolded adapter on an `[in, out]` linear costs about `6·r·(in + out)` flops
- * over forward and backward (plus several small kernels); folded, it costs the weight
- * gradient `2·in·out` of `W'` (then tiny `dA = s·dW'·Bᵀ`, `dB = s·Aᵀ·dW'`). So fold when
- * `in·out / (in + out) < 3r`, e.g. every rank-32 adapter of a d128 model. The result is the
- * same function up to float rounding (the sampler runs the unfolded form), and exactly the
- * base model when B = 0. The decision depends only on shapes, so it is fixed per compile.
+ * Fold an adapter into its weight when that is cheaper to train. Per token, an unfolded adapter
+ * on an `[in, out]` linear costs about `6·r·(in + out)` flops over forward and backward (plus
+ * several small kernels); folded, it costs the weight gradient `2·in·out` of `W'` (then tiny
+ * `dA = s·dW'·Bᵀ`, `dB = s·Aᵀ·dW'`). So fold when `in·out / (in + out) < 3r`, e.g. every
+ * rank-32 adapter of a d128 model. The decision depends only on shapes, so it is fixed per
+ * compile, and a fresh adapter (B = 0) still gives exactly the base model.
  */
-function foldAdapters(base: ParamTree, lora: ParamTree, scale: number): [ParamTree, ParamTree] {
-  const folded: ParamTree = { ...base };
-  const rest: ParamTree = {};
-  for (const key of Object.keys(lora).filter((k) => k.endsWith(".lora_a"))) {
-    const path = key.slice(0, -".lora_a".length);
-    const a = lora[key], b = lora[`${path}.lora_b`];
-    const [inF, rank] = a.shape, outF = b.shape[1];
-    if ((inF * outF) / (inF + outF) < 3 * rank) {
-      folded[`${path}.weight`] = base[`${path}.weight`].add(np.matmul(a, b).mul(scale));
-    } else {
-      rest[key] = a;
-      rest[`${path}.lora_b`] = b;
-    }
-  }
-  return [folded, rest];
-}
+const foldWhenCheaper: FoldPredicate = (inF, rank, outF) => (inF * outF) / (inF + outF) < 3 * rank;
 
 /** Train step: value, gradient, and `acc + gradient` in one compiled program. */
 const trainMicroBatch = jit(function trainMicroBatch(
