@@ -227,14 +227,8 @@ Deno.test("server: load_weights is only allowed as a model's first operation", a
 Deno.test("server: failed futures carry error and category", async () => {
   await withServer(async (h) => {
     const modelId = await h.newModel();
-    // A checkpoint on another base model passes submit checks but fails when the load runs.
-    const other = await h.post("create_model", {
-      session_id: h.sessionId,
-      model_seq_id: 7,
-      base_model: "local/tiny",
-      lora_config: { rank: 8 },
-    });
-    const otherId = (await h.result(other)).model_id as string;
+    // A checkpoint of another LoRA rank passes the submit checks but fails when the load runs.
+    const otherId = await h.newModel({ rank: 8, seq: 7 });
     const saved = await h.result(
       await h.post("save_weights", { model_id: otherId, path: "r8", seq_id: 1 }),
     );
