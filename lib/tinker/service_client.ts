@@ -12,6 +12,7 @@ import {
   UntypedFutureSchema,
 } from "../protocol/mod.ts";
 import { pollFuture } from "./futures.ts";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./chunking.ts";
 import { TINKER_CLOUD_URL, TinkerHttp } from "./http.ts";
 import { SamplingClient } from "./sampling_client.ts";
 import { TrainingClient, type TrainingClientContext } from "./training_client.ts";
@@ -26,6 +27,8 @@ export interface ServiceClientOptions {
   tags?: string[];
   /** Back-off base for retries and polls (ms); tests use small values. */
   backoffBaseMs?: number;
+  /** Override the server's forward_backward chunk limits (tests, tuning). */
+  chunkLimits?: Partial<ChunkLimits>;
   fetch?: typeof fetch;
 }
 
@@ -57,14 +60,21 @@ export class ServiceClient {
   readonly http: TinkerHttp;
   readonly sessionId: string;
   readonly #backoffBaseMs: number;
+  readonly #chunkLimits: ChunkLimits;
   #modelSeq = 0;
   #samplingSeq = 0;
   #heartbeat: ReturnType<typeof setInterval>;
 
-  private constructor(http: TinkerHttp, sessionId: string, backoffBaseMs: number) {
+  private constructor(
+    http: TinkerHttp,
+    sessionId: string,
+    backoffBaseMs: number,
+    chunkLimits: ChunkLimits,
+  ) {
     this.http = http;
     this.sessionId = sessionId;
     this.#backoffBaseMs = backoffBaseMs;
+    this.#chunkLimits = chunkLimits;
     this.#heartbeat = setInterval(() => {
       http.raw("POST", "session_heartbeat", {
         json: { session_id: sessionId, type: "session_heartbeat" },
@@ -94,7 +104,13 @@ export class ServiceClient {
       sdk_version: "tinkerbench",
       type: "create_session",
     });
-    return new ServiceClient(http, session_id, opts.backoffBaseMs ?? 1_000);
+    const chunkLimits: ChunkLimits = {
+      maxDatums: opts.chunkLimits?.maxDatums ?? config.fwdbwd_max_chunk_len ??
+        DEFAULT_CHUNK_LIMITS.maxDatums,
+      maxBytes: opts.chunkLimits?.maxBytes ?? config.fwdbwd_max_chunk_bytes_count ??
+        DEFAULT_CHUNK_LIMITS.maxBytes,
+    };
+    return new ServiceClient(http, session_id, opts.backoffBaseMs ?? 1_000, chunkLimits);
   }
 
   /** Models the server serves. */
@@ -156,6 +172,7 @@ export class ServiceClient {
     return {
       http: this.http,
       backoffBaseMs: this.#backoffBaseMs,
+      chunkLimits: this.#chunkLimits,
       nextSamplingSessionSeq: () => this.#samplingSeq++,
       samplingClientFor: (id, baseModel) =>
         new SamplingClient(this.http, id, baseModel, this.#backoffBaseMs),

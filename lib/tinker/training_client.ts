@@ -26,6 +26,7 @@ import {
 } from "./http.ts";
 import type { AdamParams } from "./types.ts";
 import type { SamplingClient } from "./sampling_client.ts";
+import { chunkData, type ChunkLimits, mergeForwardBackwardOutputs } from "./chunking.ts";
 
 /** What a TrainingClient needs from the ServiceClient that made it. */
 export interface TrainingClientContext {
@@ -36,6 +37,8 @@ export interface TrainingClientContext {
   samplingClientFor(samplingSessionId: string, baseModel: string): SamplingClient;
   /** Back-off base of polls and retries (ms). */
   backoffBaseMs: number;
+  /** The server's forward_backward chunk limits. */
+  chunkLimits: ChunkLimits;
 }
 
 const OptimStepResponseSchema = z.object({ metrics: z.record(z.string(), z.number()).nullish() });
@@ -161,17 +164,21 @@ export class TrainingClient {
     return new APIFuture(f.result().then(() => {}));
   }
 
+  /** One submission per chunk (each takes its own seq id, in order); results merged. */
   #fwd(data: Datum[], lossFn: string, cfg: Record<string, number>, forwardOnly: boolean) {
-    return this.#submit<ForwardBackwardOutput>("forward_backward", (seq_id) => ({
-      proto: encodeForwardBackwardRequest({
-        model_id: this.modelId,
-        seq_id,
-        data,
-        loss_fn: lossFn,
-        loss_fn_config: cfg,
-        forward_only: forwardOnly,
-      }),
-    }), { proto: "forward_backward" });
+    const parts = chunkData(data, this.#ctx.chunkLimits).map((chunk) =>
+      this.#submit<ForwardBackwardOutput>("forward_backward", (seq_id) => ({
+        proto: encodeForwardBackwardRequest({
+          model_id: this.modelId,
+          seq_id,
+          data: chunk,
+          loss_fn: lossFn,
+          loss_fn_config: cfg,
+          forward_only: forwardOnly,
+        }),
+      }), { proto: "forward_backward" }).result()
+    );
+    return new APIFuture(Promise.all(parts).then(mergeForwardBackwardOutputs));
   }
 
   /**

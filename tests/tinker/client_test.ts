@@ -6,12 +6,14 @@ import {
   ModelInput,
   RequestFailedError,
   ServiceClient,
+  type ServiceClientOptions,
   TinkerAPIError,
 } from "../../lib/tinker/mod.ts";
 
 async function withClient(
   fn: (service: ServiceClient) => Promise<void>,
   opts: LocalServerOptions = {},
+  clientOpts: Partial<ServiceClientOptions> = {},
 ): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-client-test-" });
   const server = await startLocalServer({ dataDir, longPollMs: 2_000, ...opts });
@@ -117,4 +119,33 @@ Deno.test("client: a training loop under injected faults applies every step exac
     paths: "/(forward_backward|optim_step|retrieve_future)$",
   });
   assertClose(faulty, clean, 1e-6, "final log-probs with and without faults");
+});
+
+Deno.test("client: a forward_backward split into chunks equals one call", async () => {
+  const data = [...batch, ...batch, ...batch.slice(0, 1)];
+  let whole: { logprobs: number[][]; loss: number } | undefined;
+  for (const maxDatums of [1024, 2]) {
+    await withClient(
+      async (service) => {
+        const training = await service.createLoraTrainingClient({
+          baseModel: "local/tiny",
+          rank: 4,
+          seed: 2,
+        });
+        const out = await training.forward(data, "cross_entropy");
+        const got = {
+          logprobs: out.loss_fn_outputs.map((o) => o.logprobs.data),
+          loss: out.metrics["loss:sum"],
+        };
+        if (!whole) whole = got;
+        else {
+          assert.equal(got.logprobs.length, data.length);
+          got.logprobs.forEach((lp, i) => assertClose(lp, whole!.logprobs[i], 1e-6));
+          assertClose([got.loss], [whole.loss], 1e-5);
+        }
+      },
+      {},
+      { chunkLimits: { maxDatums } },
+    );
+  }
 });
