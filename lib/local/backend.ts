@@ -12,16 +12,17 @@ import { findLocalModel, loadBaseWeights, localModelNames, type LocalModelSpec }
 import { type LoraSpec, LoraSpecSchema } from "./model/config.ts";
 import type { NamedTensors } from "./tensors.ts";
 import {
-  checkName,
   type CheckpointInfo,
-  type CheckpointKind,
   type CheckpointMeta,
   CheckpointStore,
+  type RunInfo,
+} from "./checkpoints.ts";
+import {
+  checkCheckpointName,
   formatTinkerPath,
   parseTinkerPath,
-  type RunInfo,
   type TinkerPath,
-} from "./checkpoints.ts";
+} from "../protocol/paths.ts";
 import { type FutureKind, type FutureState, FutureStore } from "./server/futures.ts";
 import { ComputeQueue } from "./server/compute_queue.ts";
 import { RetryDedupe, SeqOrder } from "./server/sequencer.ts";
@@ -282,7 +283,7 @@ export class LocalBackend {
       req.seq_id,
       print,
       "save_weights",
-      () => checkName(name),
+      () => checkCheckpointName(name),
       async (l) => {
         const path: TinkerPath = { runId: m.id, kind: "weights", name };
         await this.checkpoints.save(
@@ -314,7 +315,7 @@ export class LocalBackend {
       );
     }
     return this.#submitTraining(m, req.seq_id, print, "save_weights_for_sampler", () => {
-      if (named) checkName(req.path!);
+      if (named) checkCheckpointName(req.path!);
     }, async (l) => {
       const weights = await l.exportAdapter();
       if (named) {
@@ -827,5 +828,3 @@ function toSampleResponse(r: SampleResult): wire.SampleResponse {
     prompt_cache_hit_tokens: 0,
   };
 }
-
-export type { CheckpointKind };

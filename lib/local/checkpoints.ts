@@ -16,13 +16,16 @@
 
 import { join } from "node:path";
 import { UserInputError } from "./errors.ts";
+import {
+  checkCheckpointName,
+  checkRunId,
+  formatTinkerPath,
+  type TinkerPath,
+} from "../protocol/paths.ts";
 import type { LoraSpec } from "./model/config.ts";
 import type { NamedTensors } from "./tensors.ts";
 import { readSafetensors, writeSafetensors } from "./safetensors.ts";
 import { createTar } from "./tar.ts";
-
-/** `weights` (training state) or `sampler_weights` (for sampling). */
-export type CheckpointKind = "weights" | "sampler_weights";
 
 /** A checkpoint as the Tinker REST API lists it. */
 export interface CheckpointInfo {
@@ -61,51 +64,6 @@ export interface RunInfo {
   created_at: string;
 }
 
-/** The parts of a `tinker://<run_id>/<kind>/<name>` path. */
-export interface TinkerPath {
-  runId: string;
-  kind: CheckpointKind;
-  name: string;
-}
-
-const RUN_ID = /^[A-Za-z0-9_.:-]{1,255}$/;
-const NAME = /^[A-Za-z0-9_.-]{1,255}$/;
-
-/** Parses a checkpoint path, with a message that says what a valid one looks like. */
-export function parseTinkerPath(path: string): TinkerPath {
-  const m = /^tinker:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(path);
-  const hint =
-    "expected tinker://<run_id>/weights/<name> or tinker://<run_id>/sampler_weights/<name>";
-  if (!m) throw new UserInputError(`invalid checkpoint path ${JSON.stringify(path)}: ${hint}`);
-  const [, runId, kind, name] = m;
-  if (kind !== "weights" && kind !== "sampler_weights") {
-    throw new UserInputError(`invalid checkpoint kind ${JSON.stringify(kind)} in ${path}: ${hint}`);
-  }
-  checkRunId(runId);
-  checkName(name);
-  return { runId, kind, name };
-}
-
-/** Formats a checkpoint path. */
-export function formatTinkerPath({ runId, kind, name }: TinkerPath): string {
-  return `tinker://${runId}/${kind}/${name}`;
-}
-
-/** Throws a 400 unless `name` is a valid checkpoint name. */
-export function checkName(name: string): void {
-  if (!NAME.test(name) || name === "." || name === "..") {
-    throw new UserInputError(
-      `invalid checkpoint name ${JSON.stringify(name)}: use 1-255 letters, digits, '_', '-' or '.'`,
-    );
-  }
-}
-
-function checkRunId(runId: string): void {
-  if (!RUN_ID.test(runId) || runId === "." || runId === "..") {
-    throw new UserInputError(`invalid training run id ${JSON.stringify(runId)}`);
-  }
-}
-
 /** Tensors of a checkpoint: the trained weights and, for `weights/`, the optimizer state. */
 export interface CheckpointTensors {
   weights: NamedTensors;
@@ -126,7 +84,7 @@ export class CheckpointStore {
   }
 
   #ckptDir(p: TinkerPath): string {
-    checkName(p.name);
+    checkCheckpointName(p.name);
     return join(this.#runDir(p.runId), p.kind, p.name);
   }
 

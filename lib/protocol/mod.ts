@@ -9,3 +9,4 @@ export * from "./types.ts";
 export * from "./requests.ts";
 export * from "./responses.ts";
 export * from "./proto.ts";
+export * from "./paths.ts";

@@ -12,6 +12,8 @@ export {
 } from "./service_client.ts";
 export { TrainingClient } from "./training_client.ts";
 export { type SampleArgs, SamplingClient } from "./sampling_client.ts";
+export { RestClient } from "./rest_client.ts";
+export { type ChunkLimits, mergeForwardBackwardOutputs } from "./chunking.ts";
 export { APIFuture, RequestFailedError } from "./futures.ts";
 export {
   TINKER_CLOUD_URL,

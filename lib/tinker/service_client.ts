@@ -15,6 +15,7 @@ import { pollFuture } from "./futures.ts";
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./chunking.ts";
 import { TINKER_CLOUD_URL, TinkerHttp } from "./http.ts";
 import { SamplingClient } from "./sampling_client.ts";
+import { RestClient } from "./rest_client.ts";
 import { TrainingClient, type TrainingClientContext } from "./training_client.ts";
 
 /** Options of {@link ServiceClient.connect}. */
@@ -142,6 +143,32 @@ export class ServiceClient {
       json: CreateModelResultSchema,
     }, { backoffBaseMs: this.#backoffBaseMs });
     return new TrainingClient(this.#context(), model_id, o.baseModel);
+  }
+
+  /**
+   * A training client that continues from a `weights/` checkpoint: the run's base model and
+   * LoRA settings come from weights_info, then the weights (and with `withOptimizer`, Adam's
+   * state) are loaded as the new model's first operation.
+   */
+  async createTrainingClientFromState(
+    path: string,
+    { withOptimizer = false, baseModel }: { withOptimizer?: boolean; baseModel?: string } = {},
+  ): Promise<TrainingClient> {
+    const info = await this.restClient().weightsInfo(path);
+    const training = await this.createLoraTrainingClient({
+      baseModel: baseModel ?? info.base_model,
+      rank: info.lora_rank ?? 32,
+      trainMlp: info.train_mlp ?? true,
+      trainAttn: info.train_attn ?? true,
+      trainUnembed: info.train_unembed ?? true,
+    });
+    await (withOptimizer ? training.loadStateWithOptimizer(path) : training.loadState(path));
+    return training;
+  }
+
+  /** Training runs and checkpoints (REST). */
+  restClient(): RestClient {
+    return new RestClient(this.http);
   }
 
   /** A sampling client on a base model or on `tinker://…/sampler_weights/…` weights. */

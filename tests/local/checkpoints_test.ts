@@ -1,5 +1,10 @@
 import { assert, assertClose } from "../assert.ts";
-import { CheckpointStore, formatTinkerPath, parseTinkerPath } from "../../lib/local/checkpoints.ts";
+import { CheckpointStore } from "../../lib/local/checkpoints.ts";
+import {
+  formatTinkerPath,
+  InvalidTinkerPathError,
+  parseTinkerPath,
+} from "../../lib/protocol/paths.ts";
 import { UserInputError } from "../../lib/local/errors.ts";
 import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { hostTensor } from "../../lib/local/tensors.ts";
@@ -37,9 +42,9 @@ Deno.test("tinker paths: parse, format, and clear errors", () => {
       "tinker://a/weights/x y",
     ]
   ) {
-    assert.throws(() => parseTinkerPath(bad), isStatus(400), bad);
+    assert.throws(() => parseTinkerPath(bad), InvalidTinkerPathError, bad);
   }
-  assert.throws(() => parseTinkerPath("tinker://../weights/x"), isStatus(400));
+  assert.throws(() => parseTinkerPath("tinker://../weights/x"), InvalidTinkerPathError);
 });
 
 Deno.test("checkpoints: save, load with optimizer, list, delete", async () => {

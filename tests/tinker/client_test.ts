@@ -21,6 +21,7 @@ async function withClient(
     baseUrl: server.url,
     apiKey: "tml-local",
     backoffBaseMs: 5,
+    ...clientOpts,
   });
   try {
     await fn(service);
@@ -121,6 +122,12 @@ Deno.test("client: a training loop under injected faults applies every step exac
   assertClose(faulty, clean, 1e-6, "final log-probs with and without faults");
 });
 
+let posts = 0;
+const countingFetch: typeof fetch = (input, init) => {
+  if (String(input).endsWith("/forward_backward")) posts++;
+  return fetch(input, init);
+};
+
 Deno.test("client: a forward_backward split into chunks equals one call", async () => {
   const data = [...batch, ...batch, ...batch.slice(0, 1)];
   let whole: { logprobs: number[][]; loss: number } | undefined;
@@ -132,7 +139,9 @@ Deno.test("client: a forward_backward split into chunks equals one call", async 
           rank: 4,
           seed: 2,
         });
+        posts = 0;
         const out = await training.forward(data, "cross_entropy");
+        assert.equal(posts, maxDatums === 2 ? 3 : 1, "forward_backward POSTs (chunks)");
         const got = {
           logprobs: out.loss_fn_outputs.map((o) => o.logprobs.data),
           loss: out.metrics["loss:sum"],
@@ -145,7 +154,51 @@ Deno.test("client: a forward_backward split into chunks equals one call", async 
         }
       },
       {},
-      { chunkLimits: { maxDatums } },
+      { chunkLimits: { maxDatums }, fetch: countingFetch },
     );
   }
+});
+
+Deno.test("client: REST checkpoints and a training client continued from saved state", async () => {
+  await withClient(async (service) => {
+    const training = await service.createLoraTrainingClient({
+      baseModel: "local/tiny",
+      rank: 4,
+      seed: 5,
+    });
+    await training.forwardBackward(batch, "cross_entropy");
+    await training.optimStep({ learning_rate: 1e-2 });
+    const path = await training.saveState("s1");
+    const samplerPath = await training.saveWeightsForSampler("w1");
+    const before =
+      (await training.forward(batch, "cross_entropy")).loss_fn_outputs[0].logprobs.data;
+
+    const resumed = await service.createTrainingClientFromState(path, { withOptimizer: true });
+    const after = (await resumed.forward(batch, "cross_entropy")).loss_fn_outputs[0].logprobs.data;
+    assertClose(after, before, 0, "identical logprobs after loading");
+
+    const rest = service.restClient();
+    assert.equal((await rest.weightsInfo(path)).lora_rank, 4);
+    assert.ok(
+      (await rest.listTrainingRuns()).training_runs.some((r) =>
+        r.training_run_id === training.modelId
+      ),
+    );
+    const paths = async () =>
+      (await rest.listCheckpoints(training.modelId)).checkpoints.map((c) => c.tinker_path);
+    assert.deepEqual((await paths()).sort(), [path, samplerPath].sort());
+    await rest.setCheckpointTtl(samplerPath, 600);
+    const ttl = (await rest.listUserCheckpoints()).checkpoints.find((c) =>
+      c.tinker_path === samplerPath
+    );
+    assert.ok(ttl?.expires_at);
+    await rest.setCheckpointPublic(path, true);
+    assert.match((await rest.getCheckpointArchiveUrl(path)).url, /archive\.tar$/);
+    await rest.deleteCheckpoint(samplerPath);
+    assert.deepEqual(await paths(), [path]);
+    await assert.rejects(
+      () => rest.deleteCheckpoint("tinker://x/models/y"),
+      /invalid checkpoint kind/,
+    );
+  });
 });

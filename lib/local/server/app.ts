@@ -322,6 +322,7 @@ function paging(c: Context, defaultLimit: number): { limit: number; offset: numb
 
 function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof UserInputError) return c.json({ detail: err.message }, err.status);
+  if (err instanceof wire.InvalidTinkerPathError) return c.json({ detail: err.message }, 400);
   if (err instanceof ExpiredFutureError) return c.json({ detail: err.message }, 410);
   console.error(`local backend: ${c.req.method} ${c.req.path} failed:`, err);
   return c.json({ detail: `internal error: ${(err as Error)?.message ?? String(err)}` }, 500);

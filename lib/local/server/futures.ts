@@ -6,6 +6,7 @@
  */
 
 import { UserInputError } from "../errors.ts";
+import { InvalidTinkerPathError } from "../../protocol/paths.ts";
 
 /** The kinds of result a future can hold; the HTTP layer picks the wire encoding from it. */
 export type FutureKind =
@@ -59,7 +60,7 @@ export class FutureStore {
 
   /** Fails a future; a {@link UserInputError} is the client's fault, anything else the server's. */
   reject(id: string, err: unknown): void {
-    const user = err instanceof UserInputError;
+    const user = err instanceof UserInputError || err instanceof InvalidTinkerPathError;
     const error = err instanceof Error ? err.message : String(err);
     this.#settle(
       id,

@@ -1,0 +1,110 @@
+/**
+ * The REST side of the Tinker API: training runs, checkpoints (list, delete, TTL, publish,
+ * archive URL) and what a checkpoint was trained from.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import {
+  checkpointId,
+  CheckpointSchema,
+  CursorSchema,
+  parseTinkerPath,
+  TrainingRunSchema,
+  WeightsInfoResponseSchema,
+} from "../protocol/mod.ts";
+import type { TinkerHttp } from "./http.ts";
+
+const TrainingRunsSchema = z.object({
+  training_runs: z.array(TrainingRunSchema),
+  cursor: CursorSchema,
+});
+const CheckpointsSchema = z.object({
+  checkpoints: z.array(CheckpointSchema),
+  cursor: CursorSchema.nullish(),
+});
+const ArchiveSchema = z.object({ url: z.string(), expires: z.string().nullish() });
+const Empty = z.unknown();
+
+/**
+ * Training runs and checkpoints of the account (or of the local backend).
+ *
+ * @example
+ * const rest = service.restClient();
+ * for (const c of (await rest.listCheckpoints(training.modelId)).checkpoints) console.log(c.tinker_path);
+ */
+export class RestClient {
+  readonly #http: TinkerHttp;
+
+  constructor(http: TinkerHttp) {
+    this.#http = http;
+  }
+
+  /** Training runs, most recent first. */
+  listTrainingRuns({ limit = 20, offset = 0 } = {}) {
+    return this.#http.json(
+      "GET",
+      `training_runs?limit=${limit}&offset=${offset}`,
+      TrainingRunsSchema,
+    );
+  }
+
+  /** One training run. */
+  getTrainingRun(runId: string) {
+    return this.#http.json("GET", `training_runs/${encodeURIComponent(runId)}`, TrainingRunSchema);
+  }
+
+  /** Checkpoints of one run. */
+  listCheckpoints(runId: string) {
+    return this.#http.json(
+      "GET",
+      `training_runs/${encodeURIComponent(runId)}/checkpoints`,
+      CheckpointsSchema,
+    );
+  }
+
+  /** Every checkpoint of the account. */
+  listUserCheckpoints({ limit = 100, offset = 0 } = {}) {
+    return this.#http.json("GET", `checkpoints?limit=${limit}&offset=${offset}`, CheckpointsSchema);
+  }
+
+  /** Deletes a checkpoint. */
+  async deleteCheckpoint(tinkerPath: string): Promise<void> {
+    await this.#http.json("DELETE", this.#route(tinkerPath), Empty);
+  }
+
+  /** Sets a checkpoint's time to live in seconds; null removes it. */
+  async setCheckpointTtl(tinkerPath: string, ttlSeconds: number | null): Promise<void> {
+    await this.#http.json("PUT", `${this.#route(tinkerPath)}/ttl`, Empty, {
+      ttl_seconds: ttlSeconds,
+    });
+  }
+
+  /** Makes a checkpoint public (or private again). */
+  async setCheckpointPublic(tinkerPath: string, isPublic: boolean): Promise<void> {
+    await this.#http.json(
+      isPublic ? "POST" : "DELETE",
+      `${this.#route(tinkerPath)}/publish`,
+      Empty,
+      isPublic ? {} : undefined,
+    );
+  }
+
+  /** A download URL of the checkpoint's files (a tar archive) and when it expires. */
+  getCheckpointArchiveUrl(tinkerPath: string) {
+    return this.#http.json("GET", `${this.#route(tinkerPath)}/archive`, ArchiveSchema);
+  }
+
+  /** What a checkpoint was trained from: base model, LoRA rank and trained groups. */
+  weightsInfo(tinkerPath: string) {
+    return this.#http.json("POST", "weights_info", WeightsInfoResponseSchema, {
+      tinker_path: tinkerPath,
+    });
+  }
+
+  #route(tinkerPath: string): string {
+    const p = parseTinkerPath(tinkerPath);
+    return `training_runs/${encodeURIComponent(p.runId)}/checkpoints/${checkpointId(p)}`;
+  }
+}
