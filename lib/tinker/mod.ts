@@ -10,7 +10,7 @@ export {
   ServiceClient,
   type ServiceClientOptions,
 } from "./service_client.ts";
-export { TrainingClient } from "./training_client.ts";
+export { type CustomLossFn, TrainingClient } from "./training_client.ts";
 export { type SampleArgs, SamplingClient } from "./sampling_client.ts";
 export { RestClient } from "./rest_client.ts";
 export { type ChunkLimits, mergeForwardBackwardOutputs } from "./chunking.ts";

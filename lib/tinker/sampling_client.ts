@@ -27,18 +27,22 @@ export class SamplingClient {
   readonly baseModel: string;
   readonly #http: TinkerHttp;
   readonly #backoffBaseMs: number;
+  readonly #slots: Semaphore;
   #seq = 0;
 
+  /** `maxInFlight` bounds concurrent sample requests (the rest wait their turn client-side). */
   constructor(
     http: TinkerHttp,
     samplingSessionId: string,
     baseModel: string,
-    backoffBaseMs = 1_000,
+    { backoffBaseMs = 1_000, maxInFlight = 256 }: { backoffBaseMs?: number; maxInFlight?: number } =
+      {},
   ) {
     this.#http = http;
     this.samplingSessionId = samplingSessionId;
     this.baseModel = baseModel;
     this.#backoffBaseMs = backoffBaseMs;
+    this.#slots = new Semaphore(maxInFlight);
   }
 
   /** Draws `numSamples` continuations of `prompt`, with the sampler's per-token log-probs. */
@@ -77,7 +81,37 @@ export class SamplingClient {
 
   async #run(body: Record<string, unknown>): Promise<SampleResponse> {
     const ctx = { http: this.#http, backoffBaseMs: this.#backoffBaseMs };
-    const requestId = await submitWithRetries(ctx, "asample", { json: body });
-    return await awaitResult(ctx, "asample", { json: body }, requestId, { proto: "sample" });
+    await this.#slots.acquire();
+    try {
+      // A 429 on submit is back-pressure: submitWithRetries backs off and resubmits.
+      const requestId = await submitWithRetries(ctx, "asample", { json: body });
+      return await awaitResult(ctx, "asample", { json: body }, requestId, { proto: "sample" });
+    } finally {
+      this.#slots.release();
+    }
+  }
+}
+
+/** Counts free slots; waiters are served in arrival order. */
+class Semaphore {
+  #free: number;
+  #waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
   }
 }

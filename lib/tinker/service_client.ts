@@ -187,7 +187,9 @@ export class ServiceClient {
       },
     );
     const base = "baseModel" in from ? from.baseModel : "";
-    return new SamplingClient(this.http, sampling_session_id, base, this.#backoffBaseMs);
+    return new SamplingClient(this.http, sampling_session_id, base, {
+      backoffBaseMs: this.#backoffBaseMs,
+    });
   }
 
   /** Stops the heartbeat. */
@@ -202,7 +204,7 @@ export class ServiceClient {
       chunkLimits: this.#chunkLimits,
       nextSamplingSessionSeq: () => this.#samplingSeq++,
       samplingClientFor: (id, baseModel) =>
-        new SamplingClient(this.http, id, baseModel, this.#backoffBaseMs),
+        new SamplingClient(this.http, id, baseModel, { backoffBaseMs: this.#backoffBaseMs }),
     };
   }
 }

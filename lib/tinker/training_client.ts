@@ -41,6 +41,17 @@ export interface TrainingClientContext {
   chunkLimits: ChunkLimits;
 }
 
+/**
+ * A custom loss over per-token log-probs (one array per datum): its value, its gradient with
+ * respect to every log-prob, and optional metrics (`name:reduction` keys).
+ */
+export type CustomLossFn = (
+  data: Datum[],
+  logprobs: number[][],
+) =>
+  | { loss: number; gradients: number[][]; metrics?: Record<string, number> }
+  | Promise<{ loss: number; gradients: number[][]; metrics?: Record<string, number> }>;
+
 const OptimStepResponseSchema = z.object({ metrics: z.record(z.string(), z.number()).nullish() });
 const PathResponseSchema = z.object({ path: z.string().nullish() });
 const SamplerSaveResponseSchema = z.object({
@@ -78,6 +89,64 @@ export class TrainingClient {
     lossFnConfig: Record<string, number> = {},
   ): APIFuture<ForwardBackwardOutput> {
     return this.#fwd(data, lossFn, lossFnConfig, true);
+  }
+
+  /**
+   * Trains on any differentiable function of the per-token log-probs, with two server passes
+   * as Tinker's SDK does it: a `forward` gives the log-probs; `lossFn` returns the loss and its
+   * gradient with respect to each log-prob; a `forward_backward` with `cross_entropy` and
+   * `weights = −gradient` then has exactly that gradient (cross-entropy is `Σ −w·lp`).
+   *
+   * @example
+   * // maximise the mean log-prob of each sequence
+   * training.forwardBackwardCustom(data, (_data, lps) => ({
+   *   loss: -lps.reduce((a, lp) => a + lp.reduce((s, x) => s + x, 0) / lp.length, 0),
+   *   gradients: lps.map((lp) => lp.map(() => -1 / lp.length)),
+   * }));
+   */
+  forwardBackwardCustom(data: Datum[], lossFn: CustomLossFn): APIFuture<ForwardBackwardOutput> {
+    const inputs = data.map((d, i) => {
+      const extra = Object.keys(d.loss_fn_inputs).filter((k) =>
+        k !== "target_tokens" && k !== "weights"
+      );
+      if (extra.length > 0) {
+        throw new Error(
+          `forwardBackwardCustom: data[${i}] may only have target_tokens and weights, not ${extra}`,
+        );
+      }
+      const targets = d.loss_fn_inputs.target_tokens;
+      const weights = d.loss_fn_inputs.weights ??
+        { data: targets.data.map(() => 0), dtype: "float32" as const, shape: targets.shape };
+      return { ...d, loss_fn_inputs: { target_tokens: targets, weights } };
+    });
+    const forward = this.forward(inputs, "cross_entropy");
+    return new APIFuture(
+      forward.result().then(async (out) => {
+        const logprobs = out.loss_fn_outputs.map((o) => o.logprobs.data);
+        const { loss, gradients, metrics = {} } = await lossFn(data, logprobs);
+        if (
+          gradients.length !== logprobs.length ||
+          gradients.some((g, i) => g.length !== logprobs[i].length)
+        ) {
+          throw new Error(
+            "forwardBackwardCustom: gradients must have one value per log-prob of every datum",
+          );
+        }
+        const surrogate = inputs.map((d, i) => ({
+          ...d,
+          loss_fn_inputs: {
+            ...d.loss_fn_inputs,
+            weights: {
+              data: gradients[i].map((g) => -g),
+              dtype: "float32" as const,
+              shape: d.loss_fn_inputs.weights.shape,
+            },
+          },
+        }));
+        const result = await this.forwardBackward(surrogate, "cross_entropy");
+        return { ...result, metrics: { ...result.metrics, "custom_loss:sum": loss, ...metrics } };
+      }),
+    );
   }
 
   /** One Adam step on the accumulated gradients. */

@@ -202,3 +202,51 @@ Deno.test("client: REST checkpoints and a training client continued from saved s
     );
   });
 });
+
+Deno.test("client: forwardBackwardCustom with the cross-entropy gradient trains like cross_entropy", async () => {
+  const train = async (custom: boolean) => {
+    let result: { lp: number[]; metrics: Record<string, number> } | undefined;
+    await withClient(async (service) => {
+      const training = await service.createLoraTrainingClient({
+        baseModel: "local/tiny",
+        rank: 4,
+        seed: 9,
+      });
+      const weights = batch.map((d) => d.loss_fn_inputs.weights.data);
+      const fb = custom
+        ? training.forwardBackwardCustom(batch, (_data, lps) => ({
+          loss: lps.reduce((a, lp, i) => a - lp.reduce((s, x, t) => s + x * weights[i][t], 0), 0),
+          gradients: lps.map((lp, i) => lp.map((_, t) => -weights[i][t])),
+          metrics: { "probe:sum": 1 },
+        }))
+        : training.forwardBackward(batch, "cross_entropy");
+      const metrics = (await fb).metrics;
+      await training.optimStep({ learning_rate: 1e-2 });
+      result = {
+        lp: (await training.forward(batch, "cross_entropy")).loss_fn_outputs[0].logprobs.data,
+        metrics,
+      };
+    });
+    return result!;
+  };
+  const builtin = await train(false);
+  const custom = await train(true);
+  assertClose(custom.lp, builtin.lp, 1e-6, "weights after one step");
+  assertClose([custom.metrics["custom_loss:sum"]], [builtin.metrics["loss:sum"]], 1e-5);
+  assert.equal(custom.metrics["probe:sum"], 1);
+});
+
+Deno.test("client: forwardBackwardCustom rejects extra inputs and mis-shaped gradients", async () => {
+  await withClient(async (service) => {
+    const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
+    const withAdvantages = datum([1, 2], { target_tokens: [2, 3], advantages: [1, 1] });
+    assert.throws(
+      () => training.forwardBackwardCustom([withAdvantages], () => ({ loss: 0, gradients: [] })),
+      /advantages/,
+    );
+    await assert.rejects(
+      () => training.forwardBackwardCustom(batch, () => ({ loss: 0, gradients: [[1]] })).result(),
+      /one value per log-prob/,
+    );
+  });
+});
