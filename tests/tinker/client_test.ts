@@ -1,6 +1,7 @@
 import { assert, assertClose } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
-import type { LocalServerOptions } from "../../lib/local/server/mod.ts";
+import type { LocalServer, LocalServerOptions } from "../../lib/local/server/mod.ts";
+import { parseTinkerPath } from "../../lib/protocol/mod.ts";
 import {
   datum,
   ModelInput,
@@ -11,7 +12,7 @@ import {
 } from "../../lib/tinker/mod.ts";
 
 async function withClient(
-  fn: (service: ServiceClient) => Promise<void>,
+  fn: (service: ServiceClient, server: LocalServer) => Promise<void>,
   opts: LocalServerOptions = {},
   clientOpts: Partial<ServiceClientOptions> = {},
 ): Promise<void> {
@@ -24,7 +25,7 @@ async function withClient(
     ...clientOpts,
   });
   try {
-    await fn(service);
+    await fn(service, server);
   } finally {
     service.close();
     await server.close();
@@ -88,38 +89,45 @@ Deno.test("client: server errors become typed errors with the server's message",
   });
 });
 
-Deno.test("client: a training loop under injected faults applies every step exactly once", async () => {
+Deno.test("client: 200 steps under injected faults apply exactly 200 updates, same weights", async () => {
+  const STEPS = 200;
   const run = async (faults?: LocalServerOptions["faults"]) => {
-    let final: number[] = [];
-    await withClient(async (service) => {
+    let final: number[] = [], steps = 0, injected = 0;
+    await withClient(async (service, server) => {
       const training = await service.createLoraTrainingClient({
         baseModel: "local/tiny",
         rank: 4,
         seed: 3,
       });
-      for (let i = 0; i < 15; i++) {
+      for (let i = 0; i < STEPS; i++) {
         const fb = training.forwardBackward(batch, "cross_entropy");
-        const step = training.optimStep({ learning_rate: 1e-2 });
+        const step = training.optimStep({ learning_rate: 1e-3 });
         await fb;
         await step;
       }
-      const out = await training.forward(batch, "cross_entropy");
-      final = out.loss_fn_outputs[0].logprobs.data;
+      final = (await training.forward(batch, "cross_entropy")).loss_fn_outputs[0].logprobs.data;
+      const saved = await training.saveState("end");
+      steps = (await server.backend.checkpoints.meta(parseTinkerPath(saved))).optimizer_step;
+      injected = Object.values(server.faults?.counts ?? {}).reduce((a, b) => a + b, 0);
     }, faults ? { faults } : {});
-    return final;
+    return { final, steps, injected };
   };
   const clean = await run();
   const faulty = await run({
     seed: 7,
-    serverError: 0.1,
-    rateLimit: 0.05,
-    timeout: 0.05,
-    dropBefore: 0.05,
-    dropAfter: 0.1,
-    expired: 0.1,
+    latencyMs: [0, 3],
+    serverError: 0.05,
+    rateLimit: 0.03,
+    timeout: 0.03,
+    dropBefore: 0.03,
+    dropAfter: 0.05,
+    expired: 0.05,
     paths: "/(forward_backward|optim_step|retrieve_future)$",
   });
-  assertClose(faulty, clean, 1e-6, "final log-probs with and without faults");
+  assert.equal(clean.steps, STEPS);
+  assert.equal(faulty.steps, STEPS, "every optim_step applied exactly once");
+  assert.ok(faulty.injected > 50, `faults injected: ${faulty.injected}`);
+  assertClose(faulty.final, clean.final, 1e-6, "final log-probs with and without faults");
 });
 
 let posts = 0;
