@@ -13,11 +13,22 @@ import {
   timeOurTrainStep,
 } from "./local_engine.ts";
 import { initEngine } from "../lib/local/engine.ts";
+import { benchEncodings, benchPipelining } from "./client.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
+const SUITES = ["local_engine", "client"];
+const only = Deno.args.length ? Deno.args : SUITES;
+for (const name of only) {
+  if (!SUITES.includes(name)) {
+    console.error(`unknown benchmark ${JSON.stringify(name)}; known: ${SUITES.join(", ")}`);
+    Deno.exit(2);
+  }
+}
 
 await initEngine();
+if (only.includes("client")) await runClientBench();
+if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],
   full: [] as number[],
@@ -113,3 +124,35 @@ console.log(`| measure | ours | PyTorch CPU | ratio |
 } | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.ratio, 2)}× |`);
 console.log(`\nwritten ${path.pathname}`);
 Deno.exit(0);
+
+async function runClientBench(): Promise<void> {
+  log("client: protobuf vs JSON for 1k datums x 2k tokens");
+  const encodings = benchEncodings();
+  log("client: awaited vs pipelined steps at 100 ms latency");
+  const pipelining = await benchPipelining();
+  const result = { benchmark: "client", date: new Date().toISOString(), encodings, pipelining };
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    new URL("./results/client.json", import.meta.url),
+    JSON.stringify(result, null, 2) + "\n",
+  );
+  const p = encodings.protobuf, j = encodings.json;
+  console.log(`| client measure | protobuf | JSON | ratio |
+| --- | --- | --- | --- |
+| bytes, 1k datums × 2k tokens | ${(p.bytes / 1e6).toFixed(1)} MB | ${
+    (j.bytes / 1e6).toFixed(1)
+  } MB | ${(p.bytes / j.bytes).toFixed(2)}× |
+| encode (ms) | ${p.encode_ms.toFixed(0)} | ${j.encode_ms.toFixed(0)} | ${
+    (p.encode_ms / j.encode_ms).toFixed(2)
+  }× |
+| decode (ms) | ${p.decode_ms.toFixed(0)} | ${j.decode_ms.toFixed(0)} | ${
+    (p.decode_ms / j.decode_ms).toFixed(2)
+  }× |
+
+| training step at ${pipelining.latency_ms} ms latency | awaited one by one | pipelined | ratio |
+| --- | --- | --- | --- |
+| ms per step | ${pipelining.awaited_ms.toFixed(0)} | ${pipelining.pipelined_ms.toFixed(0)} | ${
+    pipelining.ratio.toFixed(2)
+  }× |
+`);
+}
