@@ -32,8 +32,10 @@ interface Entry {
 }
 
 /**
- * Holds pending and settled futures. Settled results are kept for `retentionMs` so that a
- * client whose response was lost can poll again; after that the id answers "expired".
+ * Holds pending and settled futures. Settled results are kept for `retentionMs` (10 minutes by
+ * default) so that a client whose response was lost can poll again; after that the id answers
+ * "expired" (410) and the client resubmits. Longer retention would hold every step's log-probs
+ * of a long RL run in memory.
  */
 export class FutureStore {
   #entries = new Map<string, Entry>();
@@ -41,7 +43,7 @@ export class FutureStore {
   #next = 1;
   readonly retentionMs: number;
 
-  constructor({ retentionMs = 60 * 60 * 1000 }: { retentionMs?: number } = {}) {
+  constructor({ retentionMs = 10 * 60 * 1000 }: { retentionMs?: number } = {}) {
     this.retentionMs = retentionMs;
   }
 
