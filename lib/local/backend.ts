@@ -69,7 +69,15 @@ interface TrainingModel {
   submitted: number;
   learner?: Learner;
   loadError?: unknown;
+  /** Sampling sessions on in-memory snapshots of this model, oldest first. */
+  snapshots: string[];
 }
+
+/**
+ * How many unnamed sampler snapshots a model keeps. RL saves one per step; each holds a copy
+ * of the adapter, so keeping them all would grow without bound over a long run.
+ */
+const MAX_SNAPSHOTS_PER_MODEL = 8;
 
 /** Where a sampling session's weights come from. */
 type SamplerWeights =
@@ -116,6 +124,7 @@ export class LocalBackend {
   readonly #tokenizer = new ByteTokenizer();
   readonly #opts: Required<LocalBackendOptions>;
   #snapshots = 0;
+  readonly #expiredSnapshots = new Set<string>();
   #sweepTimer?: ReturnType<typeof setInterval>;
 
   constructor(opts: LocalBackendOptions) {
@@ -338,6 +347,17 @@ export class LocalBackend {
           trainable: m.trainable,
         },
       });
+      m.snapshots.push(id);
+      for (
+        const old of m.snapshots.splice(
+          0,
+          Math.max(0, m.snapshots.length - MAX_SNAPSHOTS_PER_MODEL),
+        )
+      ) {
+        this.#samplingSessions.delete(old);
+        this.#sessions.get(m.sessionId)?.samplingSessions.delete(old);
+        this.#expiredSnapshots.add(old);
+      }
       return { type: "save_weights_for_sampler", path: null, sampling_session_id: id };
     });
   }
@@ -510,6 +530,7 @@ export class LocalBackend {
       trainable,
       userMetadata,
       submitted: 0,
+      snapshots: [],
       order: new SeqOrder({
         gapTimeoutMs: this.#opts.seqGapTimeoutMs,
         onSkip: (from, to) =>
@@ -731,6 +752,13 @@ export class LocalBackend {
 
   #samplingSession(id: string): SamplingSession {
     const s = this.#samplingSessions.get(id);
+    if (!s && this.#expiredSnapshots.has(id)) {
+      throw new UserInputError(
+        `sampling session ${id} was an unnamed snapshot and has been dropped (a model keeps its ` +
+          `${MAX_SNAPSHOTS_PER_MODEL} newest); save the weights again, or save them by name`,
+        404,
+      );
+    }
     if (!s) throw new UserInputError(`unknown sampling_session_id ${JSON.stringify(id)}`, 404);
     return s;
   }

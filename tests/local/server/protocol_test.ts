@@ -309,3 +309,31 @@ Deno.test("server: a session without heartbeats expires and its models are unloa
     );
   }, { sessionTtlMs: 300 });
 });
+
+Deno.test("server: a model keeps its 8 newest unnamed sampler snapshots, with a clear 404 for older", async () => {
+  await withServer(async (h) => {
+    const modelId = await h.newModel();
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await h.result(
+        await h.post("save_weights_for_sampler", {
+          model_id: modelId,
+          sampling_session_seq_id: i,
+          seq_id: i + 1,
+        }),
+      );
+      ids.push(r.sampling_session_id as string);
+    }
+    const sample = (id: string) =>
+      h.post("asample", {
+        sampling_session_id: id,
+        prompt: { chunks: [{ type: "encoded_text", tokens: [1, 2] }] },
+        sampling_params: { max_tokens: 2 },
+      });
+    const old = await sample(ids[0]);
+    assert.equal(old.status, 404);
+    assert.match(old.body.detail, /snapshot.*dropped.*save the weights again/);
+    assert.equal((await sample(ids[2])).status, 200);
+    assert.equal((await sample(ids[9])).status, 200);
+  });
+});
