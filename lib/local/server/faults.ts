@@ -80,14 +80,21 @@ export class FaultInjector {
   }
 }
 
-/** A response whose body fails mid-flight: the client sees a broken connection. */
+/**
+ * A response cut off mid-body: it announces more bytes than it sends, so the client sees a
+ * broken connection (the server logs nothing, unlike a stream that errors).
+ */
 export function droppedConnection(): Response {
   const body = new ReadableStream({
     start(c) {
-      c.error(new Error("fault injection: connection dropped on purpose"));
+      c.enqueue(new TextEncoder().encode("{"));
+      c.close();
     },
   });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "application/json", "content-length": "4096" },
+  });
 }
 
 /** The JSON body of an injected error status, shaped like the service's. */
