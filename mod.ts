@@ -44,3 +44,13 @@ export {
   type SupervisedExample,
   trainSupervised,
 } from "./lib/trainer/supervised.ts";
+
+// Advantages (RL).
+export {
+  type AdvantageConfig,
+  AdvantageConfigSchema,
+  type AdvantageResult,
+  computeAdvantages,
+  discountedReturns,
+  type EpisodeRewards,
+} from "./lib/advantages/mod.ts";

@@ -1,0 +1,93 @@
+import { assert, assertClose } from "../assert.ts";
+import { computeAdvantages, discountedReturns } from "../../lib/advantages/mod.ts";
+
+const ep = (...turnRewards: number[]) => ({ turnRewards });
+const flat = (a: number[][][]) => a.flat(2);
+
+Deno.test("advantages: raw broadcasts the episode reward over its turns", () => {
+  const r = computeAdvantages([[ep(0, 1), ep(0.5)]], { mode: "raw" });
+  assert.deepEqual(r.advantages, [[[1, 1], [0.5]]]);
+});
+
+Deno.test("advantages: group_centered subtracts the group mean (Dr. GRPO, no std)", () => {
+  const r = computeAdvantages([[ep(1), ep(0), ep(0), ep(1)], [ep(3), ep(1)]]);
+  assert.deepEqual(r.advantages, [[[0.5], [-0.5], [-0.5], [0.5]], [[1], [-1]]]);
+});
+
+Deno.test("advantages: group_zscore and batch_zscore divide by the population std", () => {
+  const groups = [[ep(1), ep(0)], [ep(4), ep(0)]];
+  assertClose(
+    flat(computeAdvantages(groups, { mode: "group_zscore" }).advantages),
+    [1, -1, 1, -1],
+    1e-6,
+  );
+  // batch: mean 1.25, std sqrt(((−.25)²+(−1.25)²+2.75²+(−1.25)²)/4) = sqrt(2.6875)
+  const s = Math.sqrt(2.6875);
+  assertClose(
+    flat(computeAdvantages(groups, { mode: "batch_zscore" }).advantages),
+    [-0.25 / s, -1.25 / s, 2.75 / s, -1.25 / s],
+    1e-6,
+  );
+});
+
+Deno.test("advantages: discounted returns and ReBN over every turn of the batch", () => {
+  assert.deepEqual(discountedReturns([0, 0, 1], 0.5), [0.25, 0.5, 1]);
+  const groups = [[ep(0, 0, 1), ep(-1)]];
+  assert.deepEqual(computeAdvantages(groups, { mode: "discounted", gamma: 0.5 }).advantages, [[[
+    0.25,
+    0.5,
+    1,
+  ], [-1]]]);
+  const rebn = flat(computeAdvantages(groups, { mode: "discounted_rebn", gamma: 0.5 }).advantages);
+  const xs = [0.25, 0.5, 1, -1], mean = 0.1875;
+  const std = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / 4);
+  assertClose(rebn, xs.map((x) => (x - mean) / std), 1e-6);
+});
+
+Deno.test("advantages: constant groups kept, dropped, or dropped but one kept", () => {
+  const groups = [[ep(1), ep(1)], [ep(1), ep(0)], [ep(0), ep(0)]];
+  assert.deepEqual(computeAdvantages(groups).keptGroups, [0, 1, 2]);
+  const dropped = computeAdvantages(groups, { constantGroups: "drop" });
+  assert.deepEqual(dropped.keptGroups, [1]);
+  assert.equal(dropped.stats.droppedGroups, 2);
+  const allConstant = [[ep(1), ep(1)], [ep(0), ep(0)]];
+  assert.deepEqual(computeAdvantages(allConstant, { constantGroups: "drop" }).keptGroups, []);
+  assert.deepEqual(computeAdvantages(allConstant, { constantGroups: "drop_keep_one" }).keptGroups, [
+    0,
+  ]);
+});
+
+Deno.test("advantages: reward reduction, non-terminal reward and clamps", () => {
+  const groups = [[ep(1, 2, 3), ep(0)]];
+  assert.deepEqual(
+    flat(computeAdvantages(groups, { mode: "raw", rewardReduction: "mean" }).advantages),
+    [2, 2, 2, 0],
+  );
+  assert.deepEqual(
+    flat(computeAdvantages(groups, { mode: "raw", rewardReduction: "max" }).advantages),
+    [3, 3, 3, 0],
+  );
+  assert.deepEqual(
+    flat(computeAdvantages(groups, { mode: "raw", nonTerminalReward: 0 }).advantages),
+    [3, 3, 3, 0],
+  );
+  assert.deepEqual(
+    flat(computeAdvantages(groups, { mode: "raw", clampMin: 0.5, clampMax: 2.5 }).advantages),
+    [2.5, 2.5, 2.5, 0.5],
+  );
+});
+
+Deno.test("advantages: group outcome shares and advantage stats", () => {
+  const r = computeAdvantages([[ep(1), ep(1)], [ep(1), ep(0)], [ep(0), ep(0)], [ep(-1), ep(-1)]]);
+  assert.equal(r.stats.fracMixed, 0.25);
+  assert.equal(r.stats.fracAllGood, 0.25);
+  assert.equal(r.stats.fracAllBad, 0.5);
+  assert.deepEqual([r.stats.min, r.stats.max], [-0.5, 0.5]);
+});
+
+Deno.test("advantages: bad input is a clear error", () => {
+  assert.throws(() => computeAdvantages([[ep()]]), /at least one turn/);
+  assert.throws(() => computeAdvantages([[ep(NaN)]]), /non-finite/);
+  assert.throws(() => computeAdvantages([[ep(1)]], { mode: "nope" as never }));
+  assert.throws(() => computeAdvantages([[ep(1)]], { clampMin: 2, clampMax: 1 }), /clampMin/);
+});
