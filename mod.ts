@@ -54,3 +54,11 @@ export {
   discountedReturns,
   type EpisodeRewards,
 } from "./lib/advantages/mod.ts";
+
+// Datums (RL).
+export {
+  checkDatum,
+  DatumCheckError,
+  trajectoryToDatums,
+  type TurnTokens,
+} from "./lib/datums/mod.ts";

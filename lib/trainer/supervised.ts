@@ -7,6 +7,7 @@
 
 import { datum, type TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
+import { checkDatum } from "../datums/mod.ts";
 
 /** One training example. */
 export interface SupervisedExample {
@@ -27,7 +28,7 @@ export function supervisedDatum(tokenizer: Encoder, ex: SupervisedExample): Datu
   const prompt = tokenizer.encode(ex.prompt);
   const tokens = [...prompt, ...tokenizer.encode(ex.completion)];
   const weights = tokens.slice(1).map((_, i) => (i + 1 >= prompt.length ? 1 : 0));
-  return datum(tokens.slice(0, -1), { target_tokens: tokens.slice(1), weights });
+  return checkDatum(datum(tokens.slice(0, -1), { target_tokens: tokens.slice(1), weights }));
 }
 
 /** Metrics of one supervised step. */
