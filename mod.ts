@@ -62,3 +62,6 @@ export {
   trajectoryToDatums,
   type TurnTokens,
 } from "./lib/datums/mod.ts";
+
+// Scoring rules (OpenClaw-style PRM, hints, at-least-one, combine).
+export * from "./lib/scoring/rules.ts";
