@@ -65,3 +65,11 @@ export {
 
 // Scoring rules (OpenClaw-style PRM, hints, at-least-one, combine).
 export * from "./lib/scoring/rules.ts";
+
+// Training configuration.
+export {
+  ConfigError,
+  loadTrainConfig,
+  type TrainConfig,
+  TrainConfigSchema,
+} from "./lib/config/mod.ts";
