@@ -73,3 +73,6 @@ export {
   type TrainConfig,
   TrainConfigSchema,
 } from "./lib/config/mod.ts";
+
+// Environments (GEM-style).
+export * from "./lib/envs/mod.ts";

@@ -1,0 +1,145 @@
+/**
+ * GuessTheNumber, with GEM's rules and rewards: guess a hidden integer, the feedback says
+ * higher or lower. A guess is the last `\boxed{N}` of the action.
+ *
+ * Rewards: a correct guess 1.0 (the episode ends); an action without a guess −0.1 (the episode
+ * ends); out-of-range or repeated guesses and every other step 0; when the turns run out,
+ * partial credit `1 − |last guess − target| / (max − min)`.
+ *
+ * @module
+ */
+
+import { Rng } from "../local/random.ts";
+import { type Env, lastBoxedInteger, type StepResult } from "./types.ts";
+
+/** Range and turn limit of a variant. */
+export interface GuessTheNumberOptions {
+  min: number;
+  max: number;
+  maxTurns: number;
+}
+
+/** GEM's variants: easy 1–10 in 4 turns, hard 1–50 in 7 turns. */
+export const GUESS_THE_NUMBER_VARIANTS = {
+  easy: { min: 1, max: 10, maxTurns: 4 },
+  hard: { min: 1, max: 50, maxTurns: 7 },
+} as const satisfies Record<string, GuessTheNumberOptions>;
+
+interface State {
+  target: number;
+  turn: number;
+  guesses: number[];
+  lastGuess: number | null;
+  done: boolean;
+}
+
+/** The GuessTheNumber environment. `random` picks easy or hard at each reset. */
+export class GuessTheNumber implements Env {
+  readonly id: string;
+  #variant: "easy" | "hard" | "random";
+  #opts: GuessTheNumberOptions;
+  #state: State | null = null;
+
+  constructor(variant: "easy" | "hard" | "random" = "easy") {
+    this.#variant = variant;
+    this.id = `game:GuessTheNumber-v0-${variant}`;
+    this.#opts = GUESS_THE_NUMBER_VARIANTS[variant === "random" ? "easy" : variant];
+  }
+
+  get maxTurns(): number {
+    return this.#opts.maxTurns;
+  }
+
+  reset(seed?: number) {
+    const rng = new Rng(seed ?? Math.floor(Math.random() * 2 ** 31));
+    if (this.#variant === "random") {
+      this.#opts = GUESS_THE_NUMBER_VARIANTS[rng.uniform() < 0.5 ? "easy" : "hard"];
+    }
+    const { min, max, maxTurns } = this.#opts;
+    this.#state = {
+      target: min + rng.int(max - min + 1),
+      turn: 0,
+      guesses: [],
+      lastGuess: null,
+      done: false,
+    };
+    const observation =
+      `You are playing Guess The Number. I am thinking of an integer between ${min} and ` +
+      `${max} (inclusive). You have ${maxTurns} turns. After each guess I say whether the number is ` +
+      `higher or lower. Give your guess as \\boxed{N}.`;
+    return { observation, info: { min, max, maxTurns } };
+  }
+
+  step(action: string): StepResult {
+    const s = this.#state;
+    if (!s) throw new Error(`${this.id}: call reset() before step()`);
+    if (s.done) throw new Error(`${this.id}: the episode is over; call reset()`);
+    const { min, max, maxTurns } = this.#opts;
+    s.turn++;
+    const guess = lastBoxedInteger(action);
+    if (guess === null) {
+      s.done = true;
+      return this.#result(
+        "No guess found: answer with \\boxed{N}. Game over.",
+        -0.1,
+        true,
+        false,
+        "invalid_action",
+      );
+    }
+    if (guess === s.target) {
+      s.done = true;
+      return this.#result(`Correct! The number was ${s.target}.`, 1, true, false, "correct");
+    }
+    let feedback: string, reason: string;
+    if (guess < min || guess > max) {
+      feedback = `${guess} is out of range: guess between ${min} and ${max}.`;
+      reason = "out_of_range";
+    } else if (s.guesses.includes(guess)) {
+      feedback = `You already guessed ${guess}.`;
+      reason = "repeated";
+    } else {
+      feedback = `The number is ${guess < s.target ? "higher" : "lower"} than ${guess}.`;
+      reason = "wrong";
+      s.guesses.push(guess);
+      s.lastGuess = guess;
+    }
+    if (s.turn >= maxTurns) {
+      s.done = true;
+      const credit = s.lastGuess === null ? 0 : 1 - Math.abs(s.lastGuess - s.target) / (max - min);
+      return this.#result(
+        `${feedback} Out of turns: the number was ${s.target}.`,
+        credit,
+        false,
+        true,
+        reason,
+      );
+    }
+    return this.#result(`${feedback} ${maxTurns - s.turn} turns left.`, 0, false, false, reason);
+  }
+
+  spawn(sameState = false): GuessTheNumber {
+    const env = new GuessTheNumber(this.#variant);
+    if (sameState && this.#state) {
+      env.#opts = this.#opts;
+      env.#state = structuredClone(this.#state);
+    }
+    return env;
+  }
+
+  #result(
+    observation: string,
+    reward: number,
+    terminated: boolean,
+    truncated: boolean,
+    reason: string,
+  ) {
+    return {
+      observation,
+      reward,
+      terminated,
+      truncated,
+      info: { reason, turn: this.#state!.turn },
+    };
+  }
+}
