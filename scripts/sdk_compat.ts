@@ -1,38 +1,71 @@
 /**
- * `deno task compat:sdk`: starts the local backend in-process and runs the official Tinker
- * Python SDK against it (`tests/compat/sdk_flow.py`). The SDK is not on this machine by default
- * and PyPI may be unreachable: see tests/compat/README.md for the setup, then point
- * `TINKER_SDK_PYTHONPATH` at the SDK's `src` folder and its dependencies.
+ * `deno task compat:sdk [model]`: starts the local backend in-process on a free port and runs the
+ * official Tinker Python SDK (0.25.0) against it (`tests/compat/sdk_flow.py`). The flow prints one
+ * `PASS`/`FAIL`/`SKIP` line per step; this task exits with the flow's exit code.
+ *
+ * The SDK is not on this machine by default and PyPI is unreachable: see tests/compat/README.md
+ * for the setup, then point `TINKER_SDK_PYTHONPATH` at the SDK's `src` folder and its
+ * dependencies. `PYTHON` picks the interpreter (default `python3`, which needs pydantic 2).
  */
 
 import { startLocalServer } from "../lib/local/server/mod.ts";
 
+const SETUP_HINT = "Set it to the Tinker SDK's src folder and its dependencies, e.g.\n" +
+  "  TINKER_SDK_PYTHONPATH=/work/sdk/tinker-0.25.0/src:/work/sdk/pydeps:/work/sdk/pytorch \\\n" +
+  "    deno task compat:sdk\n" +
+  "See tests/compat/README.md for how to get the SDK source and its Debian dependencies.";
+
 const pythonPath = Deno.env.get("TINKER_SDK_PYTHONPATH");
 if (!pythonPath) {
+  console.error(`error: TINKER_SDK_PYTHONPATH is not set.\n${SETUP_HINT}`);
+  Deno.exit(2);
+}
+const python = Deno.env.get("PYTHON") ?? "python3";
+const model = Deno.args[0] ?? Deno.env.get("SDK_FLOW_MODEL") ?? "local/tiny";
+const flow = new URL("../tests/compat/sdk_flow.py", import.meta.url).pathname;
+
+// Fail fast, before loading the engine, if the SDK cannot be imported with this path.
+const probe = await new Deno.Command(python, {
+  args: ["-c", "import tinker; print(tinker.__version__)"],
+  env: { PYTHONPATH: pythonPath },
+  stdout: "piped",
+  stderr: "piped",
+}).output().catch((e) => {
+  console.error(`error: cannot run ${python}: ${e.message}`);
+  Deno.exit(2);
+});
+if (!probe.success) {
   console.error(
-    "error: TINKER_SDK_PYTHONPATH is not set.\n" +
-      "Set it to the Tinker SDK's src folder and its dependencies, e.g.\n" +
-      "  TINKER_SDK_PYTHONPATH=/work/sdk/tinker-0.25.0/src:/work/sdk/pydeps deno task compat:sdk\n" +
-      "See tests/compat/README.md.",
+    `error: \`${python} -c "import tinker"\` failed with PYTHONPATH=${pythonPath}:\n` +
+      new TextDecoder().decode(probe.stderr).trim().split("\n").slice(-3).join("\n") +
+      `\n${SETUP_HINT}`,
   );
   Deno.exit(2);
 }
-const model = Deno.args[0] ?? "local/tiny";
+const sdkVersion = new TextDecoder().decode(probe.stdout).trim();
+
 const dataDir = await Deno.makeTempDir({ prefix: "tinkerbench-compat-" });
 const server = await startLocalServer({ dataDir });
-console.log(`local backend on ${server.url}; running the Tinker SDK flow on ${model}`);
-const child = new Deno.Command(Deno.env.get("PYTHON") ?? "python3", {
-  args: [new URL("../tests/compat/sdk_flow.py", import.meta.url).pathname, model],
-  env: {
-    PYTHONPATH: pythonPath,
-    TINKER_BASE_URL: server.url,
-    TINKER_API_KEY: "tml-local",
-    TINKER_TELEMETRY: "0",
-  },
-  stdout: "inherit",
-  stderr: "inherit",
-}).spawn();
-const { code } = await child.status;
-await server.close();
-await Deno.remove(dataDir, { recursive: true });
+let code = 1;
+try {
+  console.log(
+    `local backend on ${server.url}; Tinker SDK ${sdkVersion}; running the flow on ${model}`,
+  );
+  const child = new Deno.Command(python, {
+    args: [flow, model],
+    env: {
+      PYTHONPATH: pythonPath,
+      TINKER_BASE_URL: server.url,
+      TINKER_API_KEY: "tml-local",
+      TINKER_TELEMETRY: "0",
+      PYTHONUNBUFFERED: "1",
+    },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  code = (await child.status).code;
+} finally {
+  await server.close();
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+}
 Deno.exit(code);

@@ -72,6 +72,9 @@ def _():
     state["tc"] = service.create_lora_training_client(base_model=MODEL, rank=8, seed=0)
 
 
+if "tc" not in state:
+    print("FAILED: no training client, the flow cannot go on", flush=True)
+    sys.exit(1)
 tc = state["tc"]
 
 
@@ -90,31 +93,52 @@ def _():
     lp = out.loss_fn_outputs[0]["logprobs"].tolist()
     assert len(lp) == len(SEQS[0]) - 1 and all(math.isfinite(x) for x in lp)
     state["first_loss"] = out.metrics["loss:sum"]
+    state["first_lp"] = [o["logprobs"].tolist() for o in out.loss_fn_outputs]
     return f"loss:sum={out.metrics['loss:sum']:.3f}"
 
 
 @step("forward_backward importance_sampling")
 def _():
-    data = []
-    for s in SEQS[:2]:
+    # Sampling logprobs = the model's own logprobs (weights unchanged since the first
+    # forward_backward), so every ratio is 1 and loss:sum = -sum(advantages).
+    data, adv_sum = [], 0.0
+    for i, s in enumerate(SEQS[:2]):
         n = len(s) - 1
+        adv = [0.5 if (i + j) % 2 else -0.25 for j in range(n)]
+        adv_sum += sum(adv)
         data.append(
             types.Datum(
                 model_input=types.ModelInput.from_ints(s[:-1]),
                 loss_fn_inputs={
                     "target_tokens": s[1:],
-                    "logprobs": [-4.0] * n,
-                    "advantages": [0.0] * n,
+                    "logprobs": state["first_lp"][i],
+                    "advantages": adv,
                 },
             )
         )
     out = tc.forward_backward(data, "importance_sampling").result()
-    assert abs(out.metrics["loss:sum"]) < 1e-6, out.metrics
+    loss = out.metrics["loss:sum"]
+    assert abs(loss + adv_sum) < 1e-3, (loss, -adv_sum)
+    lp = out.loss_fn_outputs[0]["logprobs"].tolist()
+    diff = max(abs(a - b) for a, b in zip(lp, state["first_lp"][0]))
+    assert diff < 1e-5, f"logprobs moved without an optim_step: {diff}"
+    return f"loss:sum={loss:.4f} (expected {-adv_sum:.4f})"
 
 
-@step("optim_step and loss falls over 20 steps")
+@step("optim_step (AdamParams lr 1e-3) changes the model")
 def _():
-    adam = types.AdamParams(learning_rate=1e-2)
+    res = tc.optim_step(types.AdamParams(learning_rate=1e-3)).result()
+    assert isinstance(res, types.OptimStepResponse), type(res)
+    out = tc.forward(BATCH[:1], "cross_entropy").result()
+    lp = out.loss_fn_outputs[0]["logprobs"].tolist()
+    diff = max(abs(a - b) for a, b in zip(lp, state["first_lp"][0]))
+    assert diff > 1e-6, "logprobs unchanged after optim_step"
+    return f"metrics={res.metrics}, max |dlogprob|={diff:.2e}"
+
+
+@step("loss falls over 20 steps (lr 1e-3)")
+def _():
+    adam = types.AdamParams(learning_rate=1e-3)
     losses = []
     for _ in range(20):
         fb = tc.forward_backward(BATCH, "cross_entropy")
@@ -255,8 +279,11 @@ def _():
         loss = sum(-lp.sum() for lp in logprobs_list)
         return loss, {"custom:sum": float(loss)}
 
+    ref = tc.forward(BATCH[:2], "cross_entropy").result().metrics["loss:sum"]
     out = tc.forward_backward_custom(BATCH[:2], loss_fn).result()
-    assert "custom:sum" in out.metrics, out.metrics
+    got = out.metrics["custom:sum"]
+    assert abs(got - ref) <= 1e-3 * max(1.0, abs(ref)), (got, ref)
+    return f"custom:sum={got:.4f}, cross_entropy loss:sum={ref:.4f}"
 
 
 print(f"{'FAILED' if failures else 'OK'}: {failures} step(s) failed", flush=True)
