@@ -76,3 +76,7 @@ export {
 
 // Environments (GEM-style).
 export * from "./lib/envs/mod.ts";
+
+// Rollouts and the local chat format.
+export * from "./lib/rollout/mod.ts";
+export { ChatMLRenderer, type Message, type ParsedResponse } from "./lib/renderers/chatml.ts";
