@@ -4,7 +4,8 @@
  *
  * Rewards: a correct guess 1.0 (the episode ends); an action without a guess −0.1 (the episode
  * ends); out-of-range or repeated guesses and every other step 0; when the turns run out,
- * partial credit `1 − |last guess − target| / (max − min)`.
+ * partial credit for the final guess, `1 − |guess − target| / (max − min)` (0 if it is out of
+ * range).
  *
  * @module
  */
@@ -29,7 +30,6 @@ interface State {
   target: number;
   turn: number;
   guesses: number[];
-  lastGuess: number | null;
   done: boolean;
 }
 
@@ -60,7 +60,6 @@ export class GuessTheNumber implements Env {
       target: min + rng.int(max - min + 1),
       turn: 0,
       guesses: [],
-      lastGuess: null,
       done: false,
     };
     const observation =
@@ -102,11 +101,11 @@ export class GuessTheNumber implements Env {
       feedback = `The number is ${guess < s.target ? "higher" : "lower"} than ${guess}.`;
       reason = "wrong";
       s.guesses.push(guess);
-      s.lastGuess = guess;
     }
     if (s.turn >= maxTurns) {
       s.done = true;
-      const credit = s.lastGuess === null ? 0 : 1 - Math.abs(s.lastGuess - s.target) / (max - min);
+      // GEM scores the final guess itself: out of range 0, else closeness (repeats included).
+      const credit = guess < min || guess > max ? 0 : 1 - Math.abs(guess - s.target) / (max - min);
       return this.#result(
         `${feedback} Out of turns: the number was ${s.target}.`,
         credit,

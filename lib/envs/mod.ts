@@ -6,4 +6,13 @@
 
 export * from "./types.ts";
 export * from "./guess_the_number.ts";
+export * from "./game.ts";
+export * from "./mastermind.ts";
+export * from "./hangman.ts";
+export * from "./tower_of_hanoi.ts";
+export * from "./minesweeper.ts";
+export * from "./fifteen_puzzle.ts";
+export * from "./arithmetic.ts";
+export * from "./words.ts";
+export * from "./wrappers.ts";
 export * from "./registry.ts";

@@ -6,12 +6,28 @@
 
 import type { Env } from "./types.ts";
 import { GuessTheNumber } from "./guess_the_number.ts";
+import { Mastermind } from "./mastermind.ts";
+import { Hangman } from "./hangman.ts";
+import { TowerOfHanoi } from "./tower_of_hanoi.ts";
+import { Minesweeper } from "./minesweeper.ts";
+import { FifteenPuzzle } from "./fifteen_puzzle.ts";
+import { Arithmetic } from "./arithmetic.ts";
 
-const FACTORIES: Record<string, () => Env> = {
-  "game:GuessTheNumber-v0-easy": () => new GuessTheNumber("easy"),
-  "game:GuessTheNumber-v0-hard": () => new GuessTheNumber("hard"),
-  "game:GuessTheNumber-v0-random": () => new GuessTheNumber("random"),
-};
+const LEVELS = ["easy", "hard", "random"] as const;
+
+/** Every game under GEM's `game:<Name>-v0-<level>` ids, plus the offline arithmetic task. */
+const FACTORIES: Record<string, () => Env> = Object.fromEntries([
+  ...LEVELS.flatMap((l) => [
+    [`game:GuessTheNumber-v0-${l}`, () => new GuessTheNumber(l)],
+    [`game:Mastermind-v0-${l}`, () => new Mastermind(l)],
+    [`game:Hangman-v0-${l}`, () => new Hangman(l)],
+    [`game:TowerofHanoi-v0-${l}`, () => new TowerOfHanoi(l)],
+    [`game:Minesweeper-v0-${l}`, () => new Minesweeper(l)],
+    [`game:FifteenPuzzle-v0-${l}`, () => new FifteenPuzzle(l)],
+  ]),
+  ["math:Arithmetic-v0-easy", () => new Arithmetic("easy")],
+  ["math:Arithmetic-v0-hard", () => new Arithmetic("hard")],
+]);
 
 /** An id that is not registered. */
 export class UnknownEnvError extends Error {

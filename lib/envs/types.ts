@@ -7,12 +7,15 @@
 
 /** What `step` returns. */
 export interface StepResult {
+  /** What the agent sees next (feedback and, for board games, the board). */
   observation: string;
+  /** This step's reward; GEM games shape it so an episode's rewards sum to at most 1. */
   reward: number;
   /** The episode ended by the rules (won, lost, invalid action). */
   terminated: boolean;
   /** The episode was cut off (turn limit). */
   truncated: boolean;
+  /** Diagnostics: `reason` (why the step scored what it did) and `turn`; not for the agent. */
   info: Record<string, unknown>;
 }
 
@@ -26,7 +29,10 @@ export interface Env {
   reset(seed?: number): { observation: string; info: Record<string, unknown> };
   /** Applies the agent's text action. */
   step(action: string): StepResult;
-  /** A new environment; with `sameState`, in this one's current state (same start for a group). */
+  /**
+   * A new environment of the same id; with `sameState`, a deep copy in this one's current state,
+   * so a GRPO group can play several completions from one start. Without it, call `reset` first.
+   */
   spawn(sameState?: boolean): Env;
 }
 

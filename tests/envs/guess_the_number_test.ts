@@ -50,13 +50,13 @@ Deno.test("GuessTheNumber: feedback, out-of-range and repeats score 0; turn limi
   assert.deepEqual([r2.reward, r2.info.reason], [0, "out_of_range"]);
   const r3 = env.step(`\\boxed{${wrong}}`);
   assert.deepEqual([r3.reward, r3.info.reason], [0, "repeated"]);
-  const r4 = env.step("\\boxed{0}");
+  const r4 = env.step(`\\boxed{${wrong}}`);
   assert.equal(r4.truncated, true);
-  assert.equal(
-    r4.reward,
-    1 - Math.abs(wrong - target) / 9,
-    "partial credit from the last valid guess",
-  );
+  assert.equal(r4.reward, 1 - Math.abs(wrong - target) / 9, "partial credit for the final guess");
+  const late = env.spawn(false);
+  late.reset(11);
+  for (let i = 0; i < 3; i++) late.step(`\\boxed{${wrong}}`);
+  assert.equal(late.step("\\boxed{0}").reward, 0, "an out-of-range final guess earns nothing");
 });
 
 Deno.test("GuessTheNumber: an action without a guess ends the episode with -0.1", () => {
