@@ -3,22 +3,19 @@
  * the same shape Qwen uses. A renderer builds generation prompts as token ids and parses the
  * sampled tokens back into a message, so rollouts stay token-in/token-out.
  *
+ * Assistant turns may carry reasoning and tool calls, written as Qwen writes them:
+ * `<think>\n{thinking}\n</think>\n\n{content}` and `\n<tool_call>\n{json}\n</tool_call>`. Unlike
+ * Qwen3's template, nothing is dropped from earlier turns and no empty think block is added,
+ * so a conversation's tokens only ever grow (see {@link ChatMLRenderer.continuation}).
+ *
  * @module
  */
 
 import { ByteTokenizer } from "../tokenizers/byte.ts";
+import { formatToolCalls, parseAssistantText } from "./parse.ts";
+import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
 
-/** A chat message. */
-export interface Message {
-  role: "system" | "user" | "assistant" | "tool";
-  content: string;
-}
-
-/** A parsed assistant response: `ok` is false when it was cut off before `<|im_end|>`. */
-export interface ParsedResponse {
-  message: Message;
-  ok: boolean;
-}
+export type { Message, ParsedResponse } from "./types.ts";
 
 /**
  * ChatML over the byte tokenizer.
@@ -28,19 +25,57 @@ export interface ParsedResponse {
  * const prompt = r.generationPrompt([{ role: "user", content: "hi" }]);
  * // sample with stop tokens r.stopTokens(), then r.parseResponse(sampledTokens)
  */
-export class ChatMLRenderer {
+export class ChatMLRenderer implements Renderer {
   readonly tokenizer = new ByteTokenizer();
+
+  /** Text of one message's body (what follows `<|im_start|>role\n`, up to `<|im_end|>`). */
+  #body(m: Message): string {
+    if (m.role !== "assistant") return m.content;
+    const think = m.thinking ? `<think>\n${m.thinking}\n</think>\n\n` : "";
+    return think + m.content + formatToolCalls(m.content, m.toolCalls ?? []);
+  }
 
   /** Tokens of finished messages. */
   renderMessages(messages: Message[]): number[] {
     return messages.flatMap((m) =>
-      this.tokenizer.encode(`<|im_start|>${m.role}\n${m.content}<|im_end|>\n`)
+      this.tokenizer.encode(`<|im_start|>${m.role}\n${this.#body(m)}<|im_end|>\n`)
     );
   }
 
   /** Tokens of the messages followed by the opening of the assistant's turn. */
   generationPrompt(messages: Message[]): number[] {
     return [...this.renderMessages(messages), ...this.tokenizer.encode("<|im_start|>assistant\n")];
+  }
+
+  /** Same as {@link generationPrompt} (the {@link Renderer} name). */
+  buildGenerationPrompt(messages: Message[]): number[] {
+    return this.generationPrompt(messages);
+  }
+
+  /**
+   * Tokens of a conversation with weight 1 on the trained assistant turns' bodies and their
+   * `<|im_end|>`; the final newline after the last message is left out.
+   */
+  buildSupervisedExample(
+    messages: Message[],
+    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
+  ): SupervisedExample {
+    const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+    const tokens: number[] = [];
+    const weights: number[] = [];
+    const put = (text: string, w: number) => {
+      const ids = this.tokenizer.encode(text);
+      tokens.push(...ids);
+      weights.push(...ids.map(() => w));
+    };
+    messages.forEach((m, i) => {
+      const train = m.role === "assistant" &&
+        (trainOn === "all_assistant" || i === lastAssistant);
+      if (i > 0) put("\n", 0);
+      put(`<|im_start|>${m.role}\n`, 0);
+      put(`${this.#body(m)}<|im_end|>`, train ? 1 : 0);
+    });
+    return { tokens, weights };
   }
 
   /**
@@ -57,10 +92,19 @@ export class ChatMLRenderer {
     return [this.tokenizer.eosTokenId];
   }
 
-  /** The assistant message in sampled tokens (up to `<|im_end|>`, which marks it complete). */
+  /** Same as {@link stopTokens} (the {@link Renderer} name). */
+  stopSequences(): number[] {
+    return this.stopTokens();
+  }
+
+  /**
+   * The assistant message in sampled tokens (up to `<|im_end|>`, which marks it complete), with
+   * its `<think>` block and `<tool_call>` blocks parsed out.
+   */
   parseResponse(tokens: number[]): ParsedResponse {
     const end = tokens.indexOf(this.tokenizer.eosTokenId);
     const body = end >= 0 ? tokens.slice(0, end) : tokens;
-    return { message: { role: "assistant", content: this.tokenizer.decode(body) }, ok: end >= 0 };
+    const { message, error } = parseAssistantText(this.tokenizer.decode(body));
+    return error ? { message, ok: end >= 0, error } : { message, ok: end >= 0 };
   }
 }

@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { Tokenizer } from "./types.ts";
+
 /** Special tokens, in id order after the 256 byte ids. */
 export const BYTE_SPECIAL_TOKENS = [
   "<|endoftext|>",
@@ -38,12 +40,14 @@ const SPECIAL_PATTERN = new RegExp(
  * const ids = tok.encode("<|im_start|>user\nhi<|im_end|>");
  * tok.decode(ids); // the same text
  */
-export class ByteTokenizer {
+export class ByteTokenizer implements Tokenizer {
   /** Identifier reported by the backend's get_info (`model_data.tokenizer_id`). */
   readonly id = "tinkerbench/byte";
   readonly vocabSize = BYTE_VOCAB_SIZE;
   readonly eosTokenId = SPECIAL_ID.get("<|im_end|>")!;
   readonly padTokenId = SPECIAL_ID.get("<|endoftext|>")!;
+  /** The special tokens and their ids (256 onwards). */
+  readonly specialTokens: ReadonlyMap<string, number> = SPECIAL_ID;
   #encoder = new TextEncoder();
   #decoder = new TextDecoder("utf-8", { fatal: false });
 

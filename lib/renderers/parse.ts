@@ -1,0 +1,90 @@
+/**
+ * Parsing of assistant text shared by the ChatML-shaped renderers: a `<think>…</think>` block
+ * and `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks (Qwen's / Hermes' format).
+ *
+ * @module
+ */
+
+import type { Message, ToolCall } from "./types.ts";
+
+const TOOL_CALL = /<tool_call>(.*?)<\/tool_call>/gs;
+
+/** The text and the tool calls of an assistant turn, or an error for a malformed block. */
+export function parseAssistantText(
+  text: string,
+): { message: Message; error?: string } {
+  const message: Message = { role: "assistant", content: text };
+  let rest = text;
+  const thinkEnd = rest.indexOf("</think>");
+  if (thinkEnd >= 0) {
+    const before = rest.slice(0, thinkEnd);
+    const open = before.lastIndexOf("<think>");
+    const thinking = (open >= 0 ? before.slice(open + "<think>".length) : before).replace(
+      /^\n+|\n+$/g,
+      "",
+    );
+    if (thinking) message.thinking = thinking;
+    rest = rest.slice(thinkEnd + "</think>".length).replace(/^\n+/, "");
+  }
+  const calls: ToolCall[] = [];
+  let error: string | undefined;
+  const first = rest.search(/<tool_call>/);
+  if (first >= 0) {
+    for (const m of rest.matchAll(TOOL_CALL)) {
+      try {
+        const parsed = JSON.parse(m[1]);
+        if (typeof parsed?.name !== "string" || !("arguments" in parsed)) {
+          throw new Error("expected {name, arguments}");
+        }
+        let args = parsed.arguments;
+        if (typeof args === "string") {
+          try {
+            args = JSON.parse(args);
+          } catch { /* arguments given as a plain string */ }
+        }
+        calls.push({ name: parsed.name, arguments: args });
+      } catch (e) {
+        error ??= `malformed tool call ${JSON.stringify(m[1].trim())}: ${(e as Error).message}`;
+      }
+    }
+    const tail = rest.slice(first).replace(TOOL_CALL, "").trim();
+    if (tail.includes("<tool_call>")) error ??= "unterminated <tool_call> block";
+    if (!error) {
+      // The template writes "\n" between content and the first tool call.
+      rest = rest.slice(0, first).replace(/\n$/, "") + (tail ? `\n${tail}` : "");
+    }
+  }
+  message.content = rest;
+  if (calls.length && !error) message.toolCalls = calls;
+  return error ? { message, error } : { message };
+}
+
+/**
+ * JSON text as Python's `json.dumps(value, ensure_ascii=False)` writes it (", " and ": "
+ * separators), which is what chat templates' `tojson` produces.
+ */
+export function pyJson(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
+  if (typeof value === "object") {
+    const items = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`,
+    );
+    return `{${items.join(", ")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The tool-call blocks of an assistant turn as Qwen's template writes them: a newline before
+ * each block except a first one that follows empty content.
+ */
+export function formatToolCalls(content: string, calls: ToolCall[]): string {
+  return calls.map((c, i) => {
+    const args = typeof c.arguments === "string" ? c.arguments : pyJson(c.arguments);
+    const sep = i > 0 || content ? "\n" : "";
+    return `${sep}<tool_call>\n{"name": ${
+      JSON.stringify(c.name)
+    }, "arguments": ${args}}\n</tool_call>`;
+  }).join("");
+}

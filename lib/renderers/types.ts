@@ -1,0 +1,59 @@
+/**
+ * The renderer interface: a chat format turned into token ids for sampling and training, and
+ * sampled tokens parsed back into a message. One renderer per model family.
+ *
+ * @module
+ */
+
+import type { Tokenizer } from "../tokenizers/types.ts";
+
+/** A tool call of an assistant message: a function name and its JSON arguments. */
+export interface ToolCall {
+  name: string;
+  arguments: unknown;
+}
+
+/** A chat message. `thinking` and `toolCalls` only occur on assistant messages. */
+export interface Message {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  /** The reasoning of an assistant turn (the text inside `<think>…</think>`). */
+  thinking?: string;
+  /** Tool calls of an assistant turn (the `<tool_call>{json}</tool_call>` blocks). */
+  toolCalls?: ToolCall[];
+}
+
+/**
+ * A parsed assistant response. `ok` is false when the response was cut off before the stop
+ * token (truncated). `error` reports a malformed block (e.g. a tool call that is not JSON).
+ */
+export interface ParsedResponse {
+  message: Message;
+  ok: boolean;
+  error?: string;
+}
+
+/** Tokens of a conversation with a per-token loss weight (1 on the tokens to train on). */
+export interface SupervisedExample {
+  tokens: number[];
+  weights: number[];
+}
+
+/** Which assistant messages a supervised example trains on. */
+export type TrainOn = "last_assistant" | "all_assistant";
+
+/** A chat format over a tokenizer. */
+export interface Renderer {
+  readonly tokenizer: Tokenizer;
+  /** Tokens of the messages followed by the opening of the assistant's turn. */
+  buildGenerationPrompt(messages: Message[]): number[];
+  /**
+   * Tokens of a whole conversation, with weight 1 on what the model produced in the trained
+   * assistant turns (through the stop token) and 0 elsewhere. Default: the last assistant turn.
+   */
+  buildSupervisedExample(messages: Message[], opts?: { trainOn?: TrainOn }): SupervisedExample;
+  /** Token ids that end sampling (the end of the assistant's message). */
+  stopSequences(): number[];
+  /** The assistant message in sampled tokens. */
+  parseResponse(tokens: number[]): ParsedResponse;
+}

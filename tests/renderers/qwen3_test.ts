@@ -1,0 +1,218 @@
+import { assert } from "../assert.ts";
+import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
+import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
+import { getRenderer } from "../../lib/renderers/mod.ts";
+import type { Message } from "../../lib/renderers/types.ts";
+
+const tok = loadQwen3Tokenizer();
+const r = new Qwen3Renderer(); // enableThinking: false
+const rThink = new Qwen3Renderer({ enableThinking: true });
+
+/** Messages in the shape transformers passes to the jinja template. */
+function hfMessages(messages: Message[]): object[] {
+  return messages.map((m) => ({
+    role: m.role,
+    content: m.content,
+    ...(m.thinking !== undefined ? { reasoning_content: m.thinking } : {}),
+    ...(m.toolCalls
+      ? {
+        tool_calls: m.toolCalls.map((c) => ({
+          type: "function",
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      }
+      : {}),
+  }));
+}
+
+function template(messages: Message[], addGenerationPrompt: boolean, enableThinking: boolean) {
+  return tok.applyChatTemplate(hfMessages(messages), {
+    addGenerationPrompt,
+    enable_thinking: enableThinking,
+  });
+}
+
+const SIMPLE: Message[] = [
+  { role: "system", content: "You are a helpful assistant." },
+  { role: "user", content: "What is 2 + 2?" },
+];
+
+const TOOLS: Message[] = [
+  { role: "system", content: "Use tools." },
+  { role: "user", content: "Weather in Paris and Oslo?" },
+  {
+    role: "assistant",
+    content: "Let me check.",
+    thinking: "Two cities, two calls.",
+    toolCalls: [
+      { name: "get_weather", arguments: { city: "Paris", unit: "c", days: [1, 2] } },
+      { name: "get_weather", arguments: { city: "Oslo", opts: { é: true, n: null } } },
+    ],
+  },
+  { role: "tool", content: '{"temp": 18}' },
+  { role: "tool", content: '{"temp": 7}' },
+  { role: "assistant", content: "", toolCalls: [{ name: "noop", arguments: {} }] },
+  { role: "tool", content: "ok" },
+];
+
+const MULTI: Message[] = [
+  { role: "user", content: "Pick a number." },
+  { role: "assistant", content: "7", thinking: "Lucky." },
+  { role: "user", content: "Another?" },
+  { role: "assistant", content: "<think>\nhmm\n</think>\n\n3" },
+  { role: "user", content: "Thanks.\n\nBye" },
+];
+
+Deno.test("Qwen3 template: rendering equals the reference rendering (enable_thinking false)", () => {
+  // Reference: /work/shared/reference/local-engine-measurements.md §3, identical to
+  // transformers' apply_chat_template(..., add_generation_prompt=True, enable_thinking=False).
+  const expected = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" +
+    "<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n" +
+    "<|im_start|>assistant\n<think>\n\n</think>\n\n";
+  assert.equal(template(SIMPLE, true, false), expected);
+  assert.equal(r.renderText(SIMPLE, true), expected);
+  // The closing think block is <think> "\n\n" </think> "\n\n" = 151667, 271, 151668, 271.
+  assert.deepEqual(r.buildGenerationPrompt(SIMPLE).slice(-9), [
+    151645,
+    198,
+    151644,
+    77091,
+    198,
+    151667,
+    271,
+    151668,
+    271,
+  ]);
+});
+
+Deno.test("Qwen3 renderer: generation prompt equals the tokenized chat template", () => {
+  for (const messages of [SIMPLE, TOOLS, MULTI, SIMPLE.slice(1)]) {
+    for (const [renderer, thinking] of [[r, false], [rThink, true]] as const) {
+      const text = template(messages, true, thinking);
+      assert.equal(renderer.renderText(messages, true), text);
+      assert.deepEqual(renderer.buildGenerationPrompt(messages), tok.encode(text));
+    }
+  }
+});
+
+Deno.test("Qwen3 renderer: full conversations render as the template does", () => {
+  const convs: Message[][] = [
+    [...SIMPLE, { role: "assistant", content: "4" }],
+    [...SIMPLE, { role: "assistant", content: "4", thinking: "\nEasy.\n" }],
+    TOOLS,
+    [...MULTI, {
+      role: "assistant",
+      content: "Bye!",
+      toolCalls: [{ name: "end", arguments: "{}" }],
+    }],
+  ];
+  for (const messages of convs) {
+    for (const [renderer, thinking] of [[r, false], [rThink, true]] as const) {
+      assert.equal(renderer.renderText(messages, false), template(messages, false, thinking));
+    }
+  }
+});
+
+Deno.test("Qwen3 renderer: supervised weights cover exactly the last assistant turn", () => {
+  const answer: Message = {
+    role: "assistant",
+    content: "Let me check.",
+    toolCalls: [{ name: "calc", arguments: { expr: "2+2" } }],
+  };
+  const messages = [...SIMPLE, answer];
+  const { tokens, weights } = r.buildSupervisedExample(messages);
+  assert.equal(tokens.length, weights.length);
+  // Same tokens as the template's text (without its final newline).
+  assert.deepEqual(tokens, tok.encode(template(messages, false, false).replace(/\n$/, "")));
+  // Weight-0 prefix = the generation prompt; weight-1 suffix = the answer through <|im_end|>.
+  const first = weights.indexOf(1);
+  const prompt = r.buildGenerationPrompt(SIMPLE);
+  assert.equal(first, prompt.length);
+  assert.deepEqual(tokens.slice(0, first), prompt);
+  assert.ok(weights.slice(first).every((w) => w === 1));
+  assert.equal(tokens.at(-1), 151645);
+  assert.equal(
+    tok.decode(tokens.slice(first)),
+    'Let me check.\n<tool_call>\n{"name": "calc", "arguments": {"expr": "2+2"}}\n</tool_call>' +
+      "<|im_end|>",
+  );
+});
+
+Deno.test("Qwen3 renderer: trainOn all_assistant weights every assistant turn only", () => {
+  const messages: Message[] = [...MULTI, { role: "assistant", content: "Bye!" }];
+  const last = r.buildSupervisedExample(messages);
+  const all = r.buildSupervisedExample(messages, { trainOn: "all_assistant" });
+  assert.deepEqual(all.tokens, last.tokens);
+  const trained = (ex: { tokens: number[]; weights: number[] }) =>
+    tok.decode(ex.tokens.filter((_, i) => ex.weights[i] === 1));
+  assert.equal(trained(last), "Bye!<|im_end|>");
+  // History turns lose their reasoning, as in the template; the last keeps its empty block
+  // in the (untrained) prompt.
+  assert.equal(trained(all), "7<|im_end|>3<|im_end|>Bye!<|im_end|>");
+  // With thinking enabled the model writes the think block itself, so it is trained.
+  const think = rThink.buildSupervisedExample([
+    ...SIMPLE,
+    { role: "assistant", content: "4", thinking: "Add." },
+  ]);
+  assert.equal(trained(think), "<think>\nAdd.\n</think>\n\n4<|im_end|>");
+  // ... also when it is empty (the template writes it on the last turn either way).
+  const empty = rThink.buildSupervisedExample([...SIMPLE, { role: "assistant", content: "4" }]);
+  assert.equal(trained(empty), "<think>\n\n</think>\n\n4<|im_end|>");
+});
+
+Deno.test("Qwen3 renderer: parseResponse round-trips content, thinking and tool calls", () => {
+  const cases: [Qwen3Renderer, Message][] = [
+    [r, { role: "assistant", content: "The answer is 4." }],
+    [rThink, { role: "assistant", content: "4", thinking: "2 + 2 = 4.\nSure." }],
+    [rThink, { role: "assistant", content: "4" }], // an empty think block is no thinking
+    [rThink, {
+      role: "assistant",
+      content: "Checking.",
+      thinking: "Need the weather.",
+      toolCalls: [
+        { name: "get_weather", arguments: { city: "Paris", days: [1, 2] } },
+        { name: "clock", arguments: {} },
+      ],
+    }],
+    [r, { role: "assistant", content: "", toolCalls: [{ name: "noop", arguments: { x: 1 } }] }],
+  ];
+  for (const [renderer, message] of cases) {
+    const { tokens, weights } = renderer.buildSupervisedExample([...SIMPLE, message]);
+    const sampled = tokens.filter((_, i) => weights[i] === 1);
+    const parsed = renderer.parseResponse(sampled);
+    assert.equal(parsed.ok, true);
+    assert.equal(parsed.error, undefined);
+    assert.deepEqual(parsed.message, message);
+  }
+});
+
+Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool calls", () => {
+  const sampled = tok.encode("<think>\nhm\n</think>\n\nPartial answer");
+  const cut = r.parseResponse(sampled);
+  assert.equal(cut.ok, false);
+  assert.deepEqual(cut.message, { role: "assistant", content: "Partial answer", thinking: "hm" });
+  assert.deepEqual(r.stopSequences(), [151645]);
+  const done = r.parseResponse([...sampled, ...r.stopSequences(), 151643]);
+  assert.equal(done.ok, true);
+  const bad = r.parseResponse(tok.encode("x\n<tool_call>\n{not json}\n</tool_call><|im_end|>"));
+  assert.equal(bad.ok, true);
+  assert.match(bad.error ?? "", /malformed tool call/);
+  assert.equal(bad.message.toolCalls, undefined);
+  assert.match(bad.message.content, /<tool_call>/);
+  const open = r.parseResponse(tok.encode('<tool_call>\n{"name": "f", "arguments": {}}<|im_end|>'));
+  assert.match(open.error ?? "", /unterminated/);
+});
+
+Deno.test("getRenderer: maps model names and rejects unknown or other-template ones", () => {
+  const q = getRenderer("Qwen/Qwen3-8B");
+  assert.ok(q instanceof Qwen3Renderer);
+  assert.deepEqual(q.stopSequences(), [151645]);
+  assert.equal(
+    (getRenderer("Qwen/Qwen3-8B", { enableThinking: true }) as Qwen3Renderer)
+      .enableThinking,
+    true,
+  );
+  assert.deepEqual(getRenderer("local/tiny").stopSequences(), [258]);
+  assert.throws(() => getRenderer("Qwen/Qwen3-4B-Instruct-2507"), /chat template differs/);
+  assert.throws(() => getRenderer("gpt-4o"), /no renderer for model/);
+});
