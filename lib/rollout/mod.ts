@@ -23,6 +23,10 @@ export interface Turn {
   /** The text given to the environment: the decoded action without the end-of-message token. */
   actionText: string;
   reward: number;
+  /** The user message this turn answered (the env's observation). */
+  observation: string;
+  /** What the env said after the action: the turn's next state (OPD hints, PRM evidence). */
+  nextObservation: string;
 }
 
 /** A finished episode. */
@@ -58,6 +62,7 @@ export async function runEpisode(
   const renderer = opts.renderer ?? new ChatMLRenderer();
   const turns: Turn[] = [];
   let prompt = renderer.generationPrompt([{ role: "user", content: firstObservation }]);
+  let observation = firstObservation;
   let stopReason: EpisodeStopReason = "max_turns";
   try {
     const maxTurns = opts.maxTurns ?? env.maxTurns;
@@ -80,6 +85,8 @@ export async function runEpisode(
         logprobs: seq.logprobs ?? [],
         actionText: parsed.message.content,
         reward: step.reward,
+        observation,
+        nextObservation: step.observation,
       });
       if (step.terminated) {
         stopReason = step.info.reason === "invalid_action" ? "parse_error" : "completed";
@@ -95,6 +102,7 @@ export async function runEpisode(
         ...seq.tokens,
         ...renderer.continuation([{ role: "user", content: step.observation }]),
       ];
+      observation = step.observation;
     }
   } catch (e) {
     stopReason = "error";
