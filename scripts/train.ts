@@ -1,122 +1,113 @@
 /**
- * `deno task train`: a supervised LoRA run on the embedded local backend (or the Tinker cloud
- * with TINKER_API_KEY): it teaches `local/tiny` to continue the alphabet, shows samples before
- * and after, and writes metrics and checkpoints. The RL methods (`--method rl|opd|combine`)
- * come with the trainer; this run shows the whole stack working end to end.
+ * `deno task train`: RL on an environment with `--method rl | opd | combine`, on the embedded
+ * local backend (or the Tinker cloud with TINKER_API_KEY). Settings come from defaults < a
+ * YAML/JSON file (`--config-path`) < environment variables < flags < `--overrides a.b=c`.
+ * Rerunning a command resumes its run directory from the last checkpoint; Ctrl-C saves and exits.
  */
 
-import { join } from "node:path";
-import { z } from "zod";
-import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
+import { parseArgs } from "node:util";
+import { runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
+import { ConfigError, loadTrainConfig, TrainConfigSchema } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
-import { findLocalModel, localModelNames } from "../lib/local/models.ts";
-import { Rng } from "../lib/local/random.ts";
-import { alphabetExamples } from "../lib/datasets/alphabet.ts";
-import { trainSupervised } from "../lib/trainer/supervised.ts";
-import { ByteTokenizer } from "../lib/tokenizers/byte.ts";
-import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
+import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 
-const USAGE = `usage: deno task train [--model-name local/tiny] [--steps 40] [--learning-rate 3e-3]
-                       [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]`;
+const KEYS = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "advantages");
+const flag = (k: string) => k.replaceAll("_", "-");
 
-const Flags = z.object({
-  "model-name": z.string().default("local/tiny").refine((m) => findLocalModel(m) !== undefined, {
-    message: `this run trains the local byte-level models: ${localModelNames().join(", ")}`,
-  }),
-  steps: z.coerce.number().int().min(1).max(100_000).default(40),
-  "learning-rate": z.coerce.number().positive().max(1).default(3e-3),
-  "lora-rank": z.coerce.number().int().min(1).max(1024).default(16),
-  "batch-size": z.coerce.number().int().min(1).max(4096).default(16),
-  seed: z.coerce.number().int().default(0),
-  "log-path": z.string().optional(),
-  help: z.boolean().default(false),
-});
-
-const PROMPTS = ["abc", "klm", "uvw"];
-
-async function show(label: string, sampler: SamplingClient, tok: ByteTokenizer): Promise<void> {
-  const lines = await Promise.all(PROMPTS.map(async (p) => {
-    const res = await sampler.sample({
-      prompt: ModelInput.fromInts(tok.encode(p)),
-      samplingParams: { maxTokens: 7, temperature: 0, stop: "\n" },
-    });
-    return `${p} → ${JSON.stringify(tok.decode(res.sequences[0].tokens))}`;
-  }));
-  console.log(`${label}: ${lines.join("   ")}`);
-}
+const USAGE =
+  `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
+         [--model-name local/games] [--max-steps N] [--batch-size N] [--group-size N]
+         [--learning-rate X] [--config-path run.yaml] [--overrides advantages.mode=group_zscore ...]
+settings (each as --flag VALUE, also TINKERBENCH_<NAME> in the environment):
+  ${KEYS.map(flag).join(", ")}
+advantages: --overrides advantages.<mode|constantGroups|rewardReduction|...>=VALUE
+rerun the same command to resume; Ctrl-C saves a checkpoint and exits`;
 
 await runCli(async () => {
-  const flags = parseFlags(Deno.args, {
-    "model-name": { type: "string" },
-    steps: { type: "string" },
-    "learning-rate": { type: "string" },
-    "lora-rank": { type: "string" },
-    "batch-size": { type: "string" },
-    seed: { type: "string" },
-    "log-path": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  }, Flags);
-  if (flags.help) return console.log(USAGE);
-  if (Deno.env.get("TINKER_API_KEY")) {
-    throw new UsageError(
-      "this run trains a local byte-level model; unset TINKER_API_KEY to use the local backend",
-    );
+  const options: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {
+    "config-path": { type: "string" },
+    overrides: { type: "string", multiple: true },
+    help: { type: "boolean" },
+  };
+  for (const k of KEYS) options[flag(k)] = { type: k === "eval_mode" ? "boolean" : "string" };
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: Deno.args, options, strict: true }).values;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
-  const logPath = flags["log-path"] ??
-    join(".tinkerbench", "runs", `supervised-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-  await Deno.mkdir(logPath, { recursive: true });
+  if (values.help) return console.log(USAGE);
+  const { "config-path": configPath, overrides, help: _, ...flags } = values;
+
+  let config;
+  try {
+    config = await loadTrainConfig({
+      file: configPath ? { path: String(configPath) } : undefined,
+      env: Deno.env.toObject(),
+      flags,
+      overrides: (overrides as string[] | undefined) ?? [],
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  const logDir = config.log_path ?? defaultLogDir(config);
+
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) Deno.exit(130); // a second Ctrl-C: stop now
+    console.error(
+      "\ninterrupt: finishing this step, then saving a checkpoint (Ctrl-C again to quit)",
+    );
+    abort.abort();
+  };
+  Deno.addSignalListener("SIGINT", onSigint);
 
   const tinker = await connectTinker();
   console.log(
-    `backend: ${tinker.backend} (${tinker.url}); model ${flags["model-name"]}; logs in ${logPath}`,
+    `backend: ${tinker.backend} (${tinker.url}); ${config.method} on ${config.env_id} with ` +
+      `${config.model_name}; run directory ${logDir}`,
   );
+  let bar: ProgressBar | undefined;
   try {
-    const tok = new ByteTokenizer();
-    const training = await tinker.service.createLoraTrainingClient({
-      baseModel: flags["model-name"],
-      rank: flags["lora-rank"],
-      seed: flags.seed,
-    });
-    await show("before", await training.saveWeightsAndGetSamplingClient(), tok);
-
-    const rng = new Rng(flags.seed);
-    const bar = new ProgressBar("train", flags.steps);
-    const metricsFile = await Deno.open(join(logPath, "metrics.jsonl"), {
-      create: true,
-      write: true,
-      truncate: true,
-    });
-    const history = await trainSupervised({
-      training,
-      tokenizer: tok,
-      steps: flags.steps,
-      learningRate: flags["learning-rate"],
-      batch: () => alphabetExamples(rng, flags["batch-size"]),
-      onStep: async (m) => {
-        await metricsFile.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-        bar.update(m.step, { loss: m["train/loss_per_token"] });
+    const result = await trainRL({
+      config,
+      service: tinker.service,
+      logDir,
+      signal: abort.signal,
+      onStart: ({ startStep, resumedFrom }) => {
+        if (resumedFrom) {
+          console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
+        }
+        if (startStep >= config.max_steps) {
+          console.log(
+            `this run is complete (${startStep} steps); use another --log-path to start over`,
+          );
+        }
+        bar = new ProgressBar("train", config.max_steps);
+        bar.update(startStep);
       },
+      onStep: (m) =>
+        bar?.update(m.step, {
+          reward: m["env/all/reward/total"],
+          success: m["env/all/success"],
+          ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
+        }),
     });
-    bar.done();
-    metricsFile.close();
-
-    const state = await training.saveState("final");
-    const samplerPath = await training.saveWeightsForSampler("final");
-    await show(
-      "after ",
-      await tinker.service.createSamplingClient({ modelPath: samplerPath }),
-      tok,
-    );
-    const first = history[0]["train/loss_per_token"],
-      last = history.at(-1)!["train/loss_per_token"];
-    console.log(`loss per completion token: ${first.toFixed(3)} → ${last.toFixed(3)}`);
-    console.log(
-      `checkpoint: ${state}\nsampler weights: ${samplerPath}\nmetrics: ${
-        join(logPath, "metrics.jsonl")
-      }`,
-    );
+    bar?.done();
+    const last = result.history.at(-1);
+    if (last) {
+      console.log(
+        `step ${last.step}: reward ${last["env/all/reward/total"].toFixed(3)}, success ` +
+          `${last["env/all/success"].toFixed(3)}`,
+      );
+    }
+    if (result.interrupted) console.log(`interrupted after step ${result.steps}; rerun to resume`);
+    if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
+    console.log(`metrics: ${logDir}/metrics.jsonl`);
   } finally {
+    Deno.removeSignalListener("SIGINT", onSigint);
     await tinker.close();
   }
 }, USAGE);

@@ -40,6 +40,17 @@ export const TrainConfigSchema = z.object({
   prm_m: int().min(1).default(3),
   prm_temperature: z.number().min(0).default(0.6),
   prm_max_tokens: int().min(1).default(4096),
+  /** Where the RL term's turn rewards come from: the env's own reward, or PRM votes. */
+  reward_source: z.enum(["env", "prm"]).default("env"),
+  /**
+   * Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation
+   * itself (in a game, the feedback on the move: the hindsight a judge would extract).
+   */
+  hint_source: z.enum(["judge", "next_observation"]).default("next_observation"),
+  /** An OpenAI-compatible judge (`…/v1`); null: the teacher model on Tinker judges. */
+  judge_base_url: z.string().url().nullable().default(null),
+  /** The model name to ask the OpenAI-compatible judge for. */
+  judge_model: z.string().min(1).nullable().default(null),
   // ---- GEM seed ----
   env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy"),
   num_env: int().min(1).default(4),
@@ -49,6 +60,8 @@ export const TrainConfigSchema = z.object({
   use_rebn: z.boolean().default(true),
   template: z.string().min(1).default("chat"),
   max_tokens: int().min(1).default(256),
+  /** Sampling temperature of rollouts. */
+  temperature: z.number().min(0).default(1),
   seed: int().default(0),
   // ---- run ----
   /** Where metrics, checkpoints.jsonl and the rollout store go. */

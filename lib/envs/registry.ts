@@ -29,6 +29,18 @@ const FACTORIES: Record<string, () => Env> = Object.fromEntries([
   ["math:Arithmetic-v0-hard", () => new Arithmetic("hard")],
 ]);
 
+/**
+ * Registers an environment under a new id (as GEM's `register`), so that configs, the trainer
+ * and the scripts can `make` it. Registering a taken id is an error.
+ *
+ * @example
+ * register("custom:MyTask-v0", () => new MyTask());
+ */
+export function register(id: string, factory: () => Env): void {
+  if (FACTORIES[id]) throw new Error(`environment ${JSON.stringify(id)} is already registered`);
+  FACTORIES[id] = factory;
+}
+
 /** An id that is not registered. */
 export class UnknownEnvError extends Error {
   override name = "UnknownEnvError";

@@ -1,0 +1,115 @@
+/**
+ * Per-step metrics with tinker-cookbook's names: `env/all/...` for rollouts (plus
+ * `env/<env id>/...` when a batch mixes environments), `optim/kl_sample_train_v1|v2` and
+ * `optim/entropy` for policy drift, `advantage/...`, `time/...`, `progress/...`.
+ *
+ * @module
+ */
+
+import type { AdvantageStats } from "../advantages/mod.ts";
+import type { Datum, ForwardBackwardOutput } from "../protocol/mod.ts";
+import type { Episode } from "../rollout/mod.ts";
+
+/** Whether an episode solved its task: its rewards reach 1 (a GEM game's win). */
+export function episodeSucceeded(e: Episode): boolean {
+  return e.totalReward >= 1 - 1e-9;
+}
+
+/** Rollout metrics of a batch of groups. */
+export function rolloutMetrics(groups: Episode[][]): Record<string, number> {
+  const m: Record<string, number> = {};
+  const byEnv = new Map<string, Episode[][]>();
+  for (const g of groups) {
+    const id = g[0]?.envId ?? "unknown";
+    byEnv.set(id, [...(byEnv.get(id) ?? []), g]);
+  }
+  Object.assign(m, prefixed("env/all", groups));
+  if (byEnv.size > 1) { for (const [id, gs] of byEnv) Object.assign(m, prefixed(`env/${id}`, gs)); }
+  return m;
+}
+
+function prefixed(prefix: string, groups: Episode[][]): Record<string, number> {
+  const eps = groups.flat();
+  const turns = eps.flatMap((e) => e.turns);
+  const acTokens = turns.reduce((n, t) => n + t.actionTokens.length, 0);
+  // Observation tokens a turn adds to the conversation (its prompt minus what came before).
+  let obTokens = 0;
+  for (const e of eps) {
+    let prev = 0;
+    for (const t of e.turns) {
+      obTokens += t.observationTokens.length - prev;
+      prev = t.observationTokens.length + t.actionTokens.length;
+    }
+  }
+  const m: Record<string, number> = {
+    [`${prefix}/reward/total`]: mean(eps.map((e) => e.totalReward)),
+    [`${prefix}/success`]: mean(eps.map((e) => (episodeSucceeded(e) ? 1 : 0))),
+    [`${prefix}/turns_per_episode`]: turns.length / (eps.length || 1),
+    [`${prefix}/ac_tokens_per_turn`]: acTokens / (turns.length || 1),
+    [`${prefix}/ob_tokens_per_turn`]: obTokens / (turns.length || 1),
+    [`${prefix}/total_episodes`]: eps.length,
+    [`${prefix}/total_turns`]: turns.length,
+    [`${prefix}/total_ac_tokens`]: acTokens,
+    [`${prefix}/total_ob_tokens`]: obTokens,
+  };
+  for (const reason of ["completed", "max_turns", "max_tokens", "parse_error", "error"]) {
+    m[`${prefix}/stop/${reason}`] = mean(eps.map((e) => (e.stopReason === reason ? 1 : 0)));
+  }
+  let mixed = 0, good = 0, bad = 0;
+  for (const g of groups) {
+    const rs = g.map((e) => e.totalReward);
+    if (rs.some((r) => r !== rs[0])) mixed++;
+    else if (rs[0] > 0) good++;
+    else bad++;
+  }
+  const n = groups.length || 1;
+  m[`${prefix}/by_group/frac_mixed`] = mixed / n;
+  m[`${prefix}/by_group/frac_all_good`] = good / n;
+  m[`${prefix}/by_group/frac_all_bad`] = bad / n;
+  return m;
+}
+
+/**
+ * Drift between the sampler and the learner on the trained tokens (advantage ≠ 0):
+ * v1 = mean(q − p), v2 = mean((q − p)² / 2), with q the sampler's and p the learner's
+ * log-probs, and entropy = −mean(q) (GEM's sampled-token estimate).
+ */
+export function klMetrics(datums: Datum[], out: ForwardBackwardOutput): Record<string, number> {
+  let n = 0, v1 = 0, v2 = 0, ent = 0;
+  datums.forEach((d, i) => {
+    const q = d.loss_fn_inputs.logprobs?.data ?? [];
+    const a = d.loss_fn_inputs.advantages?.data ?? [];
+    const p = out.loss_fn_outputs[i]?.logprobs?.data ?? [];
+    for (let t = 0; t < q.length; t++) {
+      if (a[t] === 0 || p[t] === undefined) continue;
+      const diff = q[t] - p[t];
+      v1 += diff;
+      v2 += 0.5 * diff * diff;
+      ent -= q[t];
+      n++;
+    }
+  });
+  if (n === 0) return {};
+  return {
+    "optim/kl_sample_train_v1": v1 / n,
+    "optim/kl_sample_train_v2": v2 / n,
+    "optim/entropy": ent / n,
+    "optim/trained_tokens": n,
+  };
+}
+
+/** The advantage pipeline's stats, as metrics. */
+export function advantageMetrics(s: AdvantageStats | null): Record<string, number> {
+  if (!s) return {};
+  return {
+    "advantage/mean": s.mean,
+    "advantage/std": s.std,
+    "advantage/min": s.min,
+    "advantage/max": s.max,
+    "advantage/dropped_groups": s.droppedGroups,
+  };
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}

@@ -1,0 +1,334 @@
+/**
+ * The RL trainer on environments: rollout → score → datums → forward_backward → optim_step →
+ * new sampler, for the methods `rl`, `opd` and `combine`, over any Tinker-compatible service.
+ *
+ * Each step's forward_backward, optim_step and the next sampler's weight save are submitted
+ * together and awaited once (the server runs them in order). Every step writes a metrics row
+ * and its rollouts; every `save_interval` steps, and at the end, the state (weights and Adam)
+ * is saved and recorded in `checkpoints.jsonl`. A rerun with the same log directory resumes
+ * from the last record exactly: the environments' seeds and the sampling seeds are functions
+ * of (seed, step, group), so the data cursor and the RNG state are the step itself.
+ *
+ * @module
+ */
+
+import type { TrainConfig } from "../config/mod.ts";
+import { trajectoryToDatums } from "../datums/mod.ts";
+import { make, UnknownEnvError } from "../envs/registry.ts";
+import { ChatMLRenderer } from "../renderers/chatml.ts";
+import { getRenderer } from "../renderers/mod.ts";
+import { type Episode, runGroup } from "../rollout/mod.ts";
+import { type ChatSampler, OpenAIChatSampler, TinkerChatSampler } from "../scoring/judges.ts";
+import { scoreEpisodes, type ScoringOptions } from "../scoring/episodes.ts";
+import type { SamplingClient, ServiceClient, TrainingClient } from "../tinker/mod.ts";
+import type { ForwardBackwardOutput } from "../protocol/mod.ts";
+import { ConfigError } from "../config/load.ts";
+import { advantageMetrics, episodeSucceeded, klMetrics, rolloutMetrics } from "./metrics.ts";
+import { type CheckpointRecord, RunLog } from "./run_log.ts";
+
+/** One step's metrics row (tinker-cookbook names, see ./metrics.ts). */
+export type StepMetrics = { step: number } & Record<string, number>;
+
+/** Options of {@link trainRL}. */
+export interface RLTrainOptions {
+  config: TrainConfig;
+  service: ServiceClient;
+  /** The run directory (metrics, checkpoints, rollouts). */
+  logDir: string;
+  /** Aborting saves the state after the current step and returns (SIGINT). */
+  signal?: AbortSignal;
+  /** Called after each step, e.g. for a progress bar. */
+  onStep?: (m: StepMetrics) => void | Promise<void>;
+  /** Called once the run knows where it starts (fresh or resumed). */
+  onStart?: (info: { startStep: number; resumedFrom: CheckpointRecord | null }) => void;
+}
+
+/** How a run ended. */
+export interface RLTrainResult {
+  /** Steps completed in total (including steps before a resume). */
+  steps: number;
+  resumedFrom: CheckpointRecord | null;
+  interrupted: boolean;
+  /** The last checkpoint written (final or interrupted). */
+  checkpoint: CheckpointRecord | null;
+  history: StepMetrics[];
+}
+
+/**
+ * Trains a policy on `config.env_id` with `config.method`.
+ *
+ * @example
+ * const tinker = await connectTinker();
+ * const config = await loadTrainConfig({ flags: { "max-steps": 5, "model-name": "local/tiny" } });
+ * await trainRL({ config, service: tinker.service, logDir: ".tinkerbench/runs/demo" });
+ */
+export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
+  const cfg = o.config;
+  const makeEnv = envFactory(cfg.env_id);
+  const renderer = rendererFor(cfg.model_name);
+  const log = await RunLog.open(o.logDir);
+  await log.writeConfig(cfg);
+
+  // Resume: the run directory's own last checkpoint (exact, with optimizer), else
+  // --resume-from-ckpt (weights only, the step count starts again, as OpenClaw does).
+  const resumedFrom = log.lastCheckpoint();
+  let training: TrainingClient;
+  let startStep = 0;
+  if (resumedFrom) {
+    training = await o.service.createTrainingClientFromState(resumedFrom.state_path, {
+      withOptimizer: true,
+    });
+    startStep = resumedFrom.step;
+    await log.rewindTo(startStep);
+  } else if (cfg.resume_from_ckpt) {
+    training = await o.service.createTrainingClientFromState(cfg.resume_from_ckpt);
+    await log.rewindTo(0);
+  } else {
+    training = await o.service.createLoraTrainingClient({
+      baseModel: cfg.model_name,
+      rank: cfg.lora_rank,
+      seed: cfg.seed,
+    });
+    await log.rewindTo(0);
+  }
+  o.onStart?.({ startStep, resumedFrom });
+  const result: RLTrainResult = {
+    steps: startStep,
+    resumedFrom,
+    interrupted: false,
+    checkpoint: resumedFrom,
+    history: [],
+  };
+  if (startStep >= cfg.max_steps) return result;
+
+  const scoring = await scoringOptions(cfg, o.service, renderer);
+  let sampler = await training.saveWeightsAndGetSamplingClient();
+
+  for (let step = startStep + 1; step <= cfg.max_steps; step++) {
+    if (o.signal?.aborted) {
+      result.interrupted = true;
+      break;
+    }
+    const t0 = performance.now();
+    const groups = await collect(cfg, step, makeEnv, sampler, renderer);
+    const tSample = performance.now();
+    const scored = await scoreEpisodes(groups, scoring);
+    const datums = scored.trajectories.flatMap((t) => trajectoryToDatums(t));
+    const tScore = performance.now();
+
+    const m: Record<string, number> = {};
+    if (datums.length > 0) {
+      const fbs: Promise<ForwardBackwardOutput>[] = [];
+      const optims: Promise<unknown>[] = [];
+      for (let epoch = 0; epoch < cfg.train_epochs; epoch++) {
+        fbs.push(training.forwardBackward(datums, cfg.loss_fn).result());
+        optims.push(training.optimStep({ learning_rate: cfg.learning_rate }).result());
+      }
+      const nextSampler = training.saveWeightsAndGetSamplingClient().result();
+      const [fb] = await Promise.all(fbs);
+      await Promise.all(optims);
+      // The first epoch's pass saw the weights that sampled: its drift is the sampler's.
+      Object.assign(m, klMetrics(datums, fb));
+      for (const [k, v] of Object.entries(fb.metrics)) m[`train/${k}`] = v;
+      sampler = await nextSampler;
+    }
+    const tTrain = performance.now();
+
+    const row: StepMetrics = {
+      step,
+      "progress/batch": step,
+      "progress/done_frac": step / cfg.max_steps,
+      "optim/lr": cfg.learning_rate,
+      ...rolloutMetrics(groups),
+      ...advantageMetrics(scored.advantageStats),
+      ...scored.metrics,
+      ...m,
+      "train/datums": datums.length,
+      "time/sample": (tSample - t0) / 1000,
+      "time/score": (tScore - tSample) / 1000,
+      "time/train": (tTrain - tScore) / 1000,
+      "time/step": (tTrain - t0) / 1000,
+    };
+    await log.writeRollouts(step, rolloutRecords(step, groups, scored.turns));
+    await log.appendMetrics(row);
+    result.history.push(row);
+    result.steps = step;
+    await o.onStep?.(row);
+
+    if (cfg.save_interval > 0 && step % cfg.save_interval === 0 && step < cfg.max_steps) {
+      result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
+    }
+  }
+
+  if (result.steps > startStep || result.interrupted) {
+    result.checkpoint = await saveCheckpoint(
+      log,
+      training,
+      result.steps,
+      result.interrupted ? "interrupted" : "final",
+    );
+  }
+  return result;
+}
+
+/** The default run directory of a configuration, so that rerunning a command resumes it. */
+export function defaultLogDir(cfg: TrainConfig): string {
+  const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
+  return `.tinkerbench/runs/${cfg.method}-${slug(cfg.env_id)}-${
+    slug(cfg.model_name)
+  }-seed${cfg.seed}`;
+}
+
+function envFactory(envId: string) {
+  try {
+    make(envId);
+  } catch (e) {
+    if (e instanceof UnknownEnvError) throw new ConfigError(`env_id: ${e.message}`);
+    throw e;
+  }
+  return () => make(envId);
+}
+
+function rendererFor(model: string): ChatMLRenderer {
+  let r;
+  try {
+    r = getRenderer(model);
+  } catch (e) {
+    throw new ConfigError(`model_name: ${(e as Error).message}`);
+  }
+  if (!(r instanceof ChatMLRenderer)) {
+    throw new ConfigError(
+      `model_name: multi-turn env rollouts need a renderer whose turn prompts extend one another; ` +
+        `${model}'s does not (it drops earlier thinking), so env training runs on local/* models`,
+    );
+  }
+  return r;
+}
+
+/** Env seeds and sampling seeds as functions of (seed, step, group): resume needs nothing else. */
+function groupSeed(seed: number, step: number, group: number): number {
+  let h = (seed * 0x9e3779b1 + step * 0x85ebca6b + group * 0xc2b2ae35) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d) >>> 0;
+  return (h ^ (h >>> 15)) % 2 ** 31;
+}
+
+async function collect(
+  cfg: TrainConfig,
+  step: number,
+  makeEnv: () => ReturnType<typeof make>,
+  sampler: SamplingClient,
+  renderer: ChatMLRenderer,
+): Promise<Episode[][]> {
+  return await Promise.all(Array.from({ length: cfg.batch_size }, (_, g) => {
+    const seed = groupSeed(cfg.seed, step, g);
+    return runGroup(makeEnv, seed, cfg.group_size, sampler, {
+      maxTokensPerTurn: cfg.max_tokens,
+      temperature: cfg.temperature,
+      seed: (seed * 7) % 2 ** 31,
+      renderer,
+    });
+  }));
+}
+
+async function scoringOptions(
+  cfg: TrainConfig,
+  service: ServiceClient,
+  renderer: ChatMLRenderer,
+): Promise<ScoringOptions> {
+  const needsTeacher = cfg.method !== "rl" || cfg.kl_loss_coef > 0;
+  const needsJudge = cfg.reward_source === "prm" || cfg.eval_mode ||
+    (cfg.method !== "rl" && cfg.hint_source === "judge");
+  const teacherModel = cfg.teacher_model_name ?? cfg.model_name;
+  const teacherSampler = needsTeacher || (needsJudge && !cfg.judge_base_url)
+    ? await service.createSamplingClient({ baseModel: teacherModel })
+    : undefined;
+  let judge: ChatSampler | undefined;
+  if (needsJudge) {
+    judge = cfg.judge_base_url
+      ? new OpenAIChatSampler({
+        baseUrl: cfg.judge_base_url,
+        model: cfg.judge_model ?? teacherModel,
+        apiKey: Deno.env.get("JUDGE_API_KEY"),
+      })
+      : new TinkerChatSampler(teacherSampler!, renderer, teacherModel);
+  }
+  const discounted = cfg.advantages.mode === "discounted" ||
+    cfg.advantages.mode === "discounted_rebn";
+  return {
+    method: cfg.method,
+    rewardSource: cfg.reward_source,
+    hintSource: cfg.hint_source,
+    evalMode: cfg.eval_mode,
+    // GEM's gamma and use_rebn choose among the discounted modes.
+    advantages: discounted
+      ? {
+        ...cfg.advantages,
+        gamma: cfg.gamma,
+        mode: cfg.use_rebn ? "discounted_rebn" : "discounted",
+      }
+      : cfg.advantages,
+    wOpd: cfg.w_opd,
+    wRl: cfg.w_rl,
+    klCoef: cfg.kl_loss_coef,
+    judge,
+    judgeSampling: {
+      m: cfg.prm_m,
+      temperature: cfg.prm_temperature,
+      maxTokens: cfg.prm_max_tokens,
+      seed: cfg.seed,
+    },
+    teacher: teacherSampler ? { sampler: teacherSampler, renderer } : undefined,
+  };
+}
+
+async function saveCheckpoint(
+  log: RunLog,
+  training: TrainingClient,
+  step: number,
+  kind: CheckpointRecord["kind"],
+): Promise<CheckpointRecord> {
+  const name = kind === "final" ? "final" : `${kind}_step_${String(step).padStart(6, "0")}`;
+  const state_path = await training.saveState(name);
+  const sampler_path = kind === "final" ? await training.saveWeightsForSampler(name) : undefined;
+  const rec: CheckpointRecord = {
+    name,
+    step,
+    state_path,
+    ...(sampler_path ? { sampler_path } : {}),
+    kind,
+    time: new Date().toISOString(),
+  };
+  await log.appendCheckpoint(rec);
+  return rec;
+}
+
+function rolloutRecords(
+  step: number,
+  groups: Episode[][],
+  turns: Awaited<ReturnType<typeof scoreEpisodes>>["turns"],
+): unknown[] {
+  return groups.flatMap((g, gi) =>
+    g.map((e, ei) => ({
+      step,
+      group: gi,
+      episode: ei,
+      env_id: e.envId,
+      total_reward: e.totalReward,
+      success: episodeSucceeded(e),
+      stop_reason: e.stopReason,
+      ...(e.error ? { error: e.error } : {}),
+      turns: e.turns.map((t, ti) => ({
+        observation: t.observation,
+        action: t.actionText,
+        next_observation: t.nextObservation,
+        reward: t.reward,
+        ob_tokens: t.observationTokens.length,
+        ac_tokens: t.actionTokens.length,
+        mean_logprob: t.logprobs.length
+          ? t.logprobs.reduce((a, b) => a + b, 0) / t.logprobs.length
+          : 0,
+        score: turns.find((s) => s.group === gi && s.episode === ei && s.turn === ti),
+      })),
+    }))
+  );
+}
