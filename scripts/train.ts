@@ -8,7 +8,12 @@
 import { parseArgs } from "node:util";
 import { runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
-import { ConfigError, loadTrainConfig, TrainConfigSchema } from "../lib/config/mod.ts";
+import {
+  ConfigError,
+  loadTrainConfig,
+  type TrainConfig,
+  TrainConfigSchema,
+} from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 
@@ -40,7 +45,7 @@ await runCli(async () => {
   if (values.help) return console.log(USAGE);
   const { "config-path": configPath, overrides, help: _, ...flags } = values;
 
-  let config;
+  let config: TrainConfig;
   try {
     config = await loadTrainConfig({
       file: configPath ? { path: String(configPath) } : undefined,
@@ -71,6 +76,17 @@ await runCli(async () => {
   );
   let bar: ProgressBar | undefined;
   try {
+    await runTraining();
+  } catch (e) {
+    // A bad env id or model is found once the run starts: still a one-line user error.
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSigint);
+    await tinker.close();
+  }
+
+  async function runTraining() {
     const result = await trainRL({
       config,
       service: tinker.service,
@@ -106,8 +122,5 @@ await runCli(async () => {
     if (result.interrupted) console.log(`interrupted after step ${result.steps}; rerun to resume`);
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
     console.log(`metrics: ${logDir}/metrics.jsonl`);
-  } finally {
-    Deno.removeSignalListener("SIGINT", onSigint);
-    await tinker.close();
   }
 }, USAGE);

@@ -13,6 +13,7 @@ import {
   CONFIG_ALIASES,
   CONFIG_ENV_VARS,
   ENV_PREFIX,
+  NON_CONFIG_ENV_VARS,
   type TrainConfig,
   TrainConfigSchema,
 } from "./schema.ts";
@@ -87,7 +88,7 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
   for (const [name, value] of Object.entries(sources.env ?? {})) {
     const key = CONFIG_ENV_VARS[name] ??
       (name.startsWith(ENV_PREFIX) ? name.slice(ENV_PREFIX.length).toLowerCase() : undefined);
-    if (key === undefined) continue;
+    if (key === undefined || NON_CONFIG_ENV_VARS.has(name)) continue;
     set([key], value, `environment variable ${name}=${value}`);
   }
   for (const [name, value] of Object.entries(sources.flags ?? {})) {

@@ -84,3 +84,6 @@ export const CONFIG_ENV_VARS: Record<string, keyof TrainConfig> = {
 
 /** Every key also reads `TINKERBENCH_<KEY>` from the environment, e.g. `TINKERBENCH_LORA_RANK`. */
 export const ENV_PREFIX = "TINKERBENCH_";
+
+/** `TINKERBENCH_*` variables that are not training settings (the local backend's home). */
+export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set(["TINKERBENCH_HOME"]);

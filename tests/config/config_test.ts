@@ -23,6 +23,7 @@ Deno.test("config: precedence is defaults < file < env < flags < overrides", asy
       TINKERBENCH_LORA_RANK: "16",
       KL_LOSS_COEF: "0.02",
       UNRELATED: "x",
+      TINKERBENCH_HOME: "/tmp/local-backend",
     },
     flags: { "lora-rank": "4", method: "combine", "eval-mode": true },
     overrides: ["advantages.mode=batch_zscore", "max_steps=9"],

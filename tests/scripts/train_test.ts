@@ -1,0 +1,72 @@
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+
+const SCRIPT = new URL("../../scripts/train.ts", import.meta.url).pathname;
+
+/** `deno task train` as a user runs it, on its own local backend home. */
+function train(args: string[], home: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", SCRIPT, ...args],
+    env: { TINKERBENCH_HOME: home, TINKER_API_KEY: "", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function finish(p: Deno.ChildProcess) {
+  const out = await p.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("train script: a bad value is one line naming the flag, the value and what is allowed", async () => {
+  const home = await Deno.makeTempDir();
+  const bad = await finish(train(["--method", "foo"], home));
+  assert.equal(bad.code, 2);
+  const first = bad.stderr.split("\n")[0];
+  assert.match(first, /^error: method = "foo" \(from --method=foo\): .*"rl".*"opd".*"combine"/);
+  assert.doesNotMatch(bad.stderr, /\bat .*\.ts:\d+/, "no stack trace");
+
+  const env = await finish(train(["--env-id", "game:GuessTheNumber-v0"], home));
+  assert.equal(env.code, 2);
+  assert.match(env.stderr, /^error: env_id: unknown environment .*Did you mean/);
+  assert.doesNotMatch(env.stderr, /\bat .*\.ts:\d+/, "no stack trace");
+});
+
+Deno.test("train script: kill -9 mid-run, rerun the same command: it resumes, no duplicated rows", async () => {
+  const home = await Deno.makeTempDir();
+  const logDir = join(await Deno.makeTempDir(), "run");
+  const args = [
+    "--model-name=local/tiny",
+    "--max-steps=6",
+    "--save-interval=2",
+    "--batch-size=1",
+    "--group-size=2",
+    "--max-tokens=8",
+    `--log-path=${logDir}`,
+  ];
+  const first = train(args, home);
+  // Wait until step 3 is written (so step 2's checkpoint exists), then kill without warning.
+  const metrics = join(logDir, "metrics.jsonl");
+  for (let i = 0; i < 600; i++) {
+    if ((await readJsonl(metrics)).length >= 3) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  first.kill("SIGKILL");
+  const killed = await finish(first);
+  assert.notEqual(killed.code, 0);
+  const before = (await readJsonl(metrics)).length;
+  assert.ok(before >= 3 && before < 6, `killed mid-run (${before} rows)`);
+
+  const second = await finish(train(args, home));
+  assert.equal(second.code, 0, second.stderr);
+  const resumedAt = Number(/resuming after step (\d+)/.exec(second.stdout)?.[1]);
+  assert.ok(resumedAt >= 2 && resumedAt <= before, `resumed after step ${resumedAt}`);
+  const rows = (await readJsonl(metrics)) as { step: number }[];
+  assert.deepEqual(rows.map((r) => r.step), [1, 2, 3, 4, 5, 6]);
+  const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as { kind: string }[];
+  assert.equal(ckpts.at(-1)?.kind, "final");
+  const iterations = [...Deno.readDirSync(join(logDir, "rollouts"))].map((e) => e.name).sort();
+  assert.equal(iterations.length, 6);
+});
