@@ -146,3 +146,19 @@ Deno.test("trainer: a finished run is not trained again", async () => {
     assert.equal(again.steps, 1);
   });
 });
+
+Deno.test("trainer: reward rises (seeded) when the policy can learn the task", async () => {
+  await withService(async (service) => {
+    const dir = await Deno.makeTempDir({ prefix: "tb-run-e-" });
+    const run = await trainRL({
+      config: await tinyConfig({ max_steps: 12, batch_size: 4, group_size: 8, max_tokens: 2 }),
+      service,
+      logDir: dir,
+    });
+    const reward = run.history.map((m) => m["env/all/reward/total"]);
+    const first = (reward[0] + reward[1] + reward[2]) / 3;
+    const last = (reward[9] + reward[10] + reward[11]) / 3;
+    console.log(`reward per step: ${reward.map((r) => r.toFixed(2)).join(" ")}`);
+    assert.ok(last > first + 0.25, `reward ${first.toFixed(2)} → ${last.toFixed(2)}`);
+  });
+});
