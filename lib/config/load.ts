@@ -65,7 +65,9 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
         `${from}: unknown key ${path.join(".")} (known: ${Object.keys(target).join(", ")})`,
       );
     }
-    target[last] = typeof value === "string" ? coerce(value, target[last]) : value;
+    target[last] = typeof value === "string"
+      ? coerce(value, target[last], fieldSchema([key, ...path.slice(1)]))
+      : value;
     origin.set([key, ...path.slice(1)].join("."), from);
   };
 
@@ -117,8 +119,30 @@ function canonicalKey(key: string, from: string): string {
   return k;
 }
 
+/** The schema of a setting by path, with defaults and nullability unwrapped. */
+function fieldSchema(path: string[]): z.ZodType | undefined {
+  let schema: unknown = TrainConfigSchema;
+  for (const p of path) {
+    schema = unwrap(schema);
+    const shape = (schema as { shape?: Record<string, z.ZodType> }).shape;
+    if (!shape?.[p]) return undefined;
+    schema = shape[p];
+  }
+  return schema as z.ZodType;
+}
+
+function unwrap(schema: unknown): unknown {
+  let s = schema as { _zod?: { def?: { innerType?: unknown } } };
+  while (s?._zod?.def?.innerType) s = s._zod.def.innerType as typeof s;
+  return s;
+}
+
 /** Turns a string from a flag, variable or override into the type of the setting it replaces. */
-function coerce(value: string, current: unknown): unknown {
+function coerce(value: string, current: unknown, schema?: z.ZodType): unknown {
+  // A setting that defaults to null takes a number when its schema accepts one.
+  const numeric = schema !== undefined &&
+    [1, 1e-3, -1].some((probe) => schema.safeParse(probe).success);
+  if (current === null && numeric && value !== "null" && value.trim() !== "") return Number(value);
   if (typeof current === "number") return value.trim() === "" ? NaN : Number(value);
   if (typeof current === "boolean") {
     const v = value.toLowerCase();

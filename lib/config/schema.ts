@@ -19,7 +19,11 @@ export const TrainConfigSchema = z.object({
   lora_rank: int().min(1).max(1024).default(32),
   /** The teacher of OPD and the judge's model; null means the policy's base model. */
   teacher_model_name: z.string().min(1).nullable().default(null),
-  learning_rate: z.number().positive().max(1).default(1e-4),
+  /**
+   * Adam's learning rate; null picks one for the model: 1e-4 (OpenClaw's) for cloud models,
+   * 3e-3 for the small local models, whose LoRA needs a larger step (see resolveLearningRate).
+   */
+  learning_rate: z.number().positive().max(1).nullable().default(null),
   /** Groups (or proxy turns) per training step. */
   batch_size: int().min(1).default(4),
   max_steps: int().min(1).default(1000),
@@ -68,6 +72,13 @@ export const TrainConfigSchema = z.object({
   log_path: z.string().min(1).nullable().default(null),
   advantages: AdvantageConfigSchema.default(AdvantageConfigSchema.parse({})),
 }).strict();
+
+/** The learning rate a run uses: the configured one, or the model's default. */
+export function resolveLearningRate(
+  cfg: { learning_rate: number | null; model_name: string },
+): number {
+  return cfg.learning_rate ?? (cfg.model_name.startsWith("local/") ? 3e-3 : 1e-4);
+}
 
 /** A full training configuration. */
 export type TrainConfig = z.infer<typeof TrainConfigSchema>;

@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { TrainConfig } from "../config/mod.ts";
+import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { trajectoryToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
@@ -102,6 +102,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   if (startStep >= cfg.max_steps) return result;
 
   const scoring = await scoringOptions(cfg, o.service, renderer);
+  const lr = resolveLearningRate(cfg);
   let sampler = await training.saveWeightsAndGetSamplingClient();
 
   for (let step = startStep + 1; step <= cfg.max_steps; step++) {
@@ -122,7 +123,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       const optims: Promise<unknown>[] = [];
       for (let epoch = 0; epoch < cfg.train_epochs; epoch++) {
         fbs.push(training.forwardBackward(datums, cfg.loss_fn).result());
-        optims.push(training.optimStep({ learning_rate: cfg.learning_rate }).result());
+        optims.push(training.optimStep({ learning_rate: lr }).result());
       }
       const nextSampler = training.saveWeightsAndGetSamplingClient().result();
       const [fb] = await Promise.all(fbs);
@@ -138,7 +139,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       step,
       "progress/batch": step,
       "progress/done_frac": step / cfg.max_steps,
-      "optim/lr": cfg.learning_rate,
+      "optim/lr": lr,
       ...rolloutMetrics(groups),
       ...advantageMetrics(scored.advantageStats),
       ...scored.metrics,

@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import { ConfigError, loadTrainConfig } from "../../lib/config/mod.ts";
+import { ConfigError, loadTrainConfig, resolveLearningRate } from "../../lib/config/mod.ts";
 
 Deno.test("config: defaults are the seeds' defaults", async () => {
   const c = await loadTrainConfig();
@@ -81,4 +81,19 @@ Deno.test("config: a bad value is one line naming the source, the value and what
     /advantages.mode = "best" \(from --overrides advantages.mode=best\)/,
   );
   await fails({ file: { path: "/nonexistent/run.yaml" } }, /--config-path \/nonexistent\/run.yaml/);
+});
+
+Deno.test("config: settings that default to null take numbers; the learning rate follows the model", async () => {
+  const c = await loadTrainConfig({
+    flags: { "learning-rate": "3e-5" },
+    overrides: ["advantages.clampMin=-2", "teacher_model_name=local/tiny"],
+  });
+  assert.equal(c.learning_rate, 3e-5);
+  assert.equal(c.advantages.clampMin, -2);
+  assert.equal(c.teacher_model_name, "local/tiny");
+  assert.equal(resolveLearningRate(c), 3e-5);
+  const d = await loadTrainConfig({});
+  assert.equal(d.learning_rate, null);
+  assert.equal(resolveLearningRate({ ...d, model_name: "local/games" }), 3e-3);
+  assert.equal(resolveLearningRate({ ...d, model_name: "Qwen/Qwen3-8B" }), 1e-4);
 });
