@@ -8,9 +8,29 @@
  */
 
 import type { Env } from "../envs/types.ts";
-import type { SamplingClient } from "../tinker/mod.ts";
+import type { SampleArgs } from "../tinker/mod.ts";
+import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { TurnTokens } from "../datums/mod.ts";
+
+export {
+  collectGroups,
+  type CollectOptions,
+  type CollectResult,
+  type CollectTiming,
+  type DroppedCounts,
+  type EpisodeGroup,
+  type FailurePolicy,
+  type GroupSpec,
+} from "./collect.ts";
+
+/**
+ * What a rollout needs of a sampler: a `SamplingClient`, or a wrapper around one (to count or
+ * delay calls) without subclassing it.
+ */
+export interface Sampler {
+  sample(args: SampleArgs): PromiseLike<SampleResponse>;
+}
 
 /** Why an episode ended. */
 export type EpisodeStopReason = "completed" | "max_turns" | "max_tokens" | "parse_error" | "error";
@@ -36,6 +56,16 @@ export interface Episode {
   totalReward: number;
   stopReason: EpisodeStopReason;
   error?: string;
+  /** Set when the episode ended because it ran past `timeoutMs` (stop reason "error"). */
+  timedOut?: boolean;
+  /** Action tokens sampled over the episode (what `maxTokensPerEpisode` limits). */
+  sampledTokens?: number;
+  /** Wall time of the episode. */
+  durationMs?: number;
+  /** The sampler seed of the episode's first turn (turn t samples with seed + t). */
+  seed?: number;
+  /** Attempts it took under the "retry" failure policy of `collectGroups` (1 = first try). */
+  attempts?: number;
 }
 
 /** Limits and sampling of a rollout. */
@@ -47,6 +77,26 @@ export interface RolloutOptions {
   /** At most this many turns (default: the env's own limit). */
   maxTurns?: number;
   renderer?: ChatMLRenderer;
+  /**
+   * At most this many action tokens over the whole episode: a turn samples at most what is
+   * left, and an episode that runs out before it ends stops with "max_tokens".
+   */
+  maxTokensPerEpisode?: number;
+  /**
+   * Wall-clock limit of the episode: past it the episode stops with "error" and `timedOut`. A
+   * sample call cannot be cancelled on the server, so its late result is simply ignored.
+   */
+  timeoutMs?: number;
+  /** Stops the episode between (or while waiting for) turns, e.g. when its group is dropped. */
+  signal?: AbortSignal;
+}
+
+/** Raised inside an episode that ran past its `timeoutMs`. */
+export class EpisodeTimeoutError extends Error {
+  override name = "EpisodeTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`episode timed out after ${timeoutMs} ms`);
+  }
 }
 
 /**
@@ -56,27 +106,56 @@ export interface RolloutOptions {
 export async function runEpisode(
   env: Env,
   firstObservation: string,
-  sampler: SamplingClient,
+  sampler: Sampler,
   opts: RolloutOptions,
 ): Promise<Episode> {
-  const renderer = opts.renderer ?? new ChatMLRenderer();
+  const started = performance.now();
+  const deadline = opts.timeoutMs === undefined ? undefined : started + opts.timeoutMs;
   const turns: Turn[] = [];
-  let prompt = renderer.generationPrompt([{ role: "user", content: firstObservation }]);
-  let observation = firstObservation;
+  let sampledTokens = 0;
   let stopReason: EpisodeStopReason = "max_turns";
+  const finish = (extra: Partial<Episode> = {}): Episode => ({
+    envId: env.id,
+    turns,
+    totalReward: sum(turns),
+    stopReason,
+    ...extra,
+    sampledTokens,
+    durationMs: performance.now() - started,
+    ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+  });
   try {
+    const renderer = opts.renderer ?? new ChatMLRenderer();
+    let prompt = renderer.generationPrompt([{ role: "user", content: firstObservation }]);
+    let observation = firstObservation;
     const maxTurns = opts.maxTurns ?? env.maxTurns;
     for (let t = 0; t < maxTurns; t++) {
-      const res = await sampler.sample({
-        prompt: { chunks: [{ type: "encoded_text", tokens: prompt }] },
-        samplingParams: {
-          maxTokens: opts.maxTokensPerTurn,
-          temperature: opts.temperature ?? 1,
-          seed: opts.seed === undefined ? undefined : opts.seed + t,
-          stop: renderer.stopTokens(),
-        },
-      });
+      opts.signal?.throwIfAborted();
+      if (deadline !== undefined && performance.now() >= deadline) {
+        throw new EpisodeTimeoutError(opts.timeoutMs!);
+      }
+      const budget = opts.maxTokensPerEpisode === undefined
+        ? Infinity
+        : opts.maxTokensPerEpisode - sampledTokens;
+      if (budget <= 0) {
+        stopReason = "max_tokens";
+        break;
+      }
+      const res = await withinLimits(
+        sampler.sample({
+          prompt: { chunks: [{ type: "encoded_text", tokens: prompt }] },
+          samplingParams: {
+            maxTokens: Math.min(opts.maxTokensPerTurn, budget),
+            temperature: opts.temperature ?? 1,
+            seed: opts.seed === undefined ? undefined : opts.seed + t,
+            stop: renderer.stopTokens(),
+          },
+        }),
+        opts,
+        deadline,
+      );
       const seq = res.sequences[0];
+      sampledTokens += seq.tokens.length;
       const parsed = renderer.parseResponse(seq.tokens);
       const step = env.step(parsed.message.content);
       turns.push({
@@ -106,15 +185,52 @@ export async function runEpisode(
     }
   } catch (e) {
     stopReason = "error";
-    return {
-      envId: env.id,
-      turns,
-      totalReward: sum(turns),
-      stopReason,
-      error: (e as Error).message,
-    };
+    const timedOut = e instanceof EpisodeTimeoutError;
+    return finish({ error: (e as Error).message, ...(timedOut ? { timedOut } : {}) });
   }
-  return { envId: env.id, turns, totalReward: sum(turns), stopReason };
+  return finish();
+}
+
+/**
+ * Waits for a sample call, but no longer than the episode's deadline or its abort signal allow;
+ * a late result (or late failure) of the call is dropped.
+ */
+function withinLimits<T>(
+  call: PromiseLike<T>,
+  opts: RolloutOptions,
+  deadline: number | undefined,
+): Promise<T> {
+  const { signal, timeoutMs } = opts;
+  if (deadline === undefined && !signal) return Promise.resolve(call);
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      cleanup();
+      reject(signal?.reason ?? new Error("episode aborted"));
+    };
+    const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        cleanup();
+        reject(new EpisodeTimeoutError(timeoutMs!));
+      }, Math.max(0, deadline - performance.now()));
+    }
+    Promise.resolve(call).then(
+      (v) => {
+        cleanup();
+        resolve(v);
+      },
+      (e) => {
+        cleanup();
+        reject(e);
+      },
+    );
+  });
 }
 
 /**
@@ -125,7 +241,7 @@ export async function runGroup(
   makeEnv: () => Env,
   envSeed: number,
   groupSize: number,
-  sampler: SamplingClient,
+  sampler: Sampler,
   opts: RolloutOptions,
 ): Promise<Episode[]> {
   const parent = makeEnv();

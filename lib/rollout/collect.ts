@@ -1,0 +1,323 @@
+/**
+ * Rollout collection: many GRPO groups played at once over one sampling client, with a bound
+ * on episodes in flight (the server batches concurrent sample calls, so throughput grows with
+ * it), per-episode limits (turns, tokens per turn and per episode, wall time) and a policy for
+ * failed rollouts (drop the episode, retry it with a fresh seed, or drop its group).
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { Env } from "../envs/types.ts";
+import type { ChatMLRenderer } from "../renderers/chatml.ts";
+import { type Episode, runEpisode, type Sampler } from "./mod.ts";
+
+/** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
+export interface GroupSpec {
+  makeEnv: () => Env;
+  envSeed: number;
+}
+
+/** What to do with an episode that failed (stop reason "error", timeouts included). */
+export interface FailurePolicy {
+  /**
+   * `drop_episode`: leave it out of its group. `retry`: play it again from the same start state
+   * with a fresh sampler seed, up to `maxRetries` times, then leave it out. `drop_group`: leave
+   * out the whole group (its episodes not yet finished are stopped).
+   */
+  onError: "drop_episode" | "retry" | "drop_group";
+  /** Retries per episode under `retry` (default 2). */
+  maxRetries?: number;
+  /** A group with fewer successful episodes is dropped (default 1). */
+  minEpisodesPerGroup?: number;
+}
+
+/** Options of {@link collectGroups}. */
+export interface CollectOptions {
+  /** Episodes per group, all from the group's one start state. */
+  groupSize: number;
+  /** Most episodes in flight at once (default 32). */
+  maxConcurrency?: number;
+  /** Sampling limit per turn (the sample call's `maxTokens`). */
+  maxTokensPerTurn: number;
+  /** At most this many turns per episode (default: the env's own limit). */
+  maxTurns?: number;
+  /** Action tokens per episode; an episode that runs out stops with "max_tokens". */
+  maxTokensPerEpisode?: number;
+  /** Wall-clock limit per episode (per attempt); past it the episode fails as a timeout. */
+  timeoutMs?: number;
+  temperature?: number;
+  /**
+   * Base sampler seed: episode i of group g samples with a seed derived from (seed, g, i,
+   * attempt), so runs repeat and retries differ. Without it the server picks seeds.
+   */
+  seed?: number;
+  /** Failed-rollout policy (default: drop the episode, keep groups with at least one). */
+  failures?: FailurePolicy;
+  renderer?: ChatMLRenderer;
+  /** Called each time an episode slot is settled (kept, dropped or skipped). */
+  onProgress?: (progress: { done: number; total: number }) => void;
+}
+
+/** The kept episodes of one group, in episode order. */
+export interface EpisodeGroup {
+  /** Position of the group in the specs given to {@link collectGroups}. */
+  groupIndex: number;
+  envId: string;
+  envSeed: number;
+  episodes: Episode[];
+}
+
+/** What was left out, by reason. */
+export interface DroppedCounts {
+  /** Failed episodes left out (env or sampler errors, after any retries). */
+  episodeError: number;
+  /** Episodes left out because they ran past `timeoutMs` (after any retries). */
+  episodeTimeout: number;
+  /** Episodes not played, or stopped, because their group was already dropped. */
+  episodeGroupDropped: number;
+  /** Groups whose env could not be made or reset. */
+  groupResetError: number;
+  /** Groups left out under `drop_group` because one of their episodes failed. */
+  groupEpisodeFailed: number;
+  /** Groups with fewer than `minEpisodesPerGroup` successful episodes. */
+  groupTooFewEpisodes: number;
+}
+
+/** Wall time and throughput of a collection. */
+export interface CollectTiming {
+  wallMs: number;
+  /** Kept episodes per second of wall time. */
+  episodesPerSecond: number;
+  /** Mean and max wall time of the kept episodes. */
+  meanEpisodeMs: number;
+  maxEpisodeMs: number;
+}
+
+/** What {@link collectGroups} returns. */
+export interface CollectResult {
+  /** Kept groups, in spec order. */
+  groups: EpisodeGroup[];
+  dropped: DroppedCounts;
+  /** Episodes played again under the `retry` policy. */
+  retries: number;
+  /** The first failures' messages (at most 20), to say why rollouts were dropped. */
+  errors: { groupIndex: number; episodeIndex?: number; attempt?: number; message: string }[];
+  timing: CollectTiming;
+}
+
+const OptionsSchema = z.object({
+  groupSize: z.number().int().min(1),
+  maxConcurrency: z.number().int().min(1),
+  maxTokensPerTurn: z.number().int().min(1),
+  maxTurns: z.number().int().min(1).optional(),
+  maxTokensPerEpisode: z.number().int().min(1).optional(),
+  timeoutMs: z.number().positive().optional(),
+  temperature: z.number().min(0).optional(),
+  seed: z.number().int().optional(),
+  failures: z.object({
+    onError: z.enum(["drop_episode", "retry", "drop_group"]),
+    maxRetries: z.number().int().min(0).optional(),
+    minEpisodesPerGroup: z.number().int().min(0).optional(),
+  }),
+});
+
+const MAX_ERRORS = 20;
+
+interface GroupState {
+  spec: GroupSpec;
+  env?: Env;
+  observation?: string;
+  /** Kept episodes by episode index. */
+  kept: (Episode | undefined)[];
+  dropped: boolean;
+  abort: AbortController;
+}
+
+/**
+ * Plays `groupSize` episodes for every group spec, at most `maxConcurrency` at a time, over
+ * one sampler. Each group's env is made and reset once; its episodes play copies made with
+ * `spawn(true)`, so they share the start state. Episodes are scheduled group by group, so
+ * early groups finish first.
+ *
+ * @example
+ * const { groups, dropped } = await collectGroups(
+ *   seeds.map((envSeed) => ({ makeEnv: () => make("game:GuessTheNumber-v0-easy"), envSeed })),
+ *   sampler,
+ *   { groupSize: 8, maxTokensPerTurn: 32, failures: { onError: "retry", maxRetries: 1 } },
+ * );
+ */
+export async function collectGroups(
+  specs: GroupSpec[],
+  sampler: Sampler,
+  opts: CollectOptions,
+): Promise<CollectResult> {
+  const parsed = OptionsSchema.safeParse({
+    ...opts,
+    maxConcurrency: opts.maxConcurrency ?? 32,
+    failures: opts.failures ?? { onError: "drop_episode" },
+    renderer: undefined,
+    onProgress: undefined,
+  });
+  if (!parsed.success) {
+    throw new Error(
+      `collectGroups: ${
+        parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
+      }`,
+    );
+  }
+  const o = parsed.data;
+  const policy = {
+    onError: o.failures.onError,
+    maxRetries: o.failures.onError === "retry" ? o.failures.maxRetries ?? 2 : 0,
+    minEpisodesPerGroup: o.failures.minEpisodesPerGroup ?? 1,
+  };
+  const started = performance.now();
+  const dropped: DroppedCounts = {
+    episodeError: 0,
+    episodeTimeout: 0,
+    episodeGroupDropped: 0,
+    groupResetError: 0,
+    groupEpisodeFailed: 0,
+    groupTooFewEpisodes: 0,
+  };
+  const errors: CollectResult["errors"] = [];
+  const noteError = (e: CollectResult["errors"][number]) => {
+    if (errors.length < MAX_ERRORS) errors.push(e);
+  };
+  let retries = 0;
+  const total = specs.length * o.groupSize;
+  let done = 0;
+  const settle = () => {
+    done++;
+    opts.onProgress?.({ done, total });
+  };
+
+  const states: GroupState[] = specs.map((spec) => ({
+    spec,
+    kept: Array(o.groupSize).fill(undefined),
+    dropped: false,
+    abort: new AbortController(),
+  }));
+  for (const [g, st] of states.entries()) {
+    try {
+      st.env = st.spec.makeEnv();
+      st.observation = st.env.reset(st.spec.envSeed).observation;
+    } catch (e) {
+      st.env = undefined;
+      st.dropped = true;
+      dropped.groupResetError++;
+      noteError({ groupIndex: g, message: `reset failed: ${(e as Error).message}` });
+    }
+  }
+
+  const playSlot = async (g: number, i: number): Promise<void> => {
+    const st = states[g];
+    if (st.dropped) {
+      if (st.env) dropped.episodeGroupDropped++;
+      return settle();
+    }
+    for (let attempt = 0;; attempt++) {
+      let ep: Episode;
+      try {
+        ep = await runEpisode(st.env!.spawn(true), st.observation!, sampler, {
+          maxTokensPerTurn: o.maxTokensPerTurn,
+          maxTurns: o.maxTurns,
+          maxTokensPerEpisode: o.maxTokensPerEpisode,
+          timeoutMs: o.timeoutMs,
+          temperature: o.temperature,
+          seed: o.seed === undefined ? undefined : episodeSeed(o.seed, g, i, attempt),
+          renderer: opts.renderer,
+          signal: st.abort.signal,
+        });
+      } catch (e) {
+        // spawn() failed: the episode never started.
+        ep = {
+          envId: st.env!.id,
+          turns: [],
+          totalReward: 0,
+          stopReason: "error",
+          error: `spawn failed: ${(e as Error).message}`,
+        };
+      }
+      ep.attempts = attempt + 1;
+      if (st.dropped) {
+        // The group was dropped while this episode played (it was aborted or finished late).
+        dropped.episodeGroupDropped++;
+        return settle();
+      }
+      if (ep.stopReason !== "error") {
+        st.kept[i] = ep;
+        return settle();
+      }
+      noteError({ groupIndex: g, episodeIndex: i, attempt, message: ep.error ?? "unknown error" });
+      if (attempt < policy.maxRetries) {
+        retries++;
+        continue;
+      }
+      if (ep.timedOut) dropped.episodeTimeout++;
+      else dropped.episodeError++;
+      if (policy.onError === "drop_group") {
+        st.dropped = true;
+        dropped.groupEpisodeFailed++;
+        st.abort.abort(new Error("episode stopped: its group was dropped"));
+      }
+      return settle();
+    }
+  };
+
+  // A fixed pool of workers pulls episode slots group by group: at most maxConcurrency in flight.
+  const slots = states.flatMap((_, g) =>
+    Array.from({ length: o.groupSize }, (_, i) => [g, i] as const)
+  );
+  let next = 0;
+  const worker = async () => {
+    while (next < slots.length) {
+      const [g, i] = slots[next++];
+      await playSlot(g, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.maxConcurrency, slots.length) }, worker));
+
+  const groups: EpisodeGroup[] = [];
+  for (const [g, st] of states.entries()) {
+    if (st.dropped) continue;
+    const episodes = st.kept.filter((e): e is Episode => e !== undefined);
+    if (episodes.length < policy.minEpisodesPerGroup) {
+      dropped.groupTooFewEpisodes++;
+      continue;
+    }
+    groups.push({ groupIndex: g, envId: st.env!.id, envSeed: st.spec.envSeed, episodes });
+  }
+  const wallMs = performance.now() - started;
+  const kept = groups.flatMap((gr) => gr.episodes);
+  const durations = kept.map((e) => e.durationMs ?? 0);
+  return {
+    groups,
+    dropped,
+    retries,
+    errors,
+    timing: {
+      wallMs,
+      episodesPerSecond: wallMs > 0 ? kept.length / (wallMs / 1000) : 0,
+      meanEpisodeMs: durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length : 0,
+      maxEpisodeMs: durations.length ? Math.max(...durations) : 0,
+    },
+  };
+}
+
+/**
+ * A 31-bit sampler seed for (base, group, episode, attempt): distinct inputs give unrelated
+ * seeds, and turn t of the episode samples with seed + t, so seeds are spaced well apart.
+ */
+function episodeSeed(base: number, group: number, episode: number, attempt: number): number {
+  let h = base | 0;
+  for (const x of [group, episode, attempt]) {
+    h = Math.imul(h ^ x, 0x9e3779b1);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+  }
+  // Leave room for seed + turn below 2^31.
+  return (h >>> 1) % (2 ** 31 - 1024);
+}
