@@ -14,10 +14,11 @@ import {
 } from "./local_engine.ts";
 import { initEngine } from "../lib/local/engine.ts";
 import { benchEncodings, benchPipelining } from "./client.ts";
+import { benchRollout } from "./rollout.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client"];
+const SUITES = ["local_engine", "client", "rollout"];
 const only = Deno.args.length ? Deno.args : SUITES;
 for (const name of only) {
   if (!SUITES.includes(name)) {
@@ -28,6 +29,7 @@ for (const name of only) {
 
 await initEngine();
 if (only.includes("client")) await runClientBench();
+if (only.includes("rollout")) await runRolloutBench();
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],
@@ -154,5 +156,26 @@ async function runClientBench(): Promise<void> {
 | ms per step | ${pipelining.awaited_ms.toFixed(0)} | ${pipelining.pipelined_ms.toFixed(0)} | ${
     pipelining.ratio.toFixed(2)
   }× |
+`);
+}
+
+async function runRolloutBench(): Promise<void> {
+  const r = await benchRollout(log);
+  const result = { benchmark: "rollout", date: new Date().toISOString(), ...r };
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    new URL("./results/rollout.json", import.meta.url),
+    JSON.stringify(result, null, 2) + "\n",
+  );
+  console.log(`| episodes in flight | episodes/s | sampled tok/s | vs 1 |
+| --- | --- | --- | --- |
+${
+    r.levels.map((l) =>
+      `| ${l.concurrency} | ${l.episodes_per_s.toFixed(2)} | ${
+        l.sampled_tokens_per_s.toFixed(0)
+      } | ${l.ratio_vs_1.toFixed(2)}× |`
+    ).join("\n")
+  }
+(${r.model}, ${r.weights}; ${r.episodes} episodes of ${r.sizes.env}; same episodes at every level: ${r.same_episodes_at_every_level})
 `);
 }
