@@ -1,0 +1,77 @@
+/**
+ * Self-contained HTML reports of Plotly figures: plotly.js is inlined from the installed
+ * `plotly.js-dist-min` package, so a report opens offline and can be archived with a run.
+ *
+ * @module
+ */
+
+import { createRequire } from "node:module";
+import type { PlotlyFigure } from "./figures.ts";
+
+let cached: string | undefined;
+
+/** The plotly.js bundle's source, from node_modules (after `deno install`). */
+export function plotlyJsSource(): string {
+  if (cached !== undefined) return cached;
+  const candidates: string[] = [];
+  try {
+    candidates.push(createRequire(import.meta.url).resolve("plotly.js-dist-min"));
+  } catch { /* not resolvable this way; try the project's node_modules */ }
+  candidates.push(
+    new URL("../../node_modules/plotly.js-dist-min/plotly.min.js", import.meta.url).pathname,
+  );
+  for (const path of candidates) {
+    try {
+      cached = Deno.readTextFileSync(path);
+      return cached;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  }
+  throw new Error(
+    `plotly.min.js not found (looked at ${candidates.join(", ")}); run \`deno install\``,
+  );
+}
+
+/**
+ * An HTML page with a heading and every figure, plotly.js inlined (about 4.8 MB), so the page
+ * needs no network.
+ */
+export function figuresToHtml(title: string, figs: PlotlyFigure[]): string {
+  const esc = (s: string) =>
+    s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  // JSON inside <script>: escape "<" so no string can close the script element.
+  const json = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c");
+  const divs = figs.map((_, i) => `<div id="fig${i}" class="fig"></div>`).join("\n");
+  const plots = figs.map((f, i) =>
+    `Plotly.newPlot("fig${i}", ${json(f.data)}, ${json(f.layout)}, {responsive: true});`
+  ).join("\n");
+  const js = plotlyJsSource().replace(/<\/script/gi, "<\\/script");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${esc(title)}</title>
+<style>body { font-family: sans-serif; margin: 1em 2em; } .fig { margin-bottom: 1em; }</style>
+<script>${js}</script>
+</head>
+<body>
+<h1>${esc(title)}</h1>
+${divs}
+<script>
+${plots}
+</script>
+</body>
+</html>
+`;
+}
+
+/** Writes {@link figuresToHtml}'s page to `path` and returns the path. */
+export async function writeFiguresHtml(
+  path: string,
+  title: string,
+  figs: PlotlyFigure[],
+): Promise<string> {
+  await Deno.writeTextFile(path, figuresToHtml(title, figs));
+  return path;
+}

@@ -1,0 +1,48 @@
+/**
+ * Episodes for the viz tests, played by a script instead of a sampler: real env steps and the
+ * ChatML renderer's real tokens, with a fixed log-prob per action token.
+ */
+
+import { make } from "../../lib/envs/mod.ts";
+import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import type { Episode, Turn } from "../../lib/rollout/mod.ts";
+
+export const renderer = new ChatMLRenderer();
+
+/** Plays `actions` on GuessTheNumber-easy from `seed`; each action token gets log-prob `lp`. */
+export function scriptedEpisode(seed: number, actions: string[], lp = -0.5): Episode {
+  const env = make("game:GuessTheNumber-v0-easy");
+  let observation = env.reset(seed).observation;
+  let prompt = renderer.generationPrompt([{ role: "user", content: observation }]);
+  const turns: Turn[] = [];
+  let stopReason: Episode["stopReason"] = "max_turns";
+  for (const action of actions) {
+    const actionTokens = renderer.tokenizer.encode(`${action}<|im_end|>`);
+    const step = env.step(action);
+    turns.push({
+      observationTokens: prompt,
+      actionTokens,
+      logprobs: actionTokens.map(() => lp),
+      actionText: action,
+      reward: step.reward,
+      observation,
+      nextObservation: step.observation,
+    });
+    if (step.terminated || step.truncated) {
+      stopReason = step.info.reason === "invalid_action" ? "parse_error" : "completed";
+      break;
+    }
+    prompt = [
+      ...prompt,
+      ...actionTokens,
+      ...renderer.continuation([{ role: "user", content: step.observation }]),
+    ];
+    observation = step.observation;
+  }
+  return {
+    envId: env.id,
+    turns,
+    totalReward: turns.reduce((a, t) => a + t.reward, 0),
+    stopReason,
+  };
+}
