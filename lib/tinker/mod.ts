@@ -18,6 +18,7 @@ export { APIFuture, RequestFailedError } from "./futures.ts";
 export {
   TINKER_CLOUD_URL,
   TinkerAPIError,
+  TinkerAuthenticationError,
   TinkerConnectionError,
   TinkerResponseError,
 } from "./http.ts";

@@ -88,23 +88,32 @@ export class ServiceClient {
   /** Reads the server's client config and opens a session. */
   static async connect(opts: ServiceClientOptions = {}): Promise<ServiceClient> {
     const baseUrl = opts.baseUrl || Deno.env.get("TINKER_BASE_URL") || TINKER_CLOUD_URL;
-    const apiKey = opts.apiKey ?? Deno.env.get("TINKER_API_KEY");
+    const credentialCmd = Deno.env.get("TINKER_CREDENTIAL_CMD");
+    const apiKey = opts.apiKey ?? (Deno.env.get("TINKER_API_KEY") ||
+      (credentialCmd ? () => runCredentialCommand(credentialCmd) : undefined));
     if (!apiKey) {
-      throw new Error("no Tinker credential: pass apiKey or set TINKER_API_KEY");
+      throw new Error(
+        "no Tinker credential: pass apiKey or set TINKER_API_KEY (or TINKER_CREDENTIAL_CMD)",
+      );
     }
     const http = new TinkerHttp({ baseUrl, apiKey, fetch: opts.fetch });
     const config = await http.json("POST", "client/config", ClientConfigResponseSchema, {
       sdk_version: "tinkerbench",
     });
-    if (config.pjwt_auth_enabled) {
-      throw new Error(`${baseUrl} requires JWT exchange, which this client does not do yet`);
+    // The server chooses JWT auth: exchange the key once, then send (and renew) the JWT.
+    if (config.pjwt_auth_enabled) await http.useJwtAuth();
+    let session_id: string;
+    try {
+      ({ session_id } = await http.json("POST", "create_session", SessionSchema, {
+        tags: opts.tags ?? [],
+        user_metadata: {},
+        sdk_version: "tinkerbench",
+        type: "create_session",
+      }));
+    } catch (e) {
+      http.close();
+      throw e;
     }
-    const { session_id } = await http.json("POST", "create_session", SessionSchema, {
-      tags: opts.tags ?? [],
-      user_metadata: {},
-      sdk_version: "tinkerbench",
-      type: "create_session",
-    });
     const chunkLimits: ChunkLimits = {
       maxDatums: opts.chunkLimits?.maxDatums ?? config.fwdbwd_max_chunk_len ??
         DEFAULT_CHUNK_LIMITS.maxDatums,
@@ -192,9 +201,10 @@ export class ServiceClient {
     });
   }
 
-  /** Stops the heartbeat. */
+  /** Stops the heartbeat and the JWT refresh. */
   close(): void {
     clearInterval(this.#heartbeat);
+    this.http.close();
   }
 
   #context(): TrainingClientContext {
@@ -207,4 +217,20 @@ export class ServiceClient {
         new SamplingClient(this.http, id, baseModel, { backoffBaseMs: this.#backoffBaseMs }),
     };
   }
+}
+
+/**
+ * Runs `TINKER_CREDENTIAL_CMD` (with `sh -c`, as the SDK does on each request) and returns the
+ * credential it prints; a failing or silent command is a one-line error.
+ */
+async function runCredentialCommand(cmd: string): Promise<string> {
+  const out = await new Deno.Command("sh", { args: ["-c", cmd], stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success) {
+    const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1) ?? "";
+    throw new Error(`TINKER_CREDENTIAL_CMD failed (exit ${out.code})${err ? `: ${err}` : ""}`);
+  }
+  if (!text) throw new Error("TINKER_CREDENTIAL_CMD printed no credential");
+  return text;
 }

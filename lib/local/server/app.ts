@@ -14,6 +14,7 @@ import { ExpiredFutureError } from "./futures.ts";
 import { droppedConnection, type FaultInjector, faultResponse } from "./faults.ts";
 import { fingerprint } from "./sequencer.ts";
 import { toLearnerDatums } from "./datums.ts";
+import type { LocalAuth } from "./auth.ts";
 import * as wire from "../../protocol/mod.ts";
 
 /** Options of the HTTP app. */
@@ -22,6 +23,8 @@ export interface AppOptions {
   longPollMs: number;
   /** Fault injection, off when absent. */
   faults?: FaultInjector;
+  /** Credentials with JWT exchange; absent, any key is accepted. */
+  auth?: LocalAuth;
 }
 
 const PROTOBUF = "application/x-protobuf";
@@ -47,8 +50,12 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
     c.json({ detail: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)
   );
 
+  const auth = opts.auth;
+  if (auth) api.use("*", auth.middleware());
+
   // ---- client setup and sessions ----
-  api.post("/client/config", (c) => c.json(CLIENT_CONFIG));
+  api.post("/client/config", (c) => c.json({ ...CLIENT_CONFIG, pjwt_auth_enabled: !!auth }));
+  if (auth) api.post("/auth/token", async (c) => c.json({ jwt: (await auth.issue()).jwt }));
   api.post("/client/dynamic_config", (c) => c.json({ refresh_interval_sec: 300 }));
   api.get("/healthz", (c) => c.json({ status: "ok" }));
   api.get("/get_server_capabilities", (c) => c.json(backend.capabilities()));

@@ -16,6 +16,7 @@ import { LocalBackend } from "../backend.ts";
 import { createApp } from "./app.ts";
 import { type FaultConfig, FaultInjector } from "./faults.ts";
 import { initEngine } from "../engine.ts";
+import { LocalAuth, type LocalAuthOptions } from "./auth.ts";
 
 /** Options of {@link startLocalServer}. */
 export interface LocalServerOptions {
@@ -35,6 +36,12 @@ export interface LocalServerOptions {
   faults?: Partial<FaultConfig>;
   /** Log one line per request. */
   log?: boolean;
+  /**
+   * Require credentials the way the hosted service does with JWT exchange: `client/config`
+   * says `pjwt_auth_enabled`, `auth/token` trades `apiKey` for a JWT living `jwtTtlSeconds`,
+   * and other calls need a valid JWT (401 otherwise). Off by default: any key is accepted.
+   */
+  auth?: LocalAuthOptions;
 }
 
 /** A running local server. */
@@ -44,6 +51,8 @@ export interface LocalServer {
   port: number;
   backend: LocalBackend;
   faults?: FaultInjector;
+  /** The credential checks, when started with `auth`. */
+  auth?: LocalAuth;
   /** Stops listening, waits for queued work, and frees the models. */
   close(): Promise<void>;
 }
@@ -64,7 +73,8 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
     seqGapTimeoutMs: opts.seqGapTimeoutMs,
   });
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
-  const app = createApp(backend, { longPollMs: opts.longPollMs ?? 20_000, faults });
+  const auth = opts.auth ? new LocalAuth(opts.auth) : undefined;
+  const app = createApp(backend, { longPollMs: opts.longPollMs ?? 20_000, faults, auth });
   const abort = new AbortController();
   const hostname = opts.hostname ?? "127.0.0.1";
   const { promise: listening, resolve } = Promise.withResolvers<number>();
@@ -88,6 +98,7 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
     port,
     backend,
     faults,
+    auth,
     async close() {
       abort.abort();
       await server.finished;
