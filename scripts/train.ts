@@ -16,6 +16,7 @@ import {
 } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
+import { writeRunReport } from "../lib/trainer/report.ts";
 
 const KEYS = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "advantages");
 const flag = (k: string) => k.replaceAll("_", "-");
@@ -112,6 +113,7 @@ await runCli(async () => {
         }),
     });
     bar?.done();
+    const report = await writeRunReport(logDir);
     const last = result.history.at(-1);
     if (last) {
       console.log(
@@ -121,6 +123,6 @@ await runCli(async () => {
     }
     if (result.interrupted) console.log(`interrupted after step ${result.steps}; rerun to resume`);
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
-    console.log(`metrics: ${logDir}/metrics.jsonl`);
+    console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
   }
 }, USAGE);

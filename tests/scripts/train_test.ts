@@ -69,4 +69,34 @@ Deno.test("train script: kill -9 mid-run, rerun the same command: it resumes, no
   assert.equal(ckpts.at(-1)?.kind, "final");
   const iterations = [...Deno.readDirSync(join(logDir, "rollouts"))].map((e) => e.name).sort();
   assert.equal(iterations.length, 6);
+  const report = await Deno.readTextFile(join(logDir, "report.html"));
+  assert.match(report, /Plotly\.newPlot\("fig0"/);
+});
+
+Deno.test("train script: Ctrl-C finishes the step, saves a checkpoint and exits cleanly", async () => {
+  const home = await Deno.makeTempDir();
+  const logDir = join(await Deno.makeTempDir(), "run");
+  const p = train([
+    "--model-name=local/tiny",
+    "--max-steps=50",
+    "--batch-size=1",
+    "--group-size=2",
+    "--max-tokens=8",
+    `--log-path=${logDir}`,
+  ], home);
+  const metrics = join(logDir, "metrics.jsonl");
+  for (let i = 0; i < 600 && (await readJsonl(metrics)).length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  p.kill("SIGINT");
+  const out = await finish(p);
+  assert.equal(out.code, 0, out.stderr);
+  const steps = (await readJsonl(metrics)).length;
+  assert.ok(steps < 50, "stopped early");
+  assert.match(out.stdout, new RegExp(`interrupted after step ${steps}; rerun to resume`));
+  const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as {
+    kind: string;
+    step: number;
+  }[];
+  assert.deepEqual(ckpts.map((c) => [c.kind, c.step]), [["interrupted", steps]]);
 });
