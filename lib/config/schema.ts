@@ -57,7 +57,17 @@ export const TrainConfigSchema = z.object({
   judge_model: z.string().min(1).nullable().default(null),
   // ---- GEM seed ----
   env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy"),
-  num_env: int().min(1).default(4),
+  /**
+   * Episodes played at once (GEM's num_env; its default is 4, ours 32 because the local
+   * backend batches concurrent sampling requests).
+   */
+  num_env: int().min(1).default(32),
+  /** A failed rollout (an error or a timeout): retry it with a fresh seed, or drop it / its group. */
+  rollout_on_error: z.enum(["retry", "drop_episode", "drop_group"]).default("retry"),
+  /** Wall-clock limit per episode in seconds (null: none). */
+  rollout_timeout_s: z.number().positive().nullable().default(null),
+  /** Action tokens per episode over all its turns (null: only the per-turn max_tokens). */
+  max_tokens_per_episode: int().min(1).nullable().default(null),
   /** Episodes per group, from the same start state (GRPO). */
   group_size: int().min(1).default(4),
   gamma: z.number().min(0).max(1).default(0.9),

@@ -17,7 +17,7 @@ import { trajectoryToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import { getRenderer } from "../renderers/mod.ts";
-import { type Episode, runGroup } from "../rollout/mod.ts";
+import { collectGroups, type Episode } from "../rollout/mod.ts";
 import { type ChatSampler, OpenAIChatSampler, TinkerChatSampler } from "../scoring/judges.ts";
 import { scoreEpisodes, type ScoringOptions } from "../scoring/episodes.ts";
 import type { SamplingClient, ServiceClient, TrainingClient } from "../tinker/mod.ts";
@@ -111,7 +111,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       break;
     }
     const t0 = performance.now();
-    const groups = await collect(cfg, step, makeEnv, sampler, renderer);
+    const { groups, metrics: rolloutErrors } = await collect(cfg, step, makeEnv, sampler, renderer);
     const tSample = performance.now();
     const scored = await scoreEpisodes(groups, scoring);
     const datums = scored.trajectories.flatMap((t) => trajectoryToDatums(t));
@@ -141,6 +141,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       "progress/done_frac": step / cfg.max_steps,
       "optim/lr": lr,
       ...rolloutMetrics(groups),
+      ...rolloutErrors,
       ...advantageMetrics(scored.advantageStats),
       ...scored.metrics,
       ...m,
@@ -219,16 +220,35 @@ async function collect(
   makeEnv: () => ReturnType<typeof make>,
   sampler: SamplingClient,
   renderer: ChatMLRenderer,
-): Promise<Episode[][]> {
-  return await Promise.all(Array.from({ length: cfg.batch_size }, (_, g) => {
-    const seed = groupSeed(cfg.seed, step, g);
-    return runGroup(makeEnv, seed, cfg.group_size, sampler, {
-      maxTokensPerTurn: cfg.max_tokens,
-      temperature: cfg.temperature,
-      seed: (seed * 7) % 2 ** 31,
-      renderer,
-    });
+): Promise<{ groups: Episode[][]; metrics: Record<string, number> }> {
+  const specs = Array.from({ length: cfg.batch_size }, (_, g) => ({
+    makeEnv,
+    envSeed: groupSeed(cfg.seed, step, g),
   }));
+  const res = await collectGroups(specs, sampler, {
+    groupSize: cfg.group_size,
+    maxConcurrency: cfg.num_env,
+    maxTokensPerTurn: cfg.max_tokens,
+    maxTokensPerEpisode: cfg.max_tokens_per_episode ?? undefined,
+    timeoutMs: cfg.rollout_timeout_s === null ? undefined : cfg.rollout_timeout_s * 1000,
+    temperature: cfg.temperature,
+    seed: groupSeed(cfg.seed, step, -1),
+    failures: { onError: cfg.rollout_on_error },
+    renderer,
+  });
+  const d = res.dropped;
+  return {
+    groups: res.groups.map((g) => g.episodes),
+    metrics: {
+      "rollout_errors/error": d.episodeError,
+      "rollout_errors/timeout": d.episodeTimeout,
+      "rollout_errors/total": res.errors.length,
+      "rollout_errors/retries": res.retries,
+      "rollout_errors/groups_skipped": d.groupResetError + d.groupEpisodeFailed +
+        d.groupTooFewEpisodes,
+      "time/episodes_per_s": res.timing.episodesPerSecond,
+    },
+  };
 }
 
 async function scoringOptions(

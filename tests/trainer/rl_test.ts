@@ -39,7 +39,7 @@ async function tinyConfig(over: Record<string, unknown>): Promise<TrainConfig> {
       model_name: "local/tiny",
       env_id: "test:EvenFirstByte-v0",
       max_tokens: 8,
-      batch_size: 2,
+      batch_size: 4,
       group_size: 4,
       learning_rate: 1e-2,
       lora_rank: 4,
