@@ -51,3 +51,20 @@ export function parseMetricsJsonl(text: string, source = "metrics"): MetricsRow[
     return parsed.data;
   });
 }
+
+/**
+ * The keys that hold a number in at least one row, in first-seen order, without `exclude`
+ * (by default the step counter): the curves a run can plot.
+ */
+export function numericMetricKeys(
+  rows: MetricsRow[],
+  { exclude = ["step"] }: { exclude?: string[] } = {},
+): string[] {
+  const keys: string[] = [];
+  for (const r of rows) {
+    for (const [k, v] of Object.entries(r)) {
+      if (typeof v === "number" && !exclude.includes(k) && !keys.includes(k)) keys.push(k);
+    }
+  }
+  return keys;
+}

@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import { parseMetricsJsonl, readMetricsJsonl } from "../../lib/viz/mod.ts";
+import { numericMetricKeys, parseMetricsJsonl, readMetricsJsonl } from "../../lib/viz/mod.ts";
 
 Deno.test("readMetricsJsonl: one object per line, bad lines are errors that name the line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tb-viz-" });
@@ -21,4 +21,10 @@ Deno.test("readMetricsJsonl: one object per line, bad lines are errors that name
   );
   assert.throws(() => parseMetricsJsonl('{"a":1}\n3\n'), /metrics:2: expected a JSON object/);
   assert.deepEqual(parseMetricsJsonl(""), []);
+});
+
+Deno.test("numericMetricKeys: keys with a number in some row, first-seen order, step excluded", () => {
+  const rows = [{ step: 1, loss: 2, tag: "a" }, { step: 2, "eval/reward": 0.5, loss: null }];
+  assert.deepEqual(numericMetricKeys(rows), ["loss", "eval/reward"]);
+  assert.deepEqual(numericMetricKeys(rows, { exclude: [] }), ["step", "loss", "eval/reward"]);
 });

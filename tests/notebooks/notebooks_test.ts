@@ -1,0 +1,73 @@
+import { assert } from "../assert.ts";
+import {
+  checkCommittedNotebook,
+  checkExecutedNotebook,
+  hasJupyter,
+  type NotebookJson,
+} from "../../scripts/notebooks.ts";
+
+const jupyter = await hasJupyter();
+if (!jupyter) {
+  console.log(
+    "notebooks: skipped, jupyter nbconvert is not installed (apt-get install -y " +
+      "jupyter-nbconvert python3-nbclient python3-ipykernel; deno jupyter --install --force)",
+  );
+}
+
+const kernel = { kernelspec: { name: "deno" } };
+const table = { output_type: "display_data", data: { "text/html": "<table></table>" } };
+const figure = {
+  output_type: "display_data",
+  data: { "application/vnd.plotly.v1+json": { data: [], layout: {} } },
+};
+
+Deno.test("notebook checks: errors, missing tables/figures, lost outputs and kept outputs are caught", () => {
+  const good: NotebookJson = {
+    metadata: kernel,
+    cells: [
+      { cell_type: "markdown", source: "# t" },
+      { cell_type: "code", source: ["await viz.showFrame(df);\n", "x"], outputs: [table] },
+      { cell_type: "code", source: "await viz.showFigure(f);", outputs: [figure] },
+    ],
+  };
+  assert.deepEqual(checkExecutedNotebook(good), { tables: 1, figures: 1, problems: [] });
+
+  const bad: NotebookJson = {
+    metadata: { kernelspec: { name: "python3" } },
+    cells: [
+      {
+        cell_type: "code",
+        source: "await viz.showFigure(f);",
+        outputs: [{ output_type: "error", ename: "TypeError", evalue: "x is undefined\nmore" }],
+      },
+    ],
+  };
+  assert.deepEqual(checkExecutedNotebook(bad).problems, [
+    'kernelspec is "python3", not "deno"',
+    "cell 0: TypeError: x is undefined",
+    "cell 0: 0 figures shown, 1 expected",
+    "no table output (text/html of a Polars frame)",
+    "no application/vnd.plotly.v1+json output",
+  ]);
+  assert.deepEqual(checkCommittedNotebook(good), [
+    "committed with outputs in cells 1, 2: clear them before committing",
+  ]);
+  assert.deepEqual(checkCommittedNotebook({ cells: [{ cell_type: "code", outputs: [] }] }), []);
+});
+
+Deno.test({
+  name:
+    "notebooks: every notebook runs headless with the Deno kernel and shows its tables and figures",
+  ignore: !jupyter,
+  fn: async () => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("../../scripts/notebooks.ts", import.meta.url).pathname],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    console.log(text.trim());
+    assert.ok(out.success, `scripts/notebooks.ts failed:\n${text}`);
+    assert.match(text, /notebooks: [1-9]\d* passed, 0 failed/);
+  },
+});
