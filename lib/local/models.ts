@@ -69,6 +69,20 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
     tokenizerId: "tinkerbench/byte",
     initSeed: 3,
   },
+  {
+    name: "local/games",
+    description: "4-layer, d128 byte-level GPT pretrained on game and arithmetic transcripts " +
+      "(formats, not strategies): the base model for RL on the local backend",
+    config: ModelConfigSchema.parse({
+      vocabSize: BYTE_VOCAB_SIZE,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 1024,
+    }),
+    tokenizerId: "tinkerbench/byte",
+    initSeed: 4,
+  },
 ];
 
 /** Looks up a served model by name. */

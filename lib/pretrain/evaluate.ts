@@ -1,0 +1,156 @@
+/**
+ * How well a model plays each environment of the pretraining mix: success rate (the episode's
+ * rewards sum to ≥ 1, i.e. solved), invalid-action rate (moves the environment rejects, or
+ * replies not closed by `<|im_end|>`), and for GuessTheNumber how often a guess is consistent
+ * with the feedback so far (whether the model reads the feedback at all).
+ *
+ * Episodes are the rollouts RL plays ({@link runEpisode}); each is replayed on a fresh env
+ * with the same seed to recover every move's `info.reason`.
+ *
+ * @module
+ */
+
+import type { SamplingClient } from "../tinker/mod.ts";
+import { make } from "../envs/registry.ts";
+import { runEpisode } from "../rollout/mod.ts";
+import { ChatMLRenderer } from "../renderers/chatml.ts";
+import { lastBoxedInteger } from "../envs/types.ts";
+import { envFamily, LEGAL_REASONS } from "./players.ts";
+
+/** The reasons an env gives for a move it cannot parse (the episode then ends with −0.1). */
+const FORMAT_ERRORS = new Set(["invalid_action", "format_error"]);
+
+/** Settings of an evaluation. */
+export interface EvaluateOptions {
+  /** Episodes per environment. */
+  episodes: number;
+  /** Episode i uses env seed `seed + i` and sampler seeds from `(seed + i) * 1000`. */
+  seed: number;
+  temperature: number;
+  maxTokensPerTurn: number;
+  /** Episodes played at once (the sampler batches their requests). */
+  concurrency: number;
+}
+
+/** Defaults: 1.0 temperature, 24 tokens per move (a boxed move is ≤ 20 bytes). */
+export const EVALUATE_DEFAULTS: EvaluateOptions = {
+  episodes: 50,
+  seed: 0,
+  temperature: 1,
+  maxTokensPerTurn: 24,
+  concurrency: 32,
+};
+
+/** One environment's results. */
+export interface EnvEvaluation {
+  envId: string;
+  episodes: number;
+  /** Episodes whose rewards sum to ≥ 1 (solved). */
+  successRate: number;
+  /** Moves the env did not accept as legal, or not closed by `<|im_end|>`, over all moves. */
+  invalidActionRate: number;
+  /** Episodes that ended on an unparseable move. */
+  formatErrorRate: number;
+  meanReward: number;
+  meanTurns: number;
+  /** GuessTheNumber only: in-range guesses consistent with all feedback so far, over guesses. */
+  consistentGuessRate?: number;
+}
+
+/** Plays `episodes` episodes of `envId` and scores them. */
+export async function evaluateEnv(
+  sampler: SamplingClient,
+  envId: string,
+  options: Partial<EvaluateOptions> = {},
+): Promise<EnvEvaluation> {
+  const o = { ...EVALUATE_DEFAULTS, ...options };
+  const renderer = new ChatMLRenderer();
+  const legal = new Set(LEGAL_REASONS[envFamily(envId)]);
+  const eos = renderer.tokenizer.eosTokenId;
+  let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;
+  let guesses = 0, consistent = 0;
+  for (let start = 0; start < o.episodes; start += o.concurrency) {
+    const ids = Array.from(
+      { length: Math.min(o.concurrency, o.episodes - start) },
+      (_, k) => start + k,
+    );
+    const episodes = await Promise.all(ids.map((i) => {
+      const env = make(envId);
+      const { observation } = env.reset(o.seed + i);
+      return runEpisode(env, observation, sampler, {
+        maxTokensPerTurn: o.maxTokensPerTurn,
+        temperature: o.temperature,
+        seed: (o.seed + i) * 1000,
+        renderer,
+      });
+    }));
+    episodes.forEach((ep, k) => {
+      if (ep.error) throw new Error(`${envId} episode ${ids[k]}: ${ep.error}`);
+      if (ep.totalReward >= 1 - 1e-9) solved++;
+      reward += ep.totalReward;
+      turns += ep.turns.length;
+      // Replay on a fresh env with the same seed: the same moves give the same reasons.
+      const env = make(envId);
+      const { observation } = env.reset(o.seed + ids[k]);
+      let [lo, hi] = (observation.match(/between (\d+) and (\d+)/)?.slice(1).map(Number) ??
+        [0, 0]) as [number, number];
+      for (const t of ep.turns) {
+        const step = env.step(t.actionText);
+        moves++;
+        if (FORMAT_ERRORS.has(String(step.info.reason))) formatErrors++;
+        if (!legal.has(String(step.info.reason)) || !t.actionTokens.includes(eos)) invalid++;
+        const g = lastBoxedInteger(t.actionText);
+        if (envFamily(envId) === "GuessTheNumber" && g !== null) {
+          guesses++;
+          if (g >= lo && g <= hi) consistent++;
+          const fb = step.observation.match(/The number is (higher|lower) than/);
+          if (fb?.[1] === "higher") lo = Math.max(lo, g + 1);
+          if (fb?.[1] === "lower") hi = Math.min(hi, g - 1);
+        }
+      }
+    });
+  }
+  const n = o.episodes;
+  const out: EnvEvaluation = {
+    envId,
+    episodes: n,
+    successRate: solved / n,
+    invalidActionRate: moves ? invalid / moves : 0,
+    formatErrorRate: formatErrors / n,
+    meanReward: reward / n,
+    meanTurns: turns / n,
+  };
+  if (envFamily(envId) === "GuessTheNumber") out.consistentGuessRate = consistent / (guesses || 1);
+  return out;
+}
+
+/** Evaluates several environments one after another. */
+export async function evaluateEnvs(
+  sampler: SamplingClient,
+  envIds: readonly string[],
+  options: Partial<EvaluateOptions> = {},
+  onEnv?: (e: EnvEvaluation) => void,
+): Promise<EnvEvaluation[]> {
+  const out: EnvEvaluation[] = [];
+  for (const id of envIds) {
+    const e = await evaluateEnv(sampler, id, options);
+    onEnv?.(e);
+    out.push(e);
+  }
+  return out;
+}
+
+/** A markdown table of evaluations (the model card's). */
+export function evaluationTable(results: readonly EnvEvaluation[]): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const rows = results.map((r) =>
+    `| ${r.envId} | ${r.episodes} | ${pct(r.successRate)} | ${pct(r.invalidActionRate)} | ` +
+    `${pct(r.formatErrorRate)} | ${r.meanReward.toFixed(3)} | ${r.meanTurns.toFixed(1)} | ` +
+    `${r.consistentGuessRate === undefined ? "–" : pct(r.consistentGuessRate)} |`
+  );
+  return [
+    "| environment | episodes | success | invalid actions | format errors | mean reward | mean turns | consistent guesses |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}

@@ -1,0 +1,109 @@
+/**
+ * The pretraining loop of `local/games`: batches of transcripts trained with `cross_entropy`
+ * over a Tinker training client (a full fine-tune on the local backend), with a warmup +
+ * cosine learning-rate schedule.
+ *
+ * Each step's datums are sorted by length and sent in small forward_backward calls (their
+ * gradients add up until the step's optim_step, as on Tinker): short transcripts then share
+ * short padded blocks, and one call's activations stay well inside jax-js's 4 GiB heap.
+ *
+ * @module
+ */
+
+import type { TrainingClient } from "../tinker/mod.ts";
+import type { Datum } from "../protocol/mod.ts";
+import {
+  exampleDatum,
+  type Transcript,
+  transcriptExample,
+  TranscriptStream,
+} from "./transcripts.ts";
+
+/** Settings of a pretraining run. */
+export interface PretrainOptions {
+  steps: number;
+  /** Transcripts per optimizer step. */
+  batchSize: number;
+  /** Peak Adam learning rate. */
+  learningRate: number;
+  /** Steps of linear warmup before the cosine decay. */
+  warmupSteps: number;
+  /** The schedule decays to this fraction of the peak. */
+  minLearningRateRatio: number;
+  /** Seeds the transcript stream. */
+  seed: number;
+  /** Datums per forward_backward call. */
+  datumsPerCall: number;
+  /**
+   * Wall-clock budget in seconds: no step starts after it (the run ends early, its weights
+   * still saved), so a run on a busy machine keeps to its time limit.
+   */
+  maxSeconds?: number;
+}
+
+/** Metrics of one pretraining step. */
+export interface PretrainStepMetrics {
+  step: number;
+  /** Mean negative log-likelihood per trained (action) token. */
+  "train/loss_per_token": number;
+  "train/action_tokens": number;
+  "train/tokens": number;
+  "optim/learning_rate": number;
+  "time/step_s": number;
+}
+
+/** The learning rate of `step` (1-based): linear warmup, then cosine down to the floor. */
+export function learningRateAt(step: number, o: PretrainOptions): number {
+  if (step <= o.warmupSteps) return o.learningRate * step / Math.max(1, o.warmupSteps);
+  const progress = (step - o.warmupSteps) / Math.max(1, o.steps - o.warmupSteps);
+  const cosine = 0.5 * (1 + Math.cos(Math.PI * Math.min(1, progress)));
+  return o.learningRate * (o.minLearningRateRatio + (1 - o.minLearningRateRatio) * cosine);
+}
+
+/** The datums of a batch of transcripts, longest first, split into forward_backward calls. */
+export function batchCalls(transcripts: Transcript[], datumsPerCall: number): Datum[][] {
+  const data = transcripts.map((t) => exampleDatum(transcriptExample(t)));
+  data.sort((a, b) => b.loss_fn_inputs.weights.data.length - a.loss_fn_inputs.weights.data.length);
+  const calls: Datum[][] = [];
+  for (let i = 0; i < data.length; i += datumsPerCall) calls.push(data.slice(i, i + datumsPerCall));
+  return calls;
+}
+
+/**
+ * Runs the pretraining steps on `training`; a step's forward_backward calls and its
+ * optim_step are submitted together (pipelined) and awaited before the next batch is built.
+ * Returns the steps' metrics (fewer than `steps` when `maxSeconds` ran out).
+ */
+export async function pretrain(
+  training: TrainingClient,
+  opts: PretrainOptions,
+  onStep?: (m: PretrainStepMetrics) => void | Promise<void>,
+): Promise<PretrainStepMetrics[]> {
+  const stream = new TranscriptStream(opts.seed);
+  const history: PretrainStepMetrics[] = [];
+  const start = performance.now();
+  for (let step = 1; step <= opts.steps; step++) {
+    const t0 = performance.now();
+    if (opts.maxSeconds !== undefined && (t0 - start) / 1000 > opts.maxSeconds) break;
+    const calls = batchCalls(stream.next(opts.batchSize), opts.datumsPerCall);
+    const lr = learningRateAt(step, opts);
+    const outs = calls.map((c) => training.forwardBackward(c, "cross_entropy"));
+    const optim = training.optimStep({ learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
+    let loss = 0;
+    for (const o of outs) loss += (await o).metrics["loss:sum"];
+    await optim;
+    const weights = calls.flat().map((d) => d.loss_fn_inputs.weights.data);
+    const actionTokens = weights.reduce((n, w) => n + w.reduce((a, x) => a + x, 0), 0);
+    const m: PretrainStepMetrics = {
+      step,
+      "train/loss_per_token": loss / actionTokens,
+      "train/action_tokens": actionTokens,
+      "train/tokens": weights.reduce((n, w) => n + w.length, 0),
+      "optim/learning_rate": lr,
+      "time/step_s": (performance.now() - t0) / 1000,
+    };
+    history.push(m);
+    await onStep?.(m);
+  }
+  return history;
+}

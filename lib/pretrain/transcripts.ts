@@ -1,0 +1,169 @@
+/**
+ * Pretraining data for `local/games`: episodes of the registry's environments played by the
+ * format players, written as the chat a rollout produces (the observation as a user message,
+ * the action as an assistant message, the feedback as the next user message, …), so the
+ * tokens the model is trained on are exactly the tokens it later sees and samples in RL.
+ *
+ * @module
+ */
+
+import { Rng } from "../local/random.ts";
+import { make } from "../envs/registry.ts";
+import { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Message, SupervisedExample } from "../renderers/types.ts";
+import type { Datum } from "../protocol/mod.ts";
+import { datum } from "../tinker/mod.ts";
+import { checkDatum } from "../datums/mod.ts";
+import { formatPlayer } from "./players.ts";
+
+/** One environment of the pretraining mix and its share of the episodes. */
+export interface MixEntry {
+  envId: string;
+  weight: number;
+}
+
+const OTHER_ENVS = [
+  "game:Mastermind-v0-easy",
+  "game:Mastermind-v0-hard",
+  "game:Hangman-v0-easy",
+  "game:Hangman-v0-hard",
+  "game:TowerofHanoi-v0-easy",
+  "game:TowerofHanoi-v0-hard",
+  "game:Minesweeper-v0-easy",
+  "game:Minesweeper-v0-hard",
+  "game:FifteenPuzzle-v0-easy",
+  "game:FifteenPuzzle-v0-hard",
+  "math:Arithmetic-v0-easy",
+  "math:Arithmetic-v0-hard",
+];
+
+/**
+ * The mix: 60% GuessTheNumber (the game RL on the local backend starts with; half easy, half
+ * hard), the other 40% shared equally by the other games' easy and hard variants and the
+ * arithmetic task.
+ */
+export const PRETRAIN_MIX: readonly MixEntry[] = [
+  { envId: "game:GuessTheNumber-v0-easy", weight: 0.3 },
+  { envId: "game:GuessTheNumber-v0-hard", weight: 0.3 },
+  ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.4 / OTHER_ENVS.length })),
+];
+
+/** An env id drawn from a mix by weight. */
+export function sampleEnvId(rng: Rng, mix: readonly MixEntry[] = PRETRAIN_MIX): string {
+  const total = mix.reduce((a, e) => a + e.weight, 0);
+  let u = rng.uniform() * total;
+  for (const e of mix) {
+    u -= e.weight;
+    if (u < 0) return e.envId;
+  }
+  return mix.at(-1)!.envId;
+}
+
+/** One played episode as a chat, with what the environment made of each move. */
+export interface Transcript {
+  envId: string;
+  envSeed: number;
+  /** user (rules), assistant (move), user (feedback), …, ending with the last kept move. */
+  messages: Message[];
+  /** Each kept move's `info.reason` and reward. */
+  reasons: string[];
+  rewards: number[];
+  /** The episode ended (by the rules or the turn limit) within the kept turns. */
+  finished: boolean;
+}
+
+/** Options of {@link playTranscript}. */
+export interface TranscriptOptions {
+  /**
+   * Most tokens of the rendered example: turns past this are dropped, so an example fits the
+   * model's context (inputs are tokens[:-1], so 1025 tokens fill a 1024 context exactly).
+   */
+  maxTokens?: number;
+  renderer?: ChatMLRenderer;
+}
+
+/**
+ * Plays one episode of `envId` from `envSeed` with its format player (moves drawn from `rng`)
+ * and keeps the longest prefix of whole turns that fits `maxTokens`. `rng` must not be seeded
+ * like the env (`new Rng(envSeed)`): the player would then draw the env's own secret.
+ */
+export function playTranscript(
+  envId: string,
+  envSeed: number,
+  rng: Rng,
+  { maxTokens = 1025, renderer = new ChatMLRenderer() }: TranscriptOptions = {},
+): Transcript {
+  const env = make(envId);
+  const player = formatPlayer(envId);
+  let { observation } = env.reset(envSeed);
+  const messages: Message[] = [];
+  const reasons: string[] = [], rewards: number[] = [];
+  let finished = false;
+  for (let t = 0; t < env.maxTurns; t++) {
+    const action = player.act(env, observation, rng);
+    const turn: Message[] = [
+      { role: "user", content: observation },
+      { role: "assistant", content: action },
+    ];
+    if (renderer.buildSupervisedExample([...messages, ...turn]).tokens.length > maxTokens) break;
+    messages.push(...turn);
+    const step = env.step(action);
+    reasons.push(String(step.info.reason));
+    rewards.push(step.reward);
+    if (step.terminated || step.truncated) {
+      finished = true;
+      break;
+    }
+    observation = step.observation;
+  }
+  if (messages.length === 0) {
+    throw new Error(`${envId} (seed ${envSeed}): the first turn alone exceeds ${maxTokens} tokens`);
+  }
+  return { envId, envSeed, messages, reasons, rewards, finished };
+}
+
+/** A transcript as training tokens: weight 1 on every move and its `<|im_end|>`. */
+export function transcriptExample(
+  t: Transcript,
+  renderer: ChatMLRenderer = new ChatMLRenderer(),
+): SupervisedExample {
+  return renderer.buildSupervisedExample(t.messages, { trainOn: "all_assistant" });
+}
+
+/** The `cross_entropy` datum of an example: inputs tokens[:-1], targets tokens[1:], weights[1:]. */
+export function exampleDatum(ex: SupervisedExample): Datum {
+  return checkDatum(
+    datum(ex.tokens.slice(0, -1), {
+      target_tokens: ex.tokens.slice(1),
+      weights: ex.weights.slice(1),
+    }),
+  );
+}
+
+/**
+ * A seeded stream of transcripts from the mix: the same seed gives the same transcripts, so a
+ * pretraining run is reproducible.
+ *
+ * @example
+ * const stream = new TranscriptStream(0);
+ * const batch = stream.next(32).map((t) => exampleDatum(transcriptExample(t)));
+ */
+export class TranscriptStream {
+  readonly #rng: Rng;
+  readonly #mix: readonly MixEntry[];
+  readonly #opts: TranscriptOptions;
+
+  constructor(seed: number, mix: readonly MixEntry[] = PRETRAIN_MIX, opts: TranscriptOptions = {}) {
+    this.#rng = new Rng(seed);
+    this.#mix = mix;
+    this.#opts = opts;
+  }
+
+  /** The next `n` transcripts. */
+  next(n: number): Transcript[] {
+    return Array.from({ length: n }, () => {
+      const envId = sampleEnvId(this.#rng, this.#mix);
+      return playTranscript(envId, this.#rng.nextU32(), this.#rng, this.#opts);
+    });
+  }
+}

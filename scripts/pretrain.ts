@@ -1,0 +1,183 @@
+/**
+ * `deno task pretrain`: pretrains `local/games`, the local backend's base model for RL, on
+ * transcripts of the environments played with valid but non-strategic moves (so it knows the
+ * formats and reads feedback, and RL has signal), then writes `models/local_games.safetensors`.
+ * `--eval-only` evaluates the weights in `models/` instead (the model card's numbers).
+ */
+
+import { join } from "node:path";
+import { z } from "zod";
+import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
+import { ProgressBar } from "../lib/cli/progress.ts";
+import { connectTinker } from "../lib/local/connect.ts";
+import { findLocalModel } from "../lib/local/models.ts";
+import { pretrain, type PretrainStepMetrics } from "../lib/pretrain/train.ts";
+import { PRETRAIN_MIX } from "../lib/pretrain/transcripts.ts";
+import { downloadFullWeights, writeBaseWeights } from "../lib/pretrain/weights.ts";
+import { evaluateEnvs, evaluationTable } from "../lib/pretrain/evaluate.ts";
+
+const MODEL = "local/games";
+const WEIGHTS = new URL("../models/local_games.safetensors", import.meta.url).pathname;
+
+const USAGE = `usage: deno task pretrain [--steps 180] [--batch-size 8] [--learning-rate 2e-3]
+                          [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24] [--seed 0] [--out ${"models/local_games.safetensors"}]
+                          [--log-path DIR] [--eval-episodes 0]
+       deno task pretrain --eval-only [--eval-episodes 50] [--seed 0]`;
+
+const Flags = z.object({
+  steps: z.coerce.number().int().min(1).max(1_000_000).default(180),
+  "batch-size": z.coerce.number().int().min(1).max(4096).default(8),
+  "learning-rate": z.coerce.number().positive().max(1).default(2e-3),
+  "warmup-steps": z.coerce.number().int().min(0).default(10),
+  "datums-per-call": z.coerce.number().int().min(1).max(64).default(2),
+  "max-minutes": z.coerce.number().positive().default(24),
+  seed: z.coerce.number().int().default(0),
+  out: z.string().default(WEIGHTS),
+  "log-path": z.string().optional(),
+  "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
+  "eval-only": z.boolean().default(false),
+  help: z.boolean().default(false),
+});
+
+await runCli(async () => {
+  const flags = parseFlags(Deno.args, {
+    steps: { type: "string" },
+    "batch-size": { type: "string" },
+    "learning-rate": { type: "string" },
+    "warmup-steps": { type: "string" },
+    "datums-per-call": { type: "string" },
+    "max-minutes": { type: "string" },
+    seed: { type: "string" },
+    out: { type: "string" },
+    "log-path": { type: "string" },
+    "eval-episodes": { type: "string" },
+    "eval-only": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  }, Flags);
+  if (flags.help) return console.log(USAGE);
+  if (Deno.env.get("TINKER_API_KEY")) {
+    throw new UsageError(
+      `this run trains the local backend's ${MODEL}; unset TINKER_API_KEY to use the local backend`,
+    );
+  }
+  const spec = findLocalModel(MODEL)!;
+  const t0 = performance.now();
+  const dataDir = await Deno.makeTempDir({ prefix: "tinkerbench-pretrain-" });
+  const tinker = await connectTinker({ dataDir });
+  try {
+    if (flags["eval-only"]) {
+      await evaluate(
+        tinker.service,
+        { baseModel: MODEL },
+        flags["eval-episodes"] ?? 50,
+        flags.seed,
+      );
+      return;
+    }
+    const logPath = flags["log-path"] ??
+      join(".tinkerbench", "runs", `pretrain-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    await Deno.mkdir(logPath, { recursive: true });
+    console.log(
+      `pretraining ${MODEL} (${JSON.stringify(spec.config)}) on ${tinker.backend}: ` +
+        `${flags.steps} steps x ${flags["batch-size"]} transcripts, lr ${
+          flags["learning-rate"]
+        }; ` +
+        `metrics in ${join(logPath, "metrics.jsonl")}`,
+    );
+    const training = await tinker.service.createLoraTrainingClient({
+      baseModel: MODEL,
+      rank: 1,
+      seed: flags.seed,
+      userMetadata: { "tinkerbench.trainable": "full" },
+    });
+    const metrics = await Deno.open(join(logPath, "metrics.jsonl"), {
+      create: true,
+      write: true,
+      truncate: true,
+    });
+    const bar = new ProgressBar("pretrain", flags.steps);
+    const history = await pretrain(training, {
+      steps: flags.steps,
+      batchSize: flags["batch-size"],
+      learningRate: flags["learning-rate"],
+      warmupSteps: flags["warmup-steps"],
+      minLearningRateRatio: 0.1,
+      seed: flags.seed,
+      datumsPerCall: flags["datums-per-call"],
+      maxSeconds: flags["max-minutes"] * 60,
+    }, async (m) => {
+      await metrics.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+      bar.update(m.step, { loss: m["train/loss_per_token"], lr: m["optim/learning_rate"] });
+    });
+    bar.done();
+    metrics.close();
+    const trainSeconds = (performance.now() - t0) / 1000;
+
+    const samplerPath = await training.saveWeightsForSampler("pretrained");
+    const weights = await downloadFullWeights(tinker.service, samplerPath, spec);
+    const finalLoss = meanLoss(history.slice(-10));
+    if (history.length < flags.steps) {
+      console.log(`stopped after ${history.length} of ${flags.steps} steps: --max-minutes ran out`);
+    }
+    await writeBaseWeights(flags.out, spec, weights, {
+      steps: String(history.length),
+      batch_size: String(flags["batch-size"]),
+      learning_rate: String(flags["learning-rate"]),
+      seed: String(flags.seed),
+      final_loss_per_action_token: finalLoss.toFixed(4),
+      train_seconds: trainSeconds.toFixed(0),
+    });
+    console.log(
+      `loss per action token: ${meanLoss(history.slice(0, 10)).toFixed(3)} (first 10 steps) → ` +
+        `${finalLoss.toFixed(3)} (last 10)\nwrote ${flags.out}\n` +
+        `pretraining took ${formatDuration(trainSeconds)} (${
+          (trainSeconds / history.length).toFixed(2)
+        } s/step)`,
+    );
+    if (flags["eval-episodes"]) {
+      await evaluate(
+        tinker.service,
+        { modelPath: samplerPath },
+        flags["eval-episodes"],
+        flags.seed,
+      );
+    }
+  } finally {
+    await tinker.close();
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    console.log(`total time ${formatDuration((performance.now() - t0) / 1000)}`);
+  }
+}, USAGE);
+
+async function evaluate(
+  service: Awaited<ReturnType<typeof connectTinker>>["service"],
+  from: { baseModel: string } | { modelPath: string },
+  episodes: number,
+  seed: number,
+): Promise<void> {
+  const sampler = await service.createSamplingClient(from);
+  const t0 = performance.now();
+  const results = await evaluateEnvs(
+    sampler,
+    PRETRAIN_MIX.map((e) => e.envId),
+    { episodes, seed, temperature: 1 },
+    (e) =>
+      console.error(
+        `${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, invalid ${
+          (100 * e.invalidActionRate).toFixed(1)
+        }%`,
+      ),
+  );
+  console.log(`\nat temperature 1.0, ${episodes} episodes per environment, seed ${seed}:\n`);
+  console.log(evaluationTable(results));
+  console.log(`\nevaluation took ${formatDuration((performance.now() - t0) / 1000)}`);
+}
+
+function meanLoss(h: PretrainStepMetrics[]): number {
+  return h.reduce((a, m) => a + m["train/loss_per_token"], 0) / Math.max(1, h.length);
+}
+
+function formatDuration(seconds: number): string {
+  const m = Math.floor(seconds / 60);
+  return m > 0 ? `${m} min ${Math.round(seconds % 60)} s` : `${seconds.toFixed(1)} s`;
+}

@@ -1,0 +1,190 @@
+import { assert } from "../assert.ts";
+import { Rng } from "../../lib/local/random.ts";
+import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import { make } from "../../lib/envs/registry.ts";
+import { lastBoxedInteger } from "../../lib/envs/types.ts";
+import { ModelInput } from "../../lib/tinker/mod.ts";
+import {
+  envFamily,
+  formatPlayer,
+  LEGAL_REASONS,
+  revealedWord,
+  solveArithmetic,
+} from "../../lib/pretrain/players.ts";
+import {
+  exampleDatum,
+  playTranscript,
+  PRETRAIN_MIX,
+  sampleEnvId,
+  type Transcript,
+  transcriptExample,
+  TranscriptStream,
+} from "../../lib/pretrain/transcripts.ts";
+import { batchCalls, learningRateAt, type PretrainOptions } from "../../lib/pretrain/train.ts";
+
+const renderer = new ChatMLRenderer();
+const tok = renderer.tokenizer;
+
+/** The tokens a rollout (lib/rollout runEpisode) builds for these moves and observations. */
+function rolloutLayout(t: Transcript, turns: number): { tokens: number[]; actionMask: number[] } {
+  const tokens: number[] = [], actionMask: number[] = [];
+  const put = (ids: number[], isAction: number) => {
+    tokens.push(...ids);
+    actionMask.push(...ids.map(() => isAction));
+  };
+  put(renderer.generationPrompt([t.messages[0]]), 0);
+  for (let k = 0; k < turns; k++) {
+    put(tok.encode(`${t.messages[2 * k + 1].content}<|im_end|>`), 1); // what the sampler emits
+    if (k + 1 < turns) put(renderer.continuation([t.messages[2 * k + 2]]), 0);
+  }
+  return { tokens, actionMask };
+}
+
+Deno.test("transcripts: a 3-turn example is token for token the rollout's prompt + actions + continuations", () => {
+  let checked = 0;
+  for (const { envId } of PRETRAIN_MIX) {
+    for (let seed = 0; seed < 20; seed++) {
+      const t = playTranscript(envId, seed, new Rng(100 + seed));
+      if (t.messages.length < 6) continue; // fewer than 3 turns
+      const three = { ...t, messages: t.messages.slice(0, 6) };
+      const ex = transcriptExample(three);
+      const { tokens, actionMask } = rolloutLayout(three, 3);
+      assert.deepEqual(
+        ex.tokens,
+        tokens,
+        `${envId} seed ${seed}: tokens differ from the rollout's`,
+      );
+      assert.deepEqual(
+        ex.weights,
+        actionMask,
+        `${envId} seed ${seed}: weights are not the actions`,
+      );
+      assert.equal(ex.tokens.at(-1), tok.eosTokenId);
+      checked++;
+      break;
+    }
+  }
+  // Every game has 3-turn episodes; arithmetic is single-turn.
+  assert.equal(checked, PRETRAIN_MIX.length - 2);
+});
+
+Deno.test("transcripts: a datum is the example shifted by one, weights on the targets", () => {
+  const t = playTranscript("game:GuessTheNumber-v0-hard", 3, new Rng(103));
+  const ex = transcriptExample(t);
+  const d = exampleDatum(ex);
+  assert.deepEqual(ModelInput.toInts(d.model_input), ex.tokens.slice(0, -1));
+  assert.deepEqual([...d.loss_fn_inputs.target_tokens.data], ex.tokens.slice(1));
+  assert.deepEqual([...d.loss_fn_inputs.weights.data], ex.weights.slice(1));
+  // The first target of each move is the first byte after "<|im_start|>assistant\n".
+  const firstWeighted = d.loss_fn_inputs.weights.data.indexOf(1);
+  const opening = "<|im_start|>assistant\n";
+  assert.equal(tok.decode(ex.tokens.slice(firstWeighted - 10, firstWeighted + 1)), opening);
+});
+
+Deno.test("transcripts: every generated move is legal, fits the context, and is only a boxed answer", () => {
+  const transcripts = new TranscriptStream(11).next(300);
+  for (const t of transcripts) {
+    const legal = LEGAL_REASONS[envFamily(t.envId)];
+    t.reasons.forEach((r, i) =>
+      assert.ok(legal.includes(r), `${t.envId} seed ${t.envSeed} move ${i}: ${r} is not legal`)
+    );
+    assert.ok(transcriptExample(t).tokens.length <= 1025, `${t.envId}: longer than the context`);
+    for (const m of t.messages.filter((m) => m.role === "assistant")) {
+      assert.match(m.content, /^\\boxed\{[^{}]+\}$/);
+    }
+    // Replaying the moves on a fresh env gives the same reasons: the transcript is the episode.
+    const env = make(t.envId);
+    env.reset(t.envSeed);
+    const replay = t.messages.filter((m) => m.role === "assistant").map((m) =>
+      String(env.step(m.content).info.reason)
+    );
+    assert.deepEqual(replay, t.reasons);
+    if (envFamily(t.envId) === "Arithmetic") assert.deepEqual(t.rewards, [1]);
+  }
+});
+
+Deno.test("transcripts: GuessTheNumber guesses are uniform over what the feedback allows, not bisection", () => {
+  const firstGuesses = new Map<number, number>();
+  for (let seed = 0; seed < 400; seed++) {
+    const t = playTranscript("game:GuessTheNumber-v0-easy", seed, new Rng(1000 + seed));
+    let lo = 1, hi = 10;
+    for (let i = 1; i < t.messages.length; i += 2) {
+      const g = lastBoxedInteger(t.messages[i].content)!;
+      assert.ok(
+        g >= lo && g <= hi,
+        `seed ${seed}: guess ${g} outside the consistent [${lo}, ${hi}]`,
+      );
+      if (i === 1) firstGuesses.set(g, (firstGuesses.get(g) ?? 0) + 1);
+      const fb = t.messages[i + 1]?.content.match(/The number is (higher|lower) than/);
+      if (fb?.[1] === "higher") lo = g + 1;
+      if (fb?.[1] === "lower") hi = g - 1;
+    }
+  }
+  // All ten first guesses occur, each near 40 of 400 (a bisector would always open with 5 or 6).
+  assert.equal(firstGuesses.size, 10);
+  for (const [g, n] of firstGuesses) assert.ok(n > 15 && n < 70, `first guess ${g}: ${n} of 400`);
+});
+
+Deno.test("transcripts: the same seed gives the same transcripts, another seed others", () => {
+  const a = new TranscriptStream(7).next(40);
+  const b = new TranscriptStream(7).next(40);
+  const c = new TranscriptStream(8).next(40);
+  assert.deepEqual(a, b);
+  assert.notDeepEqual(a.map((t) => t.messages), c.map((t) => t.messages));
+});
+
+Deno.test("transcripts: the mix is ~60% GuessTheNumber and covers every environment", () => {
+  const rng = new Rng(0);
+  const counts = new Map<string, number>();
+  for (let i = 0; i < 5000; i++) {
+    const id = sampleEnvId(rng);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const gtn = [...counts].filter(([id]) => id.includes("GuessTheNumber")).reduce(
+    (a, [, n]) => a + n,
+    0,
+  );
+  assert.ok(Math.abs(gtn / 5000 - 0.6) < 0.03, `GuessTheNumber share ${gtn / 5000}`);
+  assert.equal(counts.size, PRETRAIN_MIX.length);
+});
+
+Deno.test("players: arithmetic answers equal the verifier's; Hangman names a revealed word", () => {
+  for (let seed = 0; seed < 50; seed++) {
+    for (const id of ["math:Arithmetic-v0-easy", "math:Arithmetic-v0-hard"]) {
+      const env = make(id);
+      const { observation } = env.reset(seed);
+      assert.equal(env.step(`\\boxed{${solveArithmetic(observation)}}`).reward, 1);
+    }
+  }
+  assert.equal(solveArithmetic("Compute (17 - 4) * 6 + 9. Think"), 87);
+  assert.equal(revealedWord("Turn 3: T is in the word.\nWord: C A T"), "CAT");
+  assert.equal(revealedWord("Turn 3: T is in the word.\nWord: C _ T"), null);
+  // Hangman easy played until the board is full ends with the word named.
+  const solved = Array.from(
+    { length: 400 },
+    (_, s) => playTranscript("game:Hangman-v0-easy", s, new Rng(100 + s)),
+  ).filter((t) => t.reasons.at(-1) === "correct");
+  assert.ok(solved.length > 0);
+  for (const t of solved) assert.match(t.messages.at(-1)!.content, /^\\boxed\{[A-Z]{3}\}$/);
+  assert.throws(() => formatPlayer("game:Nope-v0-easy"), /no format player/);
+});
+
+Deno.test("train: batches sort by length into small calls; the schedule warms up and decays", () => {
+  const calls = batchCalls(new TranscriptStream(1).next(10), 4);
+  assert.deepEqual(calls.map((c) => c.length), [4, 4, 2]);
+  const lens = calls.flat().map((d) => d.loss_fn_inputs.weights.data.length);
+  assert.deepEqual(lens, [...lens].sort((a, b) => b - a));
+  const o: PretrainOptions = {
+    steps: 100,
+    batchSize: 8,
+    learningRate: 1e-3,
+    warmupSteps: 10,
+    minLearningRateRatio: 0.1,
+    seed: 0,
+    datumsPerCall: 4,
+  };
+  assert.equal(learningRateAt(5, o), 5e-4);
+  assert.equal(learningRateAt(10, o), 1e-3);
+  assert.ok(Math.abs(learningRateAt(100, o) - 1e-4) < 1e-12);
+  assert.ok(learningRateAt(50, o) < learningRateAt(20, o));
+});
