@@ -1,7 +1,7 @@
 /**
- * `deno run -A scripts/notebooks.ts [notebooks/NAME.ipynb ...]`: executes every notebook in
- * `notebooks/` headless with the Deno kernel (`jupyter nbconvert --execute`, copies written to
- * `tmp/nb/`) and checks each one: committed without outputs, executed in under 3 minutes, no
+ * `deno run -A scripts/notebooks.ts [--out DIR] [notebooks/NAME.ipynb ...]`: executes every
+ * notebook in `notebooks/` headless with the Deno kernel (`jupyter nbconvert --execute`, copies
+ * written to DIR, default `tmp/nb/`) and checks each one: committed without outputs, executed in under 3 minutes, no
  * error output, at least one table (a Polars frame's `text/html`) and one Plotly figure
  * (`application/vnd.plotly.v1+json`). Exit code 0 when every check passes, 1 when one fails,
  * 2 when jupyter is missing.
@@ -158,7 +158,14 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  let paths = Deno.args;
+  const args = [...Deno.args];
+  const at = args.indexOf("--out");
+  const out = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  if (at >= 0 && !out) {
+    console.error("usage: deno run -A scripts/notebooks.ts [--out DIR] [NOTEBOOK.ipynb ...]");
+    return 1;
+  }
+  let paths = args;
   if (paths.length === 0) {
     paths = [];
     for await (const e of Deno.readDir(join(root, "notebooks"))) {
@@ -170,7 +177,7 @@ async function main(): Promise<number> {
     console.error("no notebooks found in notebooks/");
     return 1;
   }
-  const outDir = join(root, "tmp", "nb");
+  const outDir = out ?? join(root, "tmp", "nb");
   await Deno.mkdir(outDir, { recursive: true });
   let failed = 0;
   for (const p of paths) {

@@ -60,11 +60,16 @@ Deno.test({
     "notebooks: every notebook runs headless with the Deno kernel and shows its tables and figures",
   ignore: !jupyter,
   fn: async () => {
+    // Its own output directory, so that concurrent test runs do not share executed copies.
+    const outDir = await Deno.makeTempDir({ prefix: "tb-nb-test-" });
+    const script = new URL("../../scripts/notebooks.ts", import.meta.url).pathname;
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("../../scripts/notebooks.ts", import.meta.url).pathname],
+      args: ["run", "-A", script, "--out", outDir],
       stdout: "piped",
       stderr: "piped",
     }).output();
+    // Kept when a check fails: the executed copies show the failing cells.
+    if (out.success) await Deno.remove(outDir, { recursive: true });
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     console.log(text.trim());
     assert.ok(out.success, `scripts/notebooks.ts failed:\n${text}`);
