@@ -28,6 +28,7 @@ const USAGE =
 settings (each as --flag VALUE, also TINKERBENCH_<NAME> in the environment):
   ${KEYS.map(flag).join(", ")}
 advantages: --overrides advantages.<mode|constantGroups|rewardReduction|...>=VALUE
+GEM's form works too: deno task train env_id=game:GuessTheNumber-v0-easy gamma=0.9 use_rebn=true
 rerun the same command to resume; Ctrl-C saves a checkpoint and exits`;
 
 await runCli(async () => {
@@ -37,11 +38,23 @@ await runCli(async () => {
     help: { type: "boolean" },
   };
   for (const k of KEYS) options[flag(k)] = { type: k === "eval_mode" ? "boolean" : "string" };
-  let values: Record<string, unknown>;
+  let values: Record<string, unknown>, positionals: string[];
   try {
-    values = parseArgs({ args: Deno.args, options, strict: true }).values;
+    ({ values, positionals } = parseArgs({
+      args: Deno.args,
+      options,
+      strict: true,
+      allowPositionals: true,
+    }));
   } catch (e) {
     throw new UsageError((e as Error).message);
+  }
+  // GEM's command lines are `key=value` words (chz): they are overrides, applied last.
+  const bad = positionals.find((p) => !p.includes("="));
+  if (bad) {
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(bad)}: settings are --flag VALUE or key=value`,
+    );
   }
   if (values.help) return console.log(USAGE);
   const { "config-path": configPath, overrides, help: _, ...flags } = values;
@@ -52,7 +65,7 @@ await runCli(async () => {
       file: configPath ? { path: String(configPath) } : undefined,
       env: Deno.env.toObject(),
       flags,
-      overrides: (overrides as string[] | undefined) ?? [],
+      overrides: [...((overrides as string[] | undefined) ?? []), ...positionals],
     });
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message);

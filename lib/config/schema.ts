@@ -72,7 +72,11 @@ export const TrainConfigSchema = z.object({
   group_size: int().min(1).default(4),
   gamma: z.number().min(0).max(1).default(0.9),
   use_rebn: z.boolean().default(true),
-  template: z.string().min(1).default("chat"),
+  /**
+   * How observations become prompts. GEM's hand-written templates (`qwen3_game`, ...) are not
+   * offered: turns go through the model's chat renderer, so prompts stay token-aligned.
+   */
+  template: z.enum(["chat"]).default("chat"),
   max_tokens: int().min(1).default(256),
   /** Sampling temperature of rollouts. */
   temperature: z.number().min(0).default(1),

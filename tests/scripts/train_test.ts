@@ -100,3 +100,13 @@ Deno.test("train script: Ctrl-C finishes the step, saves a checkpoint and exits 
   }[];
   assert.deepEqual(ckpts.map((c) => [c.kind, c.step]), [["interrupted", steps]]);
 });
+
+Deno.test("train script: GEM's key=value words are settings; other words are one-line errors", async () => {
+  const home = await Deno.makeTempDir();
+  const gem = await finish(train(["env_id=game:Nope-v0", "gamma=0.9"], home));
+  assert.equal(gem.code, 2);
+  assert.match(gem.stderr, /^error: env_id: unknown environment "game:Nope-v0"/);
+  const word = await finish(train(["train"], home));
+  assert.equal(word.code, 2);
+  assert.match(word.stderr, /^error: unexpected argument "train"/);
+});
