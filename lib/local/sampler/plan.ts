@@ -20,7 +20,7 @@ export const MAX_DECODE_ROWS = 128;
 /** Device bytes allowed for one group's KV cache (keys and values, all layers). */
 const CACHE_BUDGET_BYTES = 256 * 2 ** 20;
 /** Attention-score elements (`B·H·T·T`) allowed for one prefill chunk. */
-const PREFILL_SCORE_BUDGET = 2 ** 25;
+const PREFILL_SCORE_BUDGET = 2 ** 23;
 /** Smallest padded prompt and cache length, so short requests share one shape. */
 const MIN_LENGTH_BUCKET = 16;
 

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { jit, numpy as np, tree, valueAndGrad } from "@jax-js/jax";
+import { blockUntilReady, jit, numpy as np, tree, valueAndGrad } from "@jax-js/jax";
 import {
   disposeTree,
   initEngine,
@@ -258,12 +258,16 @@ export class Learner {
       statics: { ...this.#statics, lossFn: name },
     };
     const saved = { grads: tree.ref(this.#grads), pending: this.#pending };
-    let results: MicroBatchResult[];
+    const results: MicroBatchResult[] = [];
     try {
-      results = plan.map((mb) => {
+      for (const mb of plan) {
         const packed = packMicroBatch(datums, mb, k, name !== "cross_entropy");
-        return { mb, out: this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly) };
-      });
+        const out = this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly);
+        // jax-js is lazy: without a sync per micro-batch, every block's activations are queued
+        // at once and a large request (e.g. 64 RL datums) runs out of the 4 GiB wasm heap.
+        await blockUntilReady([out.lp, out.sums, this.#grads]);
+        results.push({ mb, out });
+      }
     } catch (e) {
       this.#grads = saved.grads;
       this.#pending = saved.pending;
