@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { loadTrainConfig, type TrainConfig } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { make } from "../lib/envs/mod.ts";
-import { runGroup } from "../lib/rollout/mod.ts";
+import { collectGroups } from "../lib/rollout/mod.ts";
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { episodeSucceeded } from "../lib/trainer/metrics.ts";
 import { type StepMetrics, trainRL } from "../lib/trainer/rl.ts";
@@ -24,24 +24,25 @@ import type { ServiceClient } from "../lib/tinker/mod.ts";
 export const LEARNING_BENCH = {
   envId: "game:GuessTheNumber-v0-easy",
   model: "local/games",
-  maxSteps: 40,
+  maxSteps: 80,
   goal: 0.95,
   /** Episodes per step, the same for both arms. */
-  episodesPerStep: 64,
+  episodesPerStep: 32,
   evalEpisodes: 256,
-  wallBudgetMinutes: 30,
+  /** Per arm. */
+  wallBudgetMinutes: 25,
 };
 
 /** The two algorithms, as config flags and overrides. */
 export const ARMS: Record<string, { flags: Record<string, unknown>; overrides: string[] }> = {
   tinkerbench: {
-    flags: { batch_size: 8, group_size: 8, loss_fn: "importance_sampling" },
+    flags: { batch_size: 4, group_size: 8, loss_fn: "importance_sampling" },
     overrides: ["advantages.mode=group_centered"],
   },
   gem: {
     // GEM's tinker_train.py: no groups, returns z-scored over the batch's transitions.
     flags: {
-      batch_size: 64,
+      batch_size: 32,
       group_size: 1,
       loss_fn: "importance_sampling",
       gamma: 0.9,
@@ -59,22 +60,21 @@ async function evaluate(
   episodes: number,
 ): Promise<number> {
   const sampler = await service.createSamplingClient(from);
-  const renderer = new ChatMLRenderer();
-  const groups = await Promise.all(
-    Array.from({ length: episodes / 8 }, (_, g) =>
-      runGroup(
-        () => make(cfg.env_id),
-        1_000_000 + g,
-        8,
-        sampler,
-        {
-          maxTokensPerTurn: cfg.max_tokens,
-          temperature: 1,
-          seed: 5_000_000 + g,
-          renderer,
-        },
-      )),
+  const res = await collectGroups(
+    Array.from({ length: episodes / 8 }, (_, g) => ({
+      makeEnv: () => make(cfg.env_id),
+      envSeed: 1_000_000 + g,
+    })),
+    sampler,
+    {
+      groupSize: 8,
+      maxTokensPerTurn: cfg.max_tokens,
+      temperature: 1,
+      seed: 5_000_000,
+      renderer: new ChatMLRenderer(),
+    },
   );
+  const groups = res.groups.map((g) => g.episodes);
   const eps = groups.flat();
   return eps.filter(episodeSucceeded).length / eps.length;
 }

@@ -15,14 +15,19 @@ import {
 import { initEngine } from "../lib/local/engine.ts";
 import { benchEncodings, benchPipelining } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
+import { runLearningBench } from "./learning.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout"];
+/** Suites that only run when named: `learning` trains for up to an hour. */
+const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
 for (const name of only) {
-  if (!SUITES.includes(name)) {
-    console.error(`unknown benchmark ${JSON.stringify(name)}; known: ${SUITES.join(", ")}`);
+  if (!SUITES.includes(name) && !NAMED_ONLY.includes(name)) {
+    console.error(
+      `unknown benchmark ${JSON.stringify(name)}; known: ${[...SUITES, ...NAMED_ONLY].join(", ")}`,
+    );
     Deno.exit(2);
   }
 }
@@ -30,6 +35,16 @@ for (const name of only) {
 await initEngine();
 if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
+if (only.includes("learning")) {
+  const result = await runLearningBench(log);
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    new URL("./results/learning.json", import.meta.url),
+    JSON.stringify({ benchmark: "learning", date: new Date().toISOString(), ...result }, null, 2) +
+      "\n",
+  );
+  log("wrote bench/results/learning.json");
+}
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],
