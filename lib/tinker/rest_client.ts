@@ -1,6 +1,6 @@
 /**
  * The REST side of the Tinker API: training runs, checkpoints (list, delete, TTL, publish,
- * archive URL) and what a checkpoint was trained from.
+ * archive URL), what a checkpoint was trained from, and sessions.
  *
  * @module
  */
@@ -23,6 +23,11 @@ const TrainingRunsSchema = z.object({
 const CheckpointsSchema = z.object({
   checkpoints: z.array(CheckpointSchema),
   cursor: CursorSchema.nullish(),
+});
+const SessionsSchema = z.object({ sessions: z.array(z.string()) });
+const SessionInfoSchema = z.object({
+  training_run_ids: z.array(z.string()),
+  sampler_ids: z.array(z.string()),
 });
 const ArchiveSchema = z.object({ url: z.string(), expires: z.string().nullish() });
 const Empty = z.unknown();
@@ -48,6 +53,16 @@ export class RestClient {
       `training_runs?limit=${limit}&offset=${offset}`,
       TrainingRunsSchema,
     );
+  }
+
+  /** Session ids, most recent first. */
+  listSessions({ limit = 20, offset = 0 } = {}) {
+    return this.#http.json("GET", `sessions?limit=${limit}&offset=${offset}`, SessionsSchema);
+  }
+
+  /** The training runs and samplers a session created. */
+  getSession(sessionId: string) {
+    return this.#http.json("GET", `sessions/${encodeURIComponent(sessionId)}`, SessionInfoSchema);
   }
 
   /** One training run. */

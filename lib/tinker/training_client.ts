@@ -8,6 +8,8 @@
  * @module
  */
 
+import { getTokenizer } from "../tokenizers/mod.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import { z } from "zod";
 import {
   type Datum,
@@ -216,6 +218,11 @@ export class TrainingClient {
   /** Loads weights and Adam's state; must be the model's first operation. */
   loadStateWithOptimizer(path: string): APIFuture<void> {
     return this.#load(path, true);
+  }
+
+  /** The tokenizer of the base model (a Hugging Face tokenizer, or the local byte tokenizer). */
+  getTokenizer(): Tokenizer {
+    return getTokenizer(this.baseModel);
   }
 
   /** Model information (base model, LoRA rank, tokenizer id). */

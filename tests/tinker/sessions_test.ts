@@ -1,0 +1,22 @@
+import { assert } from "../assert.ts";
+import { startLocalServer } from "../../lib/local/server/mod.ts";
+import { ServiceClient } from "../../lib/tinker/mod.ts";
+
+Deno.test("client: sessions over REST, and a training client's tokenizer", async () => {
+  const server = await startLocalServer({ dataDir: await Deno.makeTempDir() });
+  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  try {
+    const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
+    const rest = service.restClient();
+    const { sessions } = await rest.listSessions();
+    assert.ok(sessions.includes(service.sessionId));
+    const info = await rest.getSession(service.sessionId);
+    assert.deepEqual(info.training_run_ids, [training.modelId]);
+    const tok = training.getTokenizer();
+    assert.equal(tok.decode(tok.encode("héllo <|im_end|>")), "héllo <|im_end|>");
+    assert.equal(tok.id, (await training.getInfo()).model_data.tokenizer_id);
+  } finally {
+    service.close();
+    await server.close();
+  }
+});
