@@ -22,7 +22,7 @@ const WEIGHTS = new URL("../models/local_games.safetensors", import.meta.url).pa
 const USAGE = `usage: deno task pretrain [--steps 180] [--batch-size 8] [--learning-rate 2e-3]
                           [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24] [--seed 0] [--out ${"models/local_games.safetensors"}]
                           [--log-path DIR] [--eval-episodes 0]
-       deno task pretrain --eval-only [--eval-episodes 50] [--seed 0]`;
+       deno task pretrain --eval-only [--eval-episodes 50] [--eval-envs ID,ID] [--seed 0]`;
 
 const Flags = z.object({
   steps: z.coerce.number().int().min(1).max(1_000_000).default(180),
@@ -36,6 +36,10 @@ const Flags = z.object({
   "log-path": z.string().optional(),
   "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
   "eval-only": z.boolean().default(false),
+  "eval-envs": z.string().optional().transform((s) => s?.split(",").map((x) => x.trim())).refine(
+    (ids) => ids === undefined || ids.every((id) => PRETRAIN_MIX.some((e) => e.envId === id)),
+    { message: `comma-separated ids of the mix: ${PRETRAIN_MIX.map((e) => e.envId).join(", ")}` },
+  ),
   help: z.boolean().default(false),
 });
 
@@ -52,6 +56,7 @@ await runCli(async () => {
     "log-path": { type: "string" },
     "eval-episodes": { type: "string" },
     "eval-only": { type: "boolean" },
+    "eval-envs": { type: "string" },
     help: { type: "boolean", short: "h" },
   }, Flags);
   if (flags.help) return console.log(USAGE);
@@ -71,6 +76,7 @@ await runCli(async () => {
         { baseModel: MODEL },
         flags["eval-episodes"] ?? 50,
         flags.seed,
+        flags["eval-envs"],
       );
       return;
     }
@@ -83,6 +89,13 @@ await runCli(async () => {
           flags["learning-rate"]
         }; ` +
         `metrics in ${join(logPath, "metrics.jsonl")}`,
+    );
+    // The backend loads local/games' base weights from models/ when the file exists.
+    const shipped = await Deno.stat(WEIGHTS).then(() => true, () => false);
+    console.log(
+      shipped
+        ? `starting from ${WEIGHTS} (continued pretraining; delete it to start from scratch)`
+        : `starting from the seeded random init (seed ${spec.initSeed})`,
     );
     const training = await tinker.service.createLoraTrainingClient({
       baseModel: MODEL,
@@ -140,6 +153,7 @@ await runCli(async () => {
         { modelPath: samplerPath },
         flags["eval-episodes"],
         flags.seed,
+        flags["eval-envs"],
       );
     }
   } finally {
@@ -154,12 +168,13 @@ async function evaluate(
   from: { baseModel: string } | { modelPath: string },
   episodes: number,
   seed: number,
+  envIds: string[] = PRETRAIN_MIX.map((e) => e.envId),
 ): Promise<void> {
   const sampler = await service.createSamplingClient(from);
   const t0 = performance.now();
   const results = await evaluateEnvs(
     sampler,
-    PRETRAIN_MIX.map((e) => e.envId),
+    envIds,
     { episodes, seed, temperature: 1 },
     (e) =>
       console.error(

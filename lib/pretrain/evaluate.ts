@@ -2,7 +2,8 @@
  * How well a model plays each environment of the pretraining mix: success rate (the episode's
  * rewards sum to ≥ 1, i.e. solved), invalid-action rate (moves the environment rejects, or
  * replies not closed by `<|im_end|>`), and for GuessTheNumber how often a guess is consistent
- * with the feedback so far (whether the model reads the feedback at all).
+ * with the feedback so far (whether the model reads the feedback at all). Long games can fill
+ * the model's context before they end; such episodes stop there and are counted as such.
  *
  * Episodes are the rollouts RL plays ({@link runEpisode}); each is replayed on a fresh env
  * with the same seed to recover every move's `info.reason`.
@@ -28,17 +29,20 @@ export interface EvaluateOptions {
   seed: number;
   temperature: number;
   maxTokensPerTurn: number;
-  /** Episodes played at once (the sampler batches their requests). */
+  /**
+   * Episodes played at once (the sampler batches their requests). Above 4, sampling
+   * `local/games` at 1024-token context ran out of jax-js's 4 GiB heap on this machine.
+   */
   concurrency: number;
 }
 
-/** Defaults: 1.0 temperature, 24 tokens per move (a boxed move is ≤ 20 bytes). */
+/** Defaults: temperature 1.0, 24 tokens per move (a boxed move is ≤ 20 bytes), 4 in flight. */
 export const EVALUATE_DEFAULTS: EvaluateOptions = {
   episodes: 50,
   seed: 0,
   temperature: 1,
   maxTokensPerTurn: 24,
-  concurrency: 32,
+  concurrency: 4,
 };
 
 /** One environment's results. */
@@ -53,6 +57,8 @@ export interface EnvEvaluation {
   formatErrorRate: number;
   meanReward: number;
   meanTurns: number;
+  /** Episodes cut off because the conversation filled the model's context (long games). */
+  contextFullRate: number;
   /** GuessTheNumber only: in-range guesses consistent with all feedback so far, over guesses. */
   consistentGuessRate?: number;
 }
@@ -68,7 +74,7 @@ export async function evaluateEnv(
   const legal = new Set(LEGAL_REASONS[envFamily(envId)]);
   const eos = renderer.tokenizer.eosTokenId;
   let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;
-  let guesses = 0, consistent = 0;
+  let guesses = 0, consistent = 0, contextFull = 0;
   for (let start = 0; start < o.episodes; start += o.concurrency) {
     const ids = Array.from(
       { length: Math.min(o.concurrency, o.episodes - start) },
@@ -85,7 +91,10 @@ export async function evaluateEnv(
       });
     }));
     episodes.forEach((ep, k) => {
-      if (ep.error) throw new Error(`${envId} episode ${ids[k]}: ${ep.error}`);
+      if (ep.error && !/exceeds the model's context/.test(ep.error)) {
+        throw new Error(`${envId} episode ${ids[k]}: ${ep.error}`);
+      }
+      if (ep.error) contextFull++;
       if (ep.totalReward >= 1 - 1e-9) solved++;
       reward += ep.totalReward;
       turns += ep.turns.length;
@@ -119,6 +128,7 @@ export async function evaluateEnv(
     formatErrorRate: formatErrors / n,
     meanReward: reward / n,
     meanTurns: turns / n,
+    contextFullRate: contextFull / n,
   };
   if (envFamily(envId) === "GuessTheNumber") out.consistentGuessRate = consistent / (guesses || 1);
   return out;
@@ -146,11 +156,12 @@ export function evaluationTable(results: readonly EnvEvaluation[]): string {
   const rows = results.map((r) =>
     `| ${r.envId} | ${r.episodes} | ${pct(r.successRate)} | ${pct(r.invalidActionRate)} | ` +
     `${pct(r.formatErrorRate)} | ${r.meanReward.toFixed(3)} | ${r.meanTurns.toFixed(1)} | ` +
+    `${pct(r.contextFullRate)} | ` +
     `${r.consistentGuessRate === undefined ? "–" : pct(r.consistentGuessRate)} |`
   );
   return [
-    "| environment | episodes | success | invalid actions | format errors | mean reward | mean turns | consistent guesses |",
-    "|---|---|---|---|---|---|---|---|",
+    "| environment | episodes | success | invalid actions | format errors | mean reward | mean turns | context full | consistent guesses |",
+    "|---|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
 }
