@@ -15,7 +15,7 @@ export const TrainConfigSchema = z.object({
   // ---- OpenClaw seed ----
   method: z.enum(["rl", "opd", "combine"]).default("rl"),
   /** The policy; local models need no key, cloud ones need TINKER_API_KEY. */
-  model_name: z.string().min(1).default("local/small"),
+  model_name: z.string().min(1).default("local/games"),
   lora_rank: int().min(1).max(1024).default(32),
   /** The teacher of OPD and the judge's model; null means the policy's base model. */
   teacher_model_name: z.string().min(1).nullable().default(null),
