@@ -110,3 +110,33 @@ Deno.test("train script: GEM's key=value words are settings; other words are one
   assert.equal(word.code, 2);
   assert.match(word.stderr, /^error: unexpected argument "train"/);
 });
+
+for (const method of ["opd", "combine"]) {
+  Deno.test(`train script: --method ${method} completes steps with metrics, checkpoints, rollouts and a report`, async () => {
+    const home = await Deno.makeTempDir();
+    const logDir = join(await Deno.makeTempDir(), "run");
+    const out = await finish(train([
+      `--method=${method}`,
+      "--model-name=local/games",
+      "--max-steps=2",
+      "--batch-size=1",
+      "--group-size=2",
+      "--max-tokens=12",
+      "--lora-rank=4",
+      `--log-path=${logDir}`,
+    ], home));
+    assert.equal(out.code, 0, out.stderr);
+    const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.deepEqual(rows.map((r) => r.step), [1, 2]);
+    // GuessTheNumber's feedback is the hindsight hint of every turn that has one.
+    assert.ok(rows.every((r) => r["score/hint_accepted_frac"] > 0), JSON.stringify(rows[0]));
+    assert.ok(rows.some((r) => r["score/opd_samples"] + r["score/opd+rl_samples"] > 0));
+    assert.equal(rows[0]["score/w_opd"], 1);
+    const turn = (await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl")))
+      .flatMap((e) => (e as { turns: { score: { hint?: string } }[] }).turns)[0];
+    assert.ok(turn.score.hint, "the hint is persisted with the rollout");
+    const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as { kind: string }[];
+    assert.equal(ckpts.at(-1)?.kind, "final");
+    await Deno.stat(join(logDir, "report.html"));
+  });
+}
