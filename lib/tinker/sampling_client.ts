@@ -4,6 +4,8 @@
  * @module
  */
 
+import { getTokenizer } from "../tokenizers/mod.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import type { ModelInput, SampleResponse } from "../protocol/mod.ts";
 import { APIFuture } from "./futures.ts";
 import type { TinkerHttp } from "./http.ts";
@@ -66,6 +68,16 @@ export class SamplingClient {
       type: "sample",
     };
     return new APIFuture(this.#run(body));
+  }
+
+  /** The tokenizer of the sampled model (known for base-model samplers; see getTokenizer). */
+  getTokenizer(): Tokenizer {
+    if (!this.baseModel) {
+      throw new Error(
+        "this sampler was made from a tinker:// path: use getTokenizer(<base model>)",
+      );
+    }
+    return getTokenizer(this.baseModel);
   }
 
   /** Log-probs of every token of `prompt` given its prefix (the first is null). */

@@ -328,6 +328,7 @@ function rolloutRecords(
   groups: Episode[][],
   turns: Awaited<ReturnType<typeof scoreEpisodes>>["turns"],
 ): unknown[] {
+  const byTurn = new Map(turns.map((s) => [`${s.group}/${s.episode}/${s.turn}`, s]));
   return groups.flatMap((g, gi) =>
     g.map((e, ei) => ({
       step,
@@ -348,7 +349,7 @@ function rolloutRecords(
         mean_logprob: t.logprobs.length
           ? t.logprobs.reduce((a, b) => a + b, 0) / t.logprobs.length
           : 0,
-        score: turns.find((s) => s.group === gi && s.episode === ei && s.turn === ti),
+        score: byTurn.get(`${gi}/${ei}/${ti}`),
       })),
     }))
   );

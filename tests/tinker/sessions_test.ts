@@ -15,6 +15,12 @@ Deno.test("client: sessions over REST, and a training client's tokenizer", async
     const tok = training.getTokenizer();
     assert.equal(tok.decode(tok.encode("héllo <|im_end|>")), "héllo <|im_end|>");
     assert.equal(tok.id, (await training.getInfo()).model_data.tokenizer_id);
+    const sampler = await training.saveWeightsAndGetSamplingClient();
+    assert.equal(sampler.getTokenizer().id, tok.id);
+    const byPath = await service.createSamplingClient({
+      modelPath: await training.saveWeightsForSampler("s"),
+    });
+    assert.throws(() => byPath.getTokenizer(), /made from a tinker:\/\/ path/);
   } finally {
     service.close();
     await server.close();
