@@ -17,6 +17,7 @@ import {
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
+import { JudgeError } from "../lib/scoring/episodes.ts";
 
 const KEYS = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "advantages");
 const flag = (k: string) => k.replaceAll("_", "-");
@@ -68,7 +69,7 @@ await runCli(async () => {
       overrides: [...((overrides as string[] | undefined) ?? []), ...positionals],
     });
   } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message);
+    if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
   }
   const logDir = config.log_path ?? defaultLogDir(config);
@@ -93,7 +94,7 @@ await runCli(async () => {
     await runTraining();
   } catch (e) {
     // A bad env id or model is found once the run starts: still a one-line user error.
-    if (e instanceof ConfigError) throw new UsageError(e.message);
+    if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
   } finally {
     Deno.removeSignalListener("SIGINT", onSigint);

@@ -125,10 +125,17 @@ export async function scoreEpisodes(groups: Episode[][], o: ScoringOptions): Pro
   // PRM votes: as rewards, or for monitoring.
   if (o.rewardSource === "prm" || o.evalMode) {
     await Promise.all(all.map(async (s, i) => {
-      const j = await judgeTurn(o.judge!, judged(s), seeded(o.judgeSampling, 2 * i));
-      s.prm = { score: j.score, votes: j.votes, representative: j.representative };
-      if (o.rewardSource === "prm") s.reward = j.score;
+      try {
+        const j = await judgeTurn(o.judge!, judged(s), seeded(o.judgeSampling, 2 * i));
+        s.prm = { score: j.score, votes: j.votes, representative: j.representative };
+        if (o.rewardSource === "prm") s.reward = j.score;
+      } catch (e) {
+        // A turn the judge could not score counts as 0, as OpenClaw treats unscored turns.
+        s.error = (e as Error).message;
+        if (o.rewardSource === "prm") s.reward = 0;
+      }
     }));
+    failIfAlwaysFails(all, `the PRM judge (${o.judge!.name})`);
   }
 
   // The RL term: advantages over groups (constant-group policy may drop some).
@@ -177,6 +184,12 @@ export async function scoreEpisodes(groups: Episode[][], o: ScoringOptions): Pro
         s.error = (e as Error).message;
       }
     }));
+    failIfAlwaysFails(
+      keptTurns,
+      o.hintSource === "judge"
+        ? `the hint judge (${o.judge!.name}) or the teacher (${o.teacher!.sampler.baseModel})`
+        : `the teacher (${o.teacher!.sampler.baseModel})`,
+    );
   }
 
   // KL penalty against the reference (teacher/base) policy on the turn's own prompt.
@@ -236,6 +249,21 @@ export async function scoreEpisodes(groups: Episode[][], o: ScoringOptions): Pro
     });
   }
   return { trajectories, origins, turns: all, advantageStats, metrics: metrics(all, o) };
+}
+
+/**
+ * A judge or teacher that fails on every turn of a batch (unreachable, or a prompt longer than
+ * its context) would silently train on nothing: that is an error naming it and the cause.
+ * Failures on some turns are kept per turn (`TurnScore.error`, `score/errors`).
+ */
+export class JudgeError extends Error {
+  override name = "JudgeError";
+}
+
+function failIfAlwaysFails(turns: TurnScore[], who: string): void {
+  if (turns.length > 0 && turns.every((s) => s.error)) {
+    throw new JudgeError(`${who} failed on every turn: ${turns[0].error}`);
+  }
 }
 
 /** The chat messages a turn's response answered: earlier turns and this turn's observation. */

@@ -3,7 +3,12 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ModelInput, ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import type { Episode } from "../../lib/rollout/mod.ts";
-import { messagesBefore, scoreEpisodes, type ScoringOptions } from "../../lib/scoring/episodes.ts";
+import {
+  JudgeError,
+  messagesBefore,
+  scoreEpisodes,
+  type ScoringOptions,
+} from "../../lib/scoring/episodes.ts";
 import { OpenAIChatSampler } from "../../lib/scoring/judges.ts";
 
 const renderer = new ChatMLRenderer();
@@ -152,4 +157,42 @@ Deno.test("messagesBefore: earlier turns as chat, ending with this turn's observ
     { role: "assistant", content: "a" },
     { role: "user", content: "second" },
   ]);
+});
+
+Deno.test("scoring: a judge that fails on every turn is one error naming it; some failures score 0", async () => {
+  let failAll = false;
+  // Scores turns whose next state says "Correct"; fails the others (or all, with failAll).
+  const server = Deno.serve({ port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    return !failAll && body.messages.at(-1).content.includes("Correct")
+      ? Response.json({ choices: [{ message: { content: "\\boxed{1}" } }] })
+      : new Response("context too long", { status: 400 });
+  });
+  try {
+    const judge = new OpenAIChatSampler({
+      baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+      model: "judge",
+    });
+    const opts = {
+      ...base,
+      rewardSource: "prm" as const,
+      judge,
+      judgeSampling: { ...base.judgeSampling, m: 3 },
+    };
+    const group = [episode("\\boxed{3}", 1, "Correct!"), episode("\\boxed{4}", 0, "Lower.")];
+    const some = await scoreEpisodes([group], opts);
+    assert.deepEqual(some.turns.map((t) => t.reward), [1, 0]);
+    assert.match(some.turns[1].error ?? "", /HTTP 400: context too long/);
+    assert.equal(some.metrics["score/errors"], 1);
+    failAll = true;
+    await assert.rejects(
+      scoreEpisodes([group], opts),
+      (e: Error) =>
+        e instanceof JudgeError &&
+        /^the PRM judge \(judge at http:\/\/127\.0\.0\.1:\d+\/v1\) failed on every turn: .*HTTP 400/
+          .test(e.message),
+    );
+  } finally {
+    await server.shutdown();
+  }
 });
