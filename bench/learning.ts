@@ -33,16 +33,20 @@ export const LEARNING_BENCH = {
   wallBudgetMinutes: 25,
 };
 
-/** The two algorithms, as config flags and overrides. */
+/** The two algorithms, as config flags and overrides; both see `episodesPerStep` episodes. */
 export const ARMS: Record<string, { flags: Record<string, unknown>; overrides: string[] }> = {
   tinkerbench: {
-    flags: { batch_size: 4, group_size: 8, loss_fn: "importance_sampling" },
+    flags: {
+      batch_size: LEARNING_BENCH.episodesPerStep / 8,
+      group_size: 8,
+      loss_fn: "importance_sampling",
+    },
     overrides: ["advantages.mode=group_centered"],
   },
   gem: {
     // GEM's tinker_train.py: no groups, returns z-scored over the batch's transitions.
     flags: {
-      batch_size: 32,
+      batch_size: LEARNING_BENCH.episodesPerStep,
       group_size: 1,
       loss_fn: "importance_sampling",
       gamma: 0.9,
