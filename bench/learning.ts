@@ -111,7 +111,9 @@ export async function runLearningBench(
       });
       const abort = new AbortController();
       const t0 = performance.now();
-      const curve: Array<{ step: number; success: number; reward: number; seconds: number }> = [];
+      const curve: Array<
+        { step: number; success: number; reward: number; parseError: number; seconds: number }
+      > = [];
       let reachedAt: { step: number; seconds: number } | null = null;
       const run = await trainRL({
         config,
@@ -124,6 +126,7 @@ export async function runLearningBench(
             step: m.step,
             success: m["env/all/success"],
             reward: m["env/all/reward/total"],
+            parseError: m["env/all/stop/parse_error"],
             seconds,
           });
           const last3 = curve.slice(-3).map((c) => c.success);
