@@ -1,9 +1,13 @@
 /**
  * The learning benchmark: from the local base model, GuessTheNumber-easy success rate per step
  * over a fixed budget, for tinkerbench's default algorithm and for the GEM seed's (REINFORCE on
- * γ-discounted returns with ReBN, `importance_sampling`), in one run on one machine. Each arm
- * stops at its step budget or once its success rate (mean of the last 3 steps) reaches the
- * goal; a held-out evaluation of the final policy closes each arm.
+ * γ-discounted returns with ReBN, `importance_sampling`), side by side in one run: each arm is
+ * its own process with its own embedded backend (one wasm thread each, so on a 2-core machine
+ * both arms run at once under the same load). Each arm stops at its step or wall budget or once
+ * its success rate (mean of the last 3 steps) reaches the goal; a held-out evaluation of the
+ * final policy closes each arm, and the base model is evaluated on the same held-out seeds.
+ * Every step also records how the policy used the feedback (consistent, bisecting, repeated
+ * guesses) from the run's rollout store.
  *
  * Run: `deno task bench learning` (writes bench/results/learning.json).
  *
@@ -11,6 +15,9 @@
  */
 
 import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { analyzeGuesses, type GuessStats } from "../lib/envs/guess_the_number.ts";
+import { readJsonl } from "../lib/trainer/run_log.ts";
 import { loadTrainConfig, type TrainConfig } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { make } from "../lib/envs/mod.ts";
@@ -83,98 +90,205 @@ async function evaluate(
   return eps.filter(episodeSucceeded).length / eps.length;
 }
 
-/** Runs both arms one after the other and returns the result record. */
+/** One step of an arm's learning curve. */
+export interface CurvePoint {
+  step: number;
+  success: number;
+  reward: number;
+  parseError: number;
+  /** Shares of the step's guesses (see {@link analyzeGuesses}). */
+  consistent: number;
+  bisecting: number;
+  repeated: number;
+  outOfRange: number;
+  seconds: number;
+}
+
+/** Guess diagnostics of one step, from the rollout store the trainer wrote for it. */
+export async function stepGuessStats(logDir: string, step: number): Promise<GuessStats> {
+  const path = join(logDir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`);
+  const total: GuessStats = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
+  for (const row of await readJsonl(path)) {
+    const turns = (row as {
+      turns: Array<{ observation: string; action: string; next_observation: string }>;
+    }).turns;
+    if (turns.length === 0) continue;
+    const s = analyzeGuesses(
+      turns[0].observation,
+      turns.map((t) => ({ action: t.action, feedback: t.next_observation })),
+    );
+    for (const k of Object.keys(total) as Array<keyof GuessStats>) total[k] += s[k];
+  }
+  return total;
+}
+
+/** The arm's run config: shared settings plus the arm's algorithm. */
+async function armConfig(name: string, b: typeof LEARNING_BENCH): Promise<TrainConfig> {
+  const arm = ARMS[name];
+  return await loadTrainConfig({
+    flags: {
+      model_name: b.model,
+      env_id: b.envId,
+      max_steps: b.maxSteps,
+      learning_rate: 3e-3,
+      lora_rank: 16,
+      max_tokens: 16,
+      save_interval: 0,
+      seed: 0,
+      ...arm.flags,
+    },
+    overrides: arm.overrides,
+  });
+}
+
+/**
+ * Trains one arm on its own embedded backend until its budget or the goal, then evaluates the
+ * final policy on held-out seeds. Returns the arm's record for `learning.json`.
+ */
+export async function runLearningArm(
+  name: string,
+  log: (msg: string) => void,
+  opts: Partial<typeof LEARNING_BENCH> = {},
+): Promise<Record<string, unknown>> {
+  const b = { ...LEARNING_BENCH, ...opts };
+  const arm = ARMS[name];
+  if (!arm) throw new Error(`unknown arm ${name}; known: ${Object.keys(ARMS).join(", ")}`);
+  const home = await Deno.makeTempDir({ prefix: `tb-learning-${name}-` });
+  const tinker = await connectTinker({ dataDir: join(home, "backend") });
+  try {
+    const config = await armConfig(name, b);
+    const logDir = join(home, name);
+    const abort = new AbortController();
+    const t0 = performance.now();
+    const curve: CurvePoint[] = [];
+    let reachedAt: { step: number; seconds: number } | null = null;
+    const run = await trainRL({
+      config,
+      service: tinker.service,
+      logDir,
+      signal: abort.signal,
+      onStep: async (m: StepMetrics) => {
+        const seconds = (performance.now() - t0) / 1000;
+        const g = await stepGuessStats(logDir, m.step);
+        const share = (x: number) => x / Math.max(1, g.guesses);
+        curve.push({
+          step: m.step,
+          success: m["env/all/success"],
+          reward: m["env/all/reward/total"],
+          parseError: m["env/all/stop/parse_error"],
+          consistent: share(g.consistent),
+          bisecting: share(g.bisecting),
+          repeated: share(g.repeated),
+          outOfRange: share(g.outOfRange),
+          seconds,
+        });
+        const last3 = curve.slice(-3).map((c) => c.success);
+        const avg = last3.reduce((a, x) => a + x, 0) / last3.length;
+        log(
+          `${name} step ${m.step}: success ${m["env/all/success"].toFixed(3)}, consistent ${
+            share(g.consistent).toFixed(2)
+          }, bisecting ${share(g.bisecting).toFixed(2)} (${seconds.toFixed(0)} s)`,
+        );
+        if (!reachedAt && last3.length === 3 && avg >= b.goal) {
+          reachedAt = { step: m.step, seconds };
+          abort.abort();
+        }
+        if (seconds > b.wallBudgetMinutes * 60) abort.abort();
+      },
+    });
+    const trainSeconds = (performance.now() - t0) / 1000;
+    // The final policy's weights: the run's last checkpoint, saved for sampling.
+    const training = await tinker.service.createTrainingClientFromState(
+      run.checkpoint!.state_path,
+    );
+    const samplerPath = await training.saveWeightsForSampler(`${name}-eval`);
+    const evalSuccess = await evaluate(
+      tinker.service,
+      { modelPath: samplerPath },
+      config,
+      b.evalEpisodes,
+    );
+    log(`${name}: held-out success ${evalSuccess.toFixed(3)}`);
+    return {
+      config: { ...arm.flags, overrides: arm.overrides },
+      steps: run.steps,
+      seconds: trainSeconds,
+      reached_goal: reachedAt,
+      eval_success: evalSuccess,
+      curve,
+    };
+  } finally {
+    await tinker.close();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Runs every arm at once, each in its own `deno` process (see the module doc), then evaluates
+ * the base model on the same held-out seeds; returns the record for `learning.json`.
+ */
 export async function runLearningBench(
   log: (msg: string) => void,
   opts: Partial<typeof LEARNING_BENCH> = {},
 ): Promise<Record<string, unknown>> {
   const b = { ...LEARNING_BENCH, ...opts };
-  const home = await Deno.makeTempDir({ prefix: "tb-learning-" });
-  const tinker = await connectTinker({ dataDir: join(home, "backend") });
-  const arms: Record<string, unknown> = {};
-  let baseSuccess: number | null = null;
+  const dir = await Deno.makeTempDir({ prefix: "tb-learning-" });
   try {
-    for (const [name, arm] of Object.entries(ARMS)) {
-      const config = await loadTrainConfig({
-        flags: {
-          model_name: b.model,
-          env_id: b.envId,
-          max_steps: b.maxSteps,
-          learning_rate: 3e-3,
-          lora_rank: 16,
-          max_tokens: 16,
-          save_interval: 0,
-          seed: 0,
-          ...arm.flags,
-        },
-        overrides: arm.overrides,
-      });
-      const abort = new AbortController();
-      const t0 = performance.now();
-      const curve: Array<
-        { step: number; success: number; reward: number; parseError: number; seconds: number }
-      > = [];
-      let reachedAt: { step: number; seconds: number } | null = null;
-      const run = await trainRL({
-        config,
-        service: tinker.service,
-        logDir: join(home, name),
-        signal: abort.signal,
-        onStep: (m: StepMetrics) => {
-          const seconds = (performance.now() - t0) / 1000;
-          curve.push({
-            step: m.step,
-            success: m["env/all/success"],
-            reward: m["env/all/reward/total"],
-            parseError: m["env/all/stop/parse_error"],
-            seconds,
+    const arms = Object.fromEntries(
+      await Promise.all(
+        Object.keys(ARMS).map(async (name) => {
+          const out = join(dir, `${name}.json`);
+          const child = new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              "-A",
+              new URL(import.meta.url).pathname,
+              "--arm",
+              name,
+              "--out",
+              out,
+              "--opts",
+              JSON.stringify(opts),
+            ],
+            stdout: "inherit",
+            stderr: "inherit",
           });
-          const last3 = curve.slice(-3).map((c) => c.success);
-          const avg = last3.reduce((a, x) => a + x, 0) / last3.length;
-          log(
-            `${name} step ${m.step}: success ${m["env/all/success"].toFixed(3)} (${
-              seconds.toFixed(0)
-            } s)`,
-          );
-          if (!reachedAt && last3.length === 3 && avg >= b.goal) {
-            reachedAt = { step: m.step, seconds };
-            abort.abort();
-          }
-          if (seconds > b.wallBudgetMinutes * 60) abort.abort();
-        },
-      });
-      // The final policy's weights: the run's last checkpoint, saved for sampling.
-      const training = await tinker.service.createTrainingClientFromState(
-        run.checkpoint!.state_path,
-      );
-      const samplerPath = await training.saveWeightsForSampler(`${name}-eval`);
-      const evalSuccess = await evaluate(
-        tinker.service,
-        { modelPath: samplerPath },
-        config,
-        b.evalEpisodes,
-      );
-      if (baseSuccess === null) {
-        baseSuccess = await evaluate(
-          tinker.service,
-          { baseModel: b.model },
-          config,
-          b.evalEpisodes,
-        );
-        log(`base model: held-out success ${baseSuccess.toFixed(3)}`);
-      }
-      log(`${name}: held-out success ${evalSuccess.toFixed(3)}`);
-      arms[name] = {
-        config: { ...arm.flags, overrides: arm.overrides },
-        steps: run.steps,
-        seconds: (performance.now() - t0) / 1000,
-        reached_goal: reachedAt,
-        eval_success: evalSuccess,
-        curve,
-      };
+          const status = await child.spawn().status;
+          if (!status.success) throw new Error(`learning arm ${name} failed (exit ${status.code})`);
+          return [name, JSON.parse(await Deno.readTextFile(out))] as const;
+        }),
+      ),
+    );
+    const tinker = await connectTinker({ dataDir: join(dir, "backend") });
+    try {
+      const config = await armConfig(Object.keys(ARMS)[0], b);
+      const base = await evaluate(tinker.service, { baseModel: b.model }, config, b.evalEpisodes);
+      log(`base model: held-out success ${base.toFixed(3)}`);
+      return { ...b, base_eval_success: base, arms };
+    } finally {
+      await tinker.close();
     }
   } finally {
-    await tinker.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
-  return { ...b, base_eval_success: baseSuccess, arms };
+}
+
+if (import.meta.main) {
+  // One arm, run by runLearningBench in its own process.
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { arm: { type: "string" }, out: { type: "string" }, opts: { type: "string" } },
+  });
+  if (!values.arm || !values.out) {
+    console.error("usage: deno run -A bench/learning.ts --arm NAME --out FILE [--opts JSON]");
+    Deno.exit(2);
+  }
+  const { initEngine } = await import("../lib/local/engine.ts");
+  await initEngine();
+  const record = await runLearningArm(
+    values.arm,
+    (msg) => console.error(`[bench] ${msg}`),
+    JSON.parse(values.opts ?? "{}"),
+  );
+  await Deno.writeTextFile(values.out, JSON.stringify(record));
 }

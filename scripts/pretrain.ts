@@ -12,7 +12,7 @@ import { ProgressBar } from "../lib/cli/progress.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel } from "../lib/local/models.ts";
 import { pretrain, type PretrainStepMetrics } from "../lib/pretrain/train.ts";
-import { PRETRAIN_MIX } from "../lib/pretrain/transcripts.ts";
+import { parseMix, PRETRAIN_MIX } from "../lib/pretrain/transcripts.ts";
 import { downloadFullWeights, writeBaseWeights } from "../lib/pretrain/weights.ts";
 import { evaluateEnvs, evaluationTable } from "../lib/pretrain/evaluate.ts";
 
@@ -21,7 +21,7 @@ const WEIGHTS = new URL("../models/local_games.safetensors", import.meta.url).pa
 
 const USAGE = `usage: deno task pretrain [--steps 180] [--batch-size 8] [--learning-rate 2e-3]
                           [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24] [--seed 0] [--out ${"models/local_games.safetensors"}]
-                          [--log-path DIR] [--eval-episodes 0]
+                          [--log-path DIR] [--eval-episodes 0] [--mix ID=W,…,others=W]
        deno task pretrain --eval-only [--eval-episodes 50] [--eval-envs ID,ID] [--seed 0]`;
 
 const Flags = z.object({
@@ -36,6 +36,15 @@ const Flags = z.object({
   "log-path": z.string().optional(),
   "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
   "eval-only": z.boolean().default(false),
+  mix: z.string().optional().transform((s, ctx) => {
+    if (s === undefined) return PRETRAIN_MIX;
+    try {
+      return parseMix(s);
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: (e as Error).message });
+      return z.NEVER;
+    }
+  }),
   "eval-envs": z.string().optional().transform((s) => s?.split(",").map((x) => x.trim())).refine(
     (ids) => ids === undefined || ids.every((id) => PRETRAIN_MIX.some((e) => e.envId === id)),
     { message: `comma-separated ids of the mix: ${PRETRAIN_MIX.map((e) => e.envId).join(", ")}` },
@@ -56,6 +65,7 @@ await runCli(async () => {
     "log-path": { type: "string" },
     "eval-episodes": { type: "string" },
     "eval-only": { type: "boolean" },
+    mix: { type: "string" },
     "eval-envs": { type: "string" },
     help: { type: "boolean", short: "h" },
   }, Flags);
@@ -85,9 +95,9 @@ await runCli(async () => {
     await Deno.mkdir(logPath, { recursive: true });
     console.log(
       `pretraining ${MODEL} (${JSON.stringify(spec.config)}) on ${tinker.backend}: ` +
-        `${flags.steps} steps x ${flags["batch-size"]} transcripts, lr ${
-          flags["learning-rate"]
-        }; ` +
+        `${flags.steps} steps x ${flags["batch-size"]} transcripts (mix ${
+          flags.mix.map((e) => `${e.envId}=${+e.weight.toFixed(4)}`).join(",")
+        }), lr ${flags["learning-rate"]}; ` +
         `metrics in ${join(logPath, "metrics.jsonl")}`,
     );
     // The backend loads local/games' base weights from models/ when the file exists.
@@ -116,6 +126,7 @@ await runCli(async () => {
       warmupSteps: flags["warmup-steps"],
       minLearningRateRatio: 0.1,
       seed: flags.seed,
+      mix: flags.mix,
       datumsPerCall: flags["datums-per-call"],
       maxSeconds: flags["max-minutes"] * 60,
     }, async (m) => {
@@ -137,6 +148,7 @@ await runCli(async () => {
       batch_size: String(flags["batch-size"]),
       learning_rate: String(flags["learning-rate"]),
       seed: String(flags.seed),
+      mix: flags.mix.map((e) => `${e.envId}=${e.weight}`).join(","),
       final_loss_per_action_token: finalLoss.toFixed(4),
       train_seconds: trainSeconds.toFixed(0),
     });

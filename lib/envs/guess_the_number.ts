@@ -142,3 +142,49 @@ export class GuessTheNumber implements Env {
     };
   }
 }
+
+/** How a GuessTheNumber player used the feedback, counted over its guesses. */
+export interface GuessStats {
+  /** Moves with a `\boxed{N}` guess. */
+  guesses: number;
+  /** Guesses inside the range the rules and the feedback so far still allow. */
+  consistent: number;
+  /** Guesses at the middle of that range (either middle integer): what bisection plays. */
+  bisecting: number;
+  repeated: number;
+  outOfRange: number;
+}
+
+/**
+ * Replays an episode's text (the rules, then each move and the env's reply) and counts how the
+ * guesses relate to the feedback: the diagnostics of "does the policy read the feedback, and
+ * does it bisect" that success rate alone hides.
+ *
+ * @example
+ * analyzeGuesses(rules, [{ action: "\\boxed{5}", feedback: "The number is higher than 5. 3 turns left." }]);
+ */
+export function analyzeGuesses(
+  rules: string,
+  moves: ReadonlyArray<{ action: string; feedback: string }>,
+): GuessStats {
+  const range = rules.match(/between (\d+) and (\d+)/);
+  if (!range) throw new Error("analyzeGuesses: the rules text names no range");
+  const min = Number(range[1]), max = Number(range[2]);
+  let lo = min, hi = max;
+  const seen = new Set<number>();
+  const s: GuessStats = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
+  for (const { action, feedback } of moves) {
+    const g = lastBoxedInteger(action);
+    if (g === null) continue;
+    s.guesses++;
+    if (g < min || g > max) s.outOfRange++;
+    else if (seen.has(g)) s.repeated++;
+    if (g >= lo && g <= hi) s.consistent++;
+    if (g === Math.floor((lo + hi) / 2) || g === Math.ceil((lo + hi) / 2)) s.bisecting++;
+    seen.add(g);
+    const fb = feedback.match(/The number is (higher|lower) than/);
+    if (fb?.[1] === "higher") lo = Math.max(lo, g + 1);
+    if (fb?.[1] === "lower") hi = Math.min(hi, g - 1);
+  }
+  return s;
+}

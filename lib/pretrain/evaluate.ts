@@ -15,7 +15,7 @@ import type { SamplingClient } from "../tinker/mod.ts";
 import { make } from "../envs/registry.ts";
 import { runEpisode } from "../rollout/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
-import { lastBoxedInteger } from "../envs/types.ts";
+import { analyzeGuesses } from "../envs/guess_the_number.ts";
 import { envFamily, LEGAL_REASONS } from "./players.ts";
 
 /** The reasons an env gives for a move it cannot parse (the episode then ends with −0.1). */
@@ -101,21 +101,18 @@ export async function evaluateEnv(
       // Replay on a fresh env with the same seed: the same moves give the same reasons.
       const env = make(envId);
       const { observation } = env.reset(o.seed + ids[k]);
-      let [lo, hi] = (observation.match(/between (\d+) and (\d+)/)?.slice(1).map(Number) ??
-        [0, 0]) as [number, number];
+      const played: Array<{ action: string; feedback: string }> = [];
       for (const t of ep.turns) {
         const step = env.step(t.actionText);
         moves++;
         if (FORMAT_ERRORS.has(String(step.info.reason))) formatErrors++;
         if (!legal.has(String(step.info.reason)) || !t.actionTokens.includes(eos)) invalid++;
-        const g = lastBoxedInteger(t.actionText);
-        if (envFamily(envId) === "GuessTheNumber" && g !== null) {
-          guesses++;
-          if (g >= lo && g <= hi) consistent++;
-          const fb = step.observation.match(/The number is (higher|lower) than/);
-          if (fb?.[1] === "higher") lo = Math.max(lo, g + 1);
-          if (fb?.[1] === "lower") hi = Math.min(hi, g - 1);
-        }
+        played.push({ action: t.actionText, feedback: step.observation });
+      }
+      if (envFamily(envId) === "GuessTheNumber") {
+        const g = analyzeGuesses(observation, played);
+        guesses += g.guesses;
+        consistent += g.consistent;
       }
     });
   }

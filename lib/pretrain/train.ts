@@ -14,6 +14,8 @@ import type { TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import {
   exampleDatum,
+  type MixEntry,
+  PRETRAIN_MIX,
   type Transcript,
   transcriptExample,
   TranscriptStream,
@@ -32,6 +34,8 @@ export interface PretrainOptions {
   minLearningRateRatio: number;
   /** Seeds the transcript stream. */
   seed: number;
+  /** Environments and their shares; default {@link PRETRAIN_MIX}. */
+  mix?: readonly MixEntry[];
   /** Datums per forward_backward call. */
   datumsPerCall: number;
   /**
@@ -79,7 +83,7 @@ export async function pretrain(
   opts: PretrainOptions,
   onStep?: (m: PretrainStepMetrics) => void | Promise<void>,
 ): Promise<PretrainStepMetrics[]> {
-  const stream = new TranscriptStream(opts.seed);
+  const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX);
   const history: PretrainStepMetrics[] = [];
   const start = performance.now();
   for (let step = 1; step <= opts.steps; step++) {

@@ -48,6 +48,38 @@ export const PRETRAIN_MIX: readonly MixEntry[] = [
   ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.4 / OTHER_ENVS.length })),
 ];
 
+/**
+ * A mix from `id=weight,…`, where `others=w` shares `w` equally among the environments of
+ * {@link PRETRAIN_MIX} not named. Weights are relative (they need not sum to 1). Throws a
+ * one-line `Error` on an unknown id, a bad weight or an empty mix.
+ *
+ * @example
+ * parseMix("game:GuessTheNumber-v0-easy=0.5,game:GuessTheNumber-v0-hard=0.2,others=0.3");
+ */
+export function parseMix(spec: string): MixEntry[] {
+  const known = PRETRAIN_MIX.map((e) => e.envId);
+  const named = new Map<string, number>();
+  let others = 0;
+  for (const part of spec.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.lastIndexOf("=");
+    const id = part.slice(0, eq), weight = Number(part.slice(eq + 1));
+    if (eq < 1 || !Number.isFinite(weight) || weight < 0) {
+      throw new Error(`mix entry "${part}": expected id=weight with a weight >= 0`);
+    }
+    if (id === "others") others = weight;
+    else if (!known.includes(id)) {
+      throw new Error(`mix entry "${part}": unknown environment; known: ${known.join(", ")}`);
+    } else named.set(id, weight);
+  }
+  const rest = known.filter((id) => !named.has(id));
+  const mix = [
+    ...[...named].map(([envId, weight]) => ({ envId, weight })),
+    ...rest.map((envId) => ({ envId, weight: others / rest.length })),
+  ].filter((e) => e.weight > 0);
+  if (mix.length === 0) throw new Error(`mix "${spec}" gives every environment weight 0`);
+  return mix;
+}
+
 /** An env id drawn from a mix by weight. */
 export function sampleEnvId(rng: Rng, mix: readonly MixEntry[] = PRETRAIN_MIX): string {
   const total = mix.reduce((a, e) => a + e.weight, 0);

@@ -1,5 +1,6 @@
 import { assert } from "../assert.ts";
 import {
+  analyzeGuesses,
   GuessTheNumber,
   lastBoxedInteger,
   listEnvs,
@@ -100,4 +101,31 @@ Deno.test("envs: unknown ids list the known ones, with a hint for GEM's unregist
       e instanceof UnknownEnvError && /Did you mean game:GuessTheNumber-v0-easy/.test(e.message),
   );
   assert.throws(() => make("game:Chess-v0"), /Known: game:GuessTheNumber-v0-easy/);
+});
+
+Deno.test("analyzeGuesses: counts consistent, bisecting, repeated and out-of-range guesses from the text", () => {
+  // A seed whose number is above 5, so the first guess gets "higher" from the real env.
+  const env = new GuessTheNumber("easy");
+  let seed = 0, observation = "";
+  const moves: Array<{ action: string; feedback: string }> = [];
+  for (;; seed++) {
+    observation = env.reset(seed).observation;
+    const feedback = env.step("\\boxed{5}").observation;
+    if (feedback.includes("higher")) {
+      moves.push({ action: "\\boxed{5}", feedback });
+      break;
+    }
+  }
+  for (const action of ["\\boxed{5}", "\\boxed{42}", "no guess"]) {
+    const r = env.step(action);
+    moves.push({ action, feedback: r.observation });
+  }
+  assert.match(moves[1].feedback, /already guessed/);
+  const s = analyzeGuesses(observation, moves);
+  assert.deepEqual(s, { guesses: 3, consistent: 1, bisecting: 1, repeated: 1, outOfRange: 1 });
+  // After "higher than 5" the range is 6..10: 8 is its middle, 6 is consistent but not.
+  const mid = analyzeGuesses(observation, [moves[0], { action: "\\boxed{8}", feedback: "" }]);
+  assert.equal(mid.bisecting, 2);
+  const low = analyzeGuesses(observation, [moves[0], { action: "\\boxed{6}", feedback: "" }]);
+  assert.deepEqual([low.consistent, low.bisecting], [2, 1]);
 });

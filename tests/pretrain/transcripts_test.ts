@@ -13,6 +13,7 @@ import {
 } from "../../lib/pretrain/players.ts";
 import {
   exampleDatum,
+  parseMix,
   playTranscript,
   PRETRAIN_MIX,
   sampleEnvId,
@@ -187,4 +188,22 @@ Deno.test("train: batches sort by length into small calls; the schedule warms up
   assert.equal(learningRateAt(10, o), 1e-3);
   assert.ok(Math.abs(learningRateAt(100, o) - 1e-4) < 1e-12);
   assert.ok(learningRateAt(50, o) < learningRateAt(20, o));
+});
+
+Deno.test("parseMix: named weights, others shared equally, one-line errors", () => {
+  const mix = parseMix(
+    "game:GuessTheNumber-v0-easy=0.5, game:GuessTheNumber-v0-hard=0.2,others=0.3",
+  );
+  assert.equal(mix.length, PRETRAIN_MIX.length);
+  assert.deepEqual(mix[0], { envId: "game:GuessTheNumber-v0-easy", weight: 0.5 });
+  const others = mix.filter((e) => !e.envId.includes("GuessTheNumber"));
+  assert.ok(others.every((e) => Math.abs(e.weight - 0.3 / 12) < 1e-12));
+  // Without "others", the unnamed environments are left out.
+  assert.deepEqual(parseMix("game:GuessTheNumber-v0-easy=1"), [
+    { envId: "game:GuessTheNumber-v0-easy", weight: 1 },
+  ]);
+  assert.throws(() => parseMix("game:Nope-v0=1"), /unknown environment/);
+  assert.throws(() => parseMix("game:GuessTheNumber-v0-easy=-1"), /weight >= 0/);
+  assert.throws(() => parseMix("game:GuessTheNumber-v0-easy"), /id=weight/);
+  assert.throws(() => parseMix("others=0"), /weight 0/);
 });
