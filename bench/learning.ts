@@ -105,9 +105,12 @@ export interface CurvePoint {
 }
 
 /** Guess diagnostics of one step, from the rollout store the trainer wrote for it. */
-export async function stepGuessStats(logDir: string, step: number): Promise<GuessStats> {
+export async function stepGuessStats(
+  logDir: string,
+  step: number,
+): Promise<Omit<GuessStats, "consistentAt">> {
   const path = join(logDir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`);
-  const total: GuessStats = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
+  const total = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
   for (const row of await readJsonl(path)) {
     const turns = (row as {
       turns: Array<{ observation: string; action: string; next_observation: string }>;
@@ -117,7 +120,7 @@ export async function stepGuessStats(logDir: string, step: number): Promise<Gues
       turns[0].observation,
       turns.map((t) => ({ action: t.action, feedback: t.next_observation })),
     );
-    for (const k of Object.keys(total) as Array<keyof GuessStats>) total[k] += s[k];
+    for (const k of Object.keys(total) as Array<keyof typeof total>) total[k] += s[k];
   }
   return total;
 }

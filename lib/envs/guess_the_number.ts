@@ -153,6 +153,8 @@ export interface GuessStats {
   bisecting: number;
   repeated: number;
   outOfRange: number;
+  /** Per move, in order: whether it was a consistent guess (false without a guess). */
+  consistentAt: boolean[];
 }
 
 /**
@@ -172,9 +174,17 @@ export function analyzeGuesses(
   const min = Number(range[1]), max = Number(range[2]);
   let lo = min, hi = max;
   const seen = new Set<number>();
-  const s: GuessStats = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
+  const s: GuessStats = {
+    guesses: 0,
+    consistent: 0,
+    bisecting: 0,
+    repeated: 0,
+    outOfRange: 0,
+    consistentAt: [],
+  };
   for (const { action, feedback } of moves) {
     const g = lastBoxedInteger(action);
+    s.consistentAt.push(g !== null && g >= lo && g <= hi);
     if (g === null) continue;
     s.guesses++;
     if (g < min || g > max) s.outOfRange++;

@@ -61,6 +61,11 @@ export interface EnvEvaluation {
   contextFullRate: number;
   /** GuessTheNumber only: in-range guesses consistent with all feedback so far, over guesses. */
   consistentGuessRate?: number;
+  /**
+   * GuessTheNumber only: per turn, the share of that turn's moves that were consistent guesses.
+   * It shows how far the model combines feedback: turn 1 needs none, turn t needs t − 1 replies.
+   */
+  consistentByTurn?: number[];
 }
 
 /** Plays `episodes` episodes of `envId` and scores them. */
@@ -75,6 +80,7 @@ export async function evaluateEnv(
   const eos = renderer.tokenizer.eosTokenId;
   let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;
   let guesses = 0, consistent = 0, contextFull = 0;
+  const byTurn: Array<{ moves: number; consistent: number }> = [];
   for (let start = 0; start < o.episodes; start += o.concurrency) {
     const ids = Array.from(
       { length: Math.min(o.concurrency, o.episodes - start) },
@@ -113,6 +119,11 @@ export async function evaluateEnv(
         const g = analyzeGuesses(observation, played);
         guesses += g.guesses;
         consistent += g.consistent;
+        g.consistentAt.forEach((ok, t) => {
+          byTurn[t] ??= { moves: 0, consistent: 0 };
+          byTurn[t].moves++;
+          if (ok) byTurn[t].consistent++;
+        });
       }
     });
   }
@@ -127,7 +138,10 @@ export async function evaluateEnv(
     meanTurns: turns / n,
     contextFullRate: contextFull / n,
   };
-  if (envFamily(envId) === "GuessTheNumber") out.consistentGuessRate = consistent / (guesses || 1);
+  if (envFamily(envId) === "GuessTheNumber") {
+    out.consistentGuessRate = consistent / (guesses || 1);
+    out.consistentByTurn = byTurn.map((t) => t.consistent / t.moves);
+  }
   return out;
 }
 
@@ -154,11 +168,12 @@ export function evaluationTable(results: readonly EnvEvaluation[]): string {
     `| ${r.envId} | ${r.episodes} | ${pct(r.successRate)} | ${pct(r.invalidActionRate)} | ` +
     `${pct(r.formatErrorRate)} | ${r.meanReward.toFixed(3)} | ${r.meanTurns.toFixed(1)} | ` +
     `${pct(r.contextFullRate)} | ` +
-    `${r.consistentGuessRate === undefined ? "–" : pct(r.consistentGuessRate)} |`
+    `${r.consistentGuessRate === undefined ? "–" : pct(r.consistentGuessRate)} | ` +
+    `${r.consistentByTurn?.map((x) => (100 * x).toFixed(0)).join(" / ") ?? "–"} |`
   );
   return [
-    "| environment | episodes | success | invalid actions | format errors | mean reward | mean turns | context full | consistent guesses |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| environment | episodes | success | invalid actions | format errors | mean reward | mean turns | context full | consistent guesses | consistent by turn (%) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
 }

@@ -122,7 +122,14 @@ Deno.test("analyzeGuesses: counts consistent, bisecting, repeated and out-of-ran
   }
   assert.match(moves[1].feedback, /already guessed/);
   const s = analyzeGuesses(observation, moves);
-  assert.deepEqual(s, { guesses: 3, consistent: 1, bisecting: 1, repeated: 1, outOfRange: 1 });
+  assert.deepEqual(s, {
+    guesses: 3,
+    consistent: 1,
+    bisecting: 1,
+    repeated: 1,
+    outOfRange: 1,
+    consistentAt: [true, false, false, false],
+  });
   // After "higher than 5" the range is 6..10: 8 is its middle, 6 is consistent but not.
   const mid = analyzeGuesses(observation, [moves[0], { action: "\\boxed{8}", feedback: "" }]);
   assert.equal(mid.bisecting, 2);
