@@ -9,7 +9,7 @@
 
 import { z } from "zod";
 import type { Env } from "../envs/types.ts";
-import type { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Renderer } from "../renderers/types.ts";
 import { type Episode, runEpisode, type Sampler } from "./mod.ts";
 
 /** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
@@ -54,7 +54,7 @@ export interface CollectOptions {
   seed?: number;
   /** Failed-rollout policy (default: drop the episode, keep groups with at least one). */
   failures?: FailurePolicy;
-  renderer?: ChatMLRenderer;
+  renderer?: Renderer;
   /** Called each time an episode slot is settled (kept, dropped or skipped). */
   onProgress?: (progress: { done: number; total: number }) => void;
 }

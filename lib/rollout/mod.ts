@@ -11,6 +11,7 @@ import type { Env } from "../envs/types.ts";
 import type { SampleArgs } from "../tinker/mod.ts";
 import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Message, Renderer } from "../renderers/types.ts";
 import type { TurnTokens } from "../datums/mod.ts";
 
 export {
@@ -76,7 +77,14 @@ export interface RolloutOptions {
   seed?: number;
   /** At most this many turns (default: the env's own limit). */
   maxTurns?: number;
-  renderer?: ChatMLRenderer;
+  /**
+   * The policy's chat format (default: ChatML over the byte tokenizer, the local models'). A
+   * renderer with `continuation` (ChatML) extends each turn's prompt with the sampled tokens,
+   * so a whole episode is one datum; any other (Qwen3, which drops earlier thinking) re-renders
+   * the conversation each turn, and the datum builder starts a new datum where a prompt stops
+   * extending the previous sequence.
+   */
+  renderer?: Renderer;
   /**
    * At most this many action tokens over the whole episode: a turn samples at most what is
    * left, and an episode that runs out before it ends stops with "max_tokens".
@@ -126,7 +134,8 @@ export async function runEpisode(
   });
   try {
     const renderer = opts.renderer ?? new ChatMLRenderer();
-    let prompt = renderer.generationPrompt([{ role: "user", content: firstObservation }]);
+    const conversation: Message[] = [{ role: "user", content: firstObservation }];
+    let prompt = renderer.buildGenerationPrompt(conversation);
     let observation = firstObservation;
     const maxTurns = opts.maxTurns ?? env.maxTurns;
     for (let t = 0; t < maxTurns; t++) {
@@ -148,7 +157,7 @@ export async function runEpisode(
             maxTokens: Math.min(opts.maxTokensPerTurn, budget),
             temperature: opts.temperature ?? 1,
             seed: opts.seed === undefined ? undefined : opts.seed + t,
-            stop: renderer.stopTokens(),
+            stop: renderer.stopSequences(),
           },
         }),
         opts,
@@ -176,11 +185,11 @@ export async function runEpisode(
         stopReason = "max_tokens";
         break;
       }
-      prompt = [
-        ...prompt,
-        ...seq.tokens,
-        ...renderer.continuation([{ role: "user", content: step.observation }]),
-      ];
+      const next: Message = { role: "user", content: step.observation };
+      conversation.push(parsed.message, next);
+      prompt = renderer instanceof ChatMLRenderer
+        ? [...prompt, ...seq.tokens, ...renderer.continuation([next])]
+        : renderer.buildGenerationPrompt(conversation);
       observation = step.observation;
     }
   } catch (e) {

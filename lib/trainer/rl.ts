@@ -15,8 +15,7 @@
 import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { trajectoryToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
-import { ChatMLRenderer } from "../renderers/chatml.ts";
-import { getRenderer } from "../renderers/mod.ts";
+import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import { collectGroups, type Episode } from "../rollout/mod.ts";
 import { type ChatSampler, OpenAIChatSampler, TinkerChatSampler } from "../scoring/judges.ts";
 import { scoreEpisodes, type ScoringOptions } from "../scoring/episodes.ts";
@@ -191,20 +190,12 @@ function envFactory(envId: string) {
   return () => make(envId);
 }
 
-function rendererFor(model: string): ChatMLRenderer {
-  let r;
+function rendererFor(model: string): Renderer {
   try {
-    r = getRenderer(model);
+    return getRenderer(model);
   } catch (e) {
     throw new ConfigError(`model_name: ${(e as Error).message}`);
   }
-  if (!(r instanceof ChatMLRenderer)) {
-    throw new ConfigError(
-      `model_name: multi-turn env rollouts need a renderer whose turn prompts extend one another; ` +
-        `${model}'s does not (it drops earlier thinking), so env training runs on local/* models`,
-    );
-  }
-  return r;
 }
 
 /** Env seeds and sampling seeds as functions of (seed, step, group): resume needs nothing else. */
@@ -219,7 +210,7 @@ async function collect(
   step: number,
   makeEnv: () => ReturnType<typeof make>,
   sampler: SamplingClient,
-  renderer: ChatMLRenderer,
+  renderer: Renderer,
 ): Promise<{ groups: Episode[][]; metrics: Record<string, number> }> {
   const specs = Array.from({ length: cfg.batch_size }, (_, g) => ({
     makeEnv,
@@ -254,7 +245,7 @@ async function collect(
 async function scoringOptions(
   cfg: TrainConfig,
   service: ServiceClient,
-  renderer: ChatMLRenderer,
+  renderer: Renderer,
 ): Promise<ScoringOptions> {
   const needsTeacher = cfg.method !== "rl" || cfg.kl_loss_coef > 0;
   const needsJudge = cfg.reward_source === "prm" || cfg.eval_mode ||

@@ -3,6 +3,7 @@ import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { getRenderer } from "../../lib/renderers/mod.ts";
 import type { Message } from "../../lib/renderers/types.ts";
+import { trajectoryToDatums } from "../../lib/datums/mod.ts";
 
 const tok = loadQwen3Tokenizer();
 const r = new Qwen3Renderer(); // enableThinking: false
@@ -215,4 +216,25 @@ Deno.test("getRenderer: maps model names and rejects unknown or other-template o
   assert.deepEqual(getRenderer("local/tiny").stopSequences(), [258]);
   assert.throws(() => getRenderer("Qwen/Qwen3-4B-Instruct-2507"), /chat template differs/);
   assert.throws(() => getRenderer("gpt-4o"), /no renderer for model/);
+});
+
+Deno.test("Qwen3 renderer: a re-rendered second turn drops the first turn's thinking, so an env episode trains as two datums", () => {
+  const user1: Message = { role: "user", content: "Guess an integer between 1 and 10." };
+  const prompt1 = rThink.buildGenerationPrompt([user1]);
+  const action1 = tok.encode("<think>\nStart in the middle.\n</think>\n\n\\boxed{5}<|im_end|>");
+  const parsed = rThink.parseResponse(action1);
+  assert.equal(parsed.message.content, "\\boxed{5}");
+  const prompt2 = rThink.buildGenerationPrompt([
+    user1,
+    parsed.message,
+    { role: "user", content: "The number is higher than 5." },
+  ]);
+  const seq1 = [...prompt1, ...action1];
+  assert.notDeepEqual(prompt2.slice(0, seq1.length), seq1, "the thinking is gone from turn 2");
+  const action2 = tok.encode("\\boxed{8}<|im_end|>");
+  const datums = trajectoryToDatums([
+    { observation: prompt1, action: action1, logprobs: action1.map(() => -1), advantage: 1 },
+    { observation: prompt2, action: action2, logprobs: action2.map(() => -1), advantage: 1 },
+  ]);
+  assert.equal(datums.length, 2);
 });

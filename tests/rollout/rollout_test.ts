@@ -2,6 +2,7 @@ import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import type { Renderer } from "../../lib/renderers/types.ts";
 import { episodeTurnTokens, runGroup } from "../../lib/rollout/mod.ts";
 import { make } from "../../lib/envs/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
@@ -65,6 +66,44 @@ Deno.test("rollout: a group on the local backend, token-aligned, from one start 
     // An untrained model rarely writes \boxed{N}: its episodes end as parse errors with GEM's −0.1.
     const parseErrors = episodes.filter((e) => e.stopReason === "parse_error");
     for (const e of parseErrors) assert.equal(e.totalReward, -0.1);
+  } finally {
+    service.close();
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("rollout: a renderer without `continuation` re-renders the conversation each turn (Qwen3's path), same tokens as ChatML's on local/games", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-rollout-rerender-" });
+  const server = await startLocalServer({ dataDir });
+  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  // The ChatML format through the plain Renderer interface: not a ChatMLRenderer, so the
+  // rollout rebuilds each prompt from the messages, as it does for Qwen3.
+  const chatml = new ChatMLRenderer();
+  const rerendering: Renderer = {
+    tokenizer: chatml.tokenizer,
+    buildGenerationPrompt: (m) => chatml.buildGenerationPrompt(m),
+    buildSupervisedExample: (m, o) => chatml.buildSupervisedExample(m, o),
+    stopSequences: () => chatml.stopSequences(),
+    parseResponse: (t) => chatml.parseResponse(t),
+  };
+  try {
+    const sampler = await service.createSamplingClient({ baseModel: "local/games" });
+    const play = (r: Renderer) =>
+      runGroup(() => make("game:GuessTheNumber-v0-easy"), 3, 6, sampler, {
+        maxTokensPerTurn: 16,
+        seed: 11,
+        renderer: r,
+      });
+    const [extended, rerendered] = [await play(chatml), await play(rerendering)];
+    assert.ok(rerendered.some((e) => e.turns.length >= 2), "some episode has a second turn");
+    for (const [a, b] of extended.map((e, i) => [e, rerendered[i]])) {
+      assert.deepEqual(
+        b.turns.map((t) => [t.observationTokens, t.actionTokens]),
+        a.turns.map((t) => [t.observationTokens, t.actionTokens]),
+      );
+      assert.equal(trajectoryToDatums(episodeTurnTokens(b, 1)).length, 1);
+    }
   } finally {
     service.close();
     await server.close();
