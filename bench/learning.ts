@@ -226,6 +226,17 @@ export async function runLearningArm(
   }
 }
 
+/** Held-out success of the base model, on the seeds the arms' final policies are evaluated on. */
+export async function evaluateBase(b: typeof LEARNING_BENCH, dataDir: string): Promise<number> {
+  const tinker = await connectTinker({ dataDir });
+  try {
+    const config = await armConfig(Object.keys(ARMS)[0], b);
+    return await evaluate(tinker.service, { baseModel: b.model }, config, b.evalEpisodes);
+  } finally {
+    await tinker.close();
+  }
+}
+
 /**
  * Runs every arm at once, each in its own `deno` process (see the module doc), then evaluates
  * the base model on the same held-out seeds; returns the record for `learning.json`.
@@ -262,15 +273,9 @@ export async function runLearningBench(
         }),
       ),
     );
-    const tinker = await connectTinker({ dataDir: join(dir, "backend") });
-    try {
-      const config = await armConfig(Object.keys(ARMS)[0], b);
-      const base = await evaluate(tinker.service, { baseModel: b.model }, config, b.evalEpisodes);
-      log(`base model: held-out success ${base.toFixed(3)}`);
-      return { ...b, base_eval_success: base, arms };
-    } finally {
-      await tinker.close();
-    }
+    const base = await evaluateBase(b, join(dir, "backend"));
+    log(`base model: held-out success ${base.toFixed(3)}`);
+    return { ...b, base_eval_success: base, arms };
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
@@ -294,4 +299,6 @@ if (import.meta.main) {
     JSON.parse(values.opts ?? "{}"),
   );
   await Deno.writeTextFile(values.out, JSON.stringify(record));
+  // The embedded backend leaves handles open; the record is written, so end the process.
+  Deno.exit(0);
 }
