@@ -20,7 +20,7 @@ import { runLearningBench } from "./learning.ts";
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout"];
-/** Suites that only run when named: `learning` trains for up to an hour. */
+/** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
 for (const name of only) {
