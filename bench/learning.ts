@@ -247,6 +247,7 @@ export async function runLearningBench(
 ): Promise<Record<string, unknown>> {
   const b = { ...LEARNING_BENCH, ...opts };
   const dir = await Deno.makeTempDir({ prefix: "tb-learning-" });
+  const children: Deno.ChildProcess[] = [];
   try {
     const arms = Object.fromEntries(
       await Promise.all(
@@ -267,7 +268,9 @@ export async function runLearningBench(
             stdout: "inherit",
             stderr: "inherit",
           });
-          const status = await child.spawn().status;
+          const proc = child.spawn();
+          children.push(proc);
+          const status = await proc.status;
           if (!status.success) throw new Error(`learning arm ${name} failed (exit ${status.code})`);
           return [name, JSON.parse(await Deno.readTextFile(out))] as const;
         }),
@@ -276,6 +279,14 @@ export async function runLearningBench(
     const base = await evaluateBase(b, join(dir, "backend"));
     log(`base model: held-out success ${base.toFixed(3)}`);
     return { ...b, base_eval_success: base, arms };
+  } catch (e) {
+    // One arm failed: stop the others rather than leave them training for half an hour.
+    for (const c of children) {
+      try {
+        c.kill();
+      } catch { /* already exited */ }
+    }
+    throw e;
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
