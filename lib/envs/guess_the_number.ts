@@ -189,12 +189,12 @@ export function analyzeGuesses(
     s.guesses++;
     if (g < min || g > max) s.outOfRange++;
     else if (seen.has(g)) s.repeated++;
-    if (g >= lo && g <= hi) s.consistent++;
     if (g === Math.floor((lo + hi) / 2) || g === Math.ceil((lo + hi) / 2)) s.bisecting++;
     seen.add(g);
     const fb = feedback.match(/The number is (higher|lower) than/);
     if (fb?.[1] === "higher") lo = Math.max(lo, g + 1);
     if (fb?.[1] === "lower") hi = Math.min(hi, g - 1);
   }
+  s.consistent = s.consistentAt.filter(Boolean).length;
   return s;
 }

@@ -56,4 +56,11 @@ export interface Renderer {
   stopSequences(): number[];
   /** The assistant message in sampled tokens. */
   parseResponse(tokens: number[]): ParsedResponse;
+  /**
+   * Only for formats where a conversation's tokens only ever grow: the tokens that extend
+   * prompt + sampled tokens with new messages, up to the next assistant opening. Multi-turn
+   * rollouts use it when present (an episode is then one datum) and re-render the whole
+   * conversation otherwise (Qwen3, which drops earlier thinking).
+   */
+  continuation?(messages: Message[]): number[];
 }

@@ -187,7 +187,7 @@ export async function runEpisode(
       }
       const next: Message = { role: "user", content: step.observation };
       conversation.push(parsed.message, next);
-      prompt = renderer instanceof ChatMLRenderer
+      prompt = renderer.continuation
         ? [...prompt, ...seq.tokens, ...renderer.continuation([next])]
         : renderer.buildGenerationPrompt(conversation);
       observation = step.observation;

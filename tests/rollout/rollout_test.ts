@@ -77,8 +77,8 @@ Deno.test("rollout: a renderer without `continuation` re-renders the conversatio
   const dataDir = await Deno.makeTempDir({ prefix: "tb-rollout-rerender-" });
   const server = await startLocalServer({ dataDir });
   const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-  // The ChatML format through the plain Renderer interface: not a ChatMLRenderer, so the
-  // rollout rebuilds each prompt from the messages, as it does for Qwen3.
+  // The ChatML format without `continuation`, so the rollout rebuilds each prompt from the
+  // messages, as it does for Qwen3.
   const chatml = new ChatMLRenderer();
   const rerendering: Renderer = {
     tokenizer: chatml.tokenizer,
