@@ -182,15 +182,17 @@ async function runRolloutBench(): Promise<void> {
     new URL("./results/rollout.json", import.meta.url),
     JSON.stringify(result, null, 2) + "\n",
   );
-  console.log(`| episodes in flight | episodes/s | sampled tok/s | vs 1 |
-| --- | --- | --- | --- |
+  console.log(
+    `| episodes in flight | prefix cache | episodes/s | sampled tok/s | vs 1, no cache | cache on ÷ off |
+| --- | --- | --- | --- | --- | --- |
 ${
-    r.levels.map((l) =>
-      `| ${l.concurrency} | ${l.episodes_per_s.toFixed(2)} | ${
-        l.sampled_tokens_per_s.toFixed(0)
-      } | ${l.ratio_vs_1.toFixed(2)}× |`
-    ).join("\n")
-  }
+      r.levels.map((l) =>
+        `| ${l.concurrency} | ${l.prefix_cache ? "on" : "off"} | ${l.episodes_per_s.toFixed(2)} | ${
+          l.sampled_tokens_per_s.toFixed(0)
+        } | ${l.ratio_vs_1.toFixed(2)}× | ${l.ratio_vs_no_cache.toFixed(2)}× |`
+      ).join("\n")
+    }
 (${r.model}, ${r.weights}; ${r.episodes} episodes of ${r.sizes.env}; same episodes at every level: ${r.same_episodes_at_every_level})
-`);
+`,
+  );
 }

@@ -33,7 +33,13 @@ import {
   validateAdamParams,
   validateForwardBackward,
 } from "./train/mod.ts";
-import { type SampleJob, Sampler, type SampleResult, validateSampleJob } from "./sampler/mod.ts";
+import {
+  PrefixCache,
+  type SampleJob,
+  Sampler,
+  type SampleResult,
+  validateSampleJob,
+} from "./sampler/mod.ts";
 import { ByteTokenizer } from "../tokenizers/byte.ts";
 import type * as wire from "../protocol/mod.ts";
 
@@ -47,6 +53,11 @@ export interface LocalBackendOptions {
   seqGapTimeoutMs?: number;
   /** Most sampler weight sets kept in memory at once. */
   maxCachedSamplers?: number;
+  /**
+   * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
+   * prompts that extend them); 0 turns it off. Default 192 MiB.
+   */
+  prefixCacheBytes?: number;
 }
 
 interface Session {
@@ -106,6 +117,12 @@ interface QueuedSample {
 const MODEL_OWNER = "local";
 
 /**
+ * Default prefix-cache budget: about three waves of 32 GuessTheNumber episodes on
+ * `local/games` (2 MiB per 512-slot row), well inside jax-js's 4 GiB heap next to training.
+ */
+const DEFAULT_PREFIX_CACHE_BYTES = 192 * 2 ** 20;
+
+/**
  * One embedded Tinker-compatible backend.
  *
  * @example
@@ -122,6 +139,7 @@ export class LocalBackend {
   readonly #samplingSessions = new Map<string, SamplingSession>();
   readonly #samplers = new Map<string, Promise<Sampler>>();
   readonly #tokenizer = new ByteTokenizer();
+  readonly #prefixCache?: PrefixCache;
   readonly #opts: Required<LocalBackendOptions>;
   #snapshots = 0;
   readonly #expiredSnapshots = new Set<string>();
@@ -132,8 +150,12 @@ export class LocalBackend {
       sessionTtlMs: 300_000,
       seqGapTimeoutMs: 30_000,
       maxCachedSamplers: 8,
+      prefixCacheBytes: DEFAULT_PREFIX_CACHE_BYTES,
       ...opts,
     };
+    this.#prefixCache = this.#opts.prefixCacheBytes > 0
+      ? new PrefixCache(this.#opts.prefixCacheBytes)
+      : undefined;
     this.checkpoints = new CheckpointStore(opts.dataDir);
     if (this.#opts.sessionTtlMs > 0) {
       const every = Math.min(10_000, Math.max(5, this.#opts.sessionTtlMs / 2));
@@ -709,7 +731,13 @@ export class LocalBackend {
   async #makeSampler(spec: LocalModelSpec, weights: SamplerWeights): Promise<Sampler> {
     const base = await loadBaseWeights(spec);
     if (weights.kind === "base") {
-      return await Sampler.create({ config: spec.config, base, adapter: null, lora: null });
+      return await Sampler.create({
+        config: spec.config,
+        base,
+        adapter: null,
+        lora: null,
+        prefixCache: this.#prefixCache,
+      });
     }
     let adapter: NamedTensors, lora: LoraSpec, trainable: "lora" | "full";
     if (weights.kind === "snapshot") ({ weights: adapter, lora, trainable } = weights);
@@ -724,9 +752,16 @@ export class LocalBackend {
         base: adapter,
         adapter: null,
         lora: null,
+        prefixCache: this.#prefixCache,
       });
     }
-    return await Sampler.create({ config: spec.config, base, adapter, lora });
+    return await Sampler.create({
+      config: spec.config,
+      base,
+      adapter,
+      lora,
+      prefixCache: this.#prefixCache,
+    });
   }
 
   #session(id: string): Session;

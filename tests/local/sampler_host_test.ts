@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/local/random.ts";
-import { bucket, MAX_DECODE_ROWS, planGroups } from "../../lib/local/sampler/plan.ts";
+import { bucket, MAX_DECODE_ROWS, planGroups, scoreChunks } from "../../lib/local/sampler/plan.ts";
 import { StopMatcher } from "../../lib/local/sampler/stops.ts";
 import { argmax, drawToken, topEntries } from "../../lib/local/sampler/token_sampling.ts";
 import type { SampleJob } from "../../lib/local/sampler/types.ts";
@@ -98,11 +98,19 @@ Deno.test("planGroups: splits rows into capped groups and buckets the cache", ()
   ]);
   assert.equal(groups.length, 2);
   assert.equal(groups[0].rows.length, MAX_DECODE_ROWS);
-  assert.deepEqual(groups[0].prefillChunks, [[0]]);
+  assert.deepEqual(groups[0].jobs, [0]);
   assert.equal(groups[0].prefillSlots, 16);
   assert.deepEqual(groups[1].rows.map((r) => r.job), [...new Array(10).fill(0), 1, 1, 1]);
-  assert.deepEqual(groups[1].prefillChunks, [[0, 1]]);
+  assert.deepEqual(groups[1].jobs, [0, 1]);
   assert.equal(groups[1].prefillSlots, 16);
+});
+
+Deno.test("scoreChunks: chunks of a power-of-two size whose B·H·T·S fits 2^23", () => {
+  const ids = Array.from({ length: 40 }, (_, i) => i);
+  // local/tiny has 4 heads: 2^23 / (4 · 512 · 512) = 8 rows per chunk.
+  assert.deepEqual(scoreChunks(CFG, ids, 512, 512).map((c) => c.length), [8, 8, 8, 8, 8]);
+  // A 16-token extension over 512 slots fits 256 rows: one chunk.
+  assert.deepEqual(scoreChunks(CFG, ids, 16, 512), [ids]);
 });
 
 Deno.test("validateSampleJob: precise messages for bad input", () => {

@@ -119,6 +119,92 @@ export function decodeStep(
   return f(base, lora, cache, tokens, positions);
 }
 
+/**
+ * Continues cached prefixes: feeds each row's new tokens `tokens [B, T]` (int32,
+ * right-padded) at positions `start[b] + 0..T-1`, writes their keys/values into `cache`
+ * (`[B, S, H, hd]` per layer, holding each row's first `start[b]` positions) and attends
+ * causally over the cache. Returns, like {@link prefill}, the log-distribution after each
+ * row's last real token (`lastIndex [B]`, an index into `tokens`) and the updated cache.
+ * Consumes every argument.
+ *
+ * The write is a one-hot matmul `[B, S, T] @ [B, T, H·hd]` (jax-js has no scatter that
+ * jits): exact, since each slot sums one value with zeros. Padding tokens write slots past
+ * the prompt, which decoding overwrites before it attends to them.
+ */
+export function extend(
+  spec: ForwardSpec,
+  base: ParamTree,
+  lora: ParamTree,
+  cache: KvCache,
+  tokens: np.Array,
+  start: np.Array,
+  lastIndex: np.Array,
+): { last: np.Array; cache: KvCache } {
+  const f = cachedJit(
+    `sampler.extend:${JSON.stringify(spec)}`,
+    () =>
+      jit(
+        (
+          base: ParamTree,
+          lora: ParamTree,
+          cache: KvCache,
+          tokens: np.Array,
+          start: np.Array,
+          lastIndex: np.Array,
+        ) => {
+          const [b, t] = tokens.shape;
+          const [, s, h, hd] = cache.k[0].shape;
+          const pos = start.reshape([b, 1]).add(iota(t).reshape([1, t])); // [B, T]
+          const slots = iota(s).reshape([1, s, 1]);
+          const place = np.equal(slots.ref, pos.ref.reshape([b, 1, t])).astype(np.float32);
+          const written = place.ref.sum(-1).reshape([b, s, 1, 1]).greater(0);
+          const visible = np.lessEqual(slots.reshape([1, 1, s]), pos.ref.reshape([b, t, 1]))
+            .reshape([b, 1, t, s]);
+          const next: KvCache = { k: [], v: [] };
+          const scatter = (x: np.Array, old: np.Array) =>
+            np.where(
+              written.ref,
+              np.matmul(place.ref, x.reshape([b, t, h * hd])).reshape([b, s, h, hd]),
+              old,
+            );
+          const attend: AttentionFn = (layer, q, k, v) => {
+            const keys = scatter(k, cache.k[layer]);
+            const values = scatter(v, cache.v[layer]);
+            next.k.push(keys.ref);
+            next.v.push(values.ref);
+            return nn.dotProductAttention(q, keys, values, { mask: visible.ref });
+          };
+          const all = nn.logSoftmax(
+            gptForward(base, lora, tokens, spec, { positions: pos, attend }),
+            -1,
+          );
+          place.dispose();
+          written.dispose();
+          visible.dispose();
+          const isLast = np.equal(iota(t).reshape([1, t, 1]), lastIndex.reshape([b, 1, 1]));
+          return { last: np.where(isLast, all, 0).sum(1), cache: next };
+        },
+      ),
+  );
+  return f(base, lora, cache, tokens, start, lastIndex);
+}
+
+/**
+ * A cache with `slots` slots: zero-padded when it has fewer, cut when it has more (the
+ * caller only cuts slots no row uses). Consumes it.
+ */
+export function resizeSlots(cache: KvCache, slots: number): KvCache {
+  const have = cache.k[0].shape[1];
+  if (have === slots) return cache;
+  if (have < slots) return growSlots(cache, slots);
+  const f = cachedJit(`sampler.cutSlots:${slots}`, () =>
+    jit((cache: KvCache) => {
+      const cut = (c: np.Array) => c.slice([], [0, slots]);
+      return { k: cache.k.map(cut), v: cache.v.map(cut) };
+    }));
+  return f(cache);
+}
+
 /** Rows `index [R']` (int32) of a cache, e.g. prompt caches → sample rows. Consumes both. */
 export function gatherRows(cache: KvCache, index: np.Array): KvCache {
   const f = cachedJit("sampler.gatherRows", () =>

@@ -18,12 +18,15 @@ import {
   concatRows,
   decodeStep,
   disposeCache,
+  extend,
   gatherRows,
   growSlots,
   type KvCache,
   prefill,
+  resizeSlots,
 } from "./device.ts";
-import { bucket, type DecodeGroup, promptBucket, slotBucket } from "./plan.ts";
+import { bucket, type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
+import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
 import type { StopMatcher } from "./stops.ts";
 import { type DrawParams, drawToken, topEntries } from "./token_sampling.ts";
 import type { SampledSequence, SampleJob, SampleResult } from "./types.ts";
@@ -54,14 +57,19 @@ interface Row {
   done: boolean;
 }
 
-/** Generates every row of `group`, writing sequences and prompt logprobs into the jobs. */
+/**
+ * Generates every row of `group`, writing sequences and prompt logprobs into the jobs. With
+ * a prefix store, prompts reuse its cached prefixes and every finished row is stored (its
+ * prompt and all but its last token, the one never fed back).
+ */
 export async function runGroup(
   cfg: ModelConfig,
   weights: GroupWeights,
   jobs: JobState[],
   group: DecodeGroup,
+  prefix?: PrefixStore,
 ): Promise<void> {
-  const prompts = await prefillGroup(cfg, weights, jobs, group);
+  const prompts = await prefillGroup(cfg, weights, jobs, group, prefix);
   const rows: Row[] = group.rows.map(({ job, sample }, slot) => {
     const seq: SampledSequence = { tokens: [], logprobs: [], stopReason: "length" };
     jobs[job].result.sequences[sample] = seq;
@@ -75,6 +83,7 @@ export async function runGroup(
     advance(rows[i], prompts.firstDraw.get(job)!);
   });
   let cache = gatherRows(prompts.cache, int32Array(fanOut, [fanOut.length]));
+  if (prefix) storeRows(prefix, cache, rows.filter((r) => r.done));
   for (let active = rows.filter((r) => !r.done); active.length > 0;) {
     cache = compact(cache, active);
     cache = makeRoom(cfg, cache, active);
@@ -83,9 +92,25 @@ export async function runGroup(
     const logprobs = await readFloat32(step.logprobs);
     const v = cfg.vocabSize;
     for (const r of active) advance(r, logprobs.subarray(r.slot * v, (r.slot + 1) * v));
+    if (prefix) storeRows(prefix, cache, active.filter((r) => r.done));
     active = active.filter((r) => !r.done);
   }
   disposeCache(cache);
+}
+
+/** Files finished rows' keys and values (read from `cache`, not consumed) in the prefix store. */
+function storeRows(prefix: PrefixStore, cache: KvCache, finished: Row[]): void {
+  for (const r of finished) {
+    const prompt = r.state.job.prompt;
+    const tokens = new Int32Array(prompt.length + r.seq.tokens.length - 1);
+    tokens.set(prompt);
+    tokens.set(r.seq.tokens.slice(0, -1), prompt.length);
+    const row = gatherRows(
+      { k: cache.k.map((a) => a.ref), v: cache.v.map((a) => a.ref) },
+      int32Array([r.slot], [1]),
+    );
+    prefix.cache.insert(prefix.owner, tokens, row);
+  }
 }
 
 /**
@@ -114,60 +139,168 @@ function decodeActive(
   );
 }
 
+/** The prefix cache a group reads and fills, with the owner its entries are filed under. */
+export interface PrefixStore {
+  cache: PrefixCache;
+  owner: object;
+}
+
+/** Prompt caches of a group stacked by row, and each job's first next-token distribution. */
+interface PromptCaches {
+  cache: KvCache;
+  slotOfJob: Map<number, number>;
+  firstDraw: Map<number, Float32Array>;
+}
+
 /**
- * Prefills the group's prompts chunk by chunk. Returns their caches stacked by row
- * (`slotOfJob`), each prompt's next-token distribution, and fills prompt logprobs.
+ * Runs the group's prompts: each distinct prompt once (a GRPO group sends the same prompt
+ * several times), and a prompt whose beginning is in the prefix cache only from where the
+ * cache ends. Fills prompt logprobs (those prompts always run in full).
  */
 async function prefillGroup(
   cfg: ModelConfig,
   weights: GroupWeights,
   jobs: JobState[],
   group: DecodeGroup,
-): Promise<
-  { cache: KvCache; slotOfJob: Map<number, number>; firstDraw: Map<number, Float32Array> }
-> {
+  prefix: PrefixStore | undefined,
+): Promise<PromptCaches> {
+  const repOf = new Map<number, number>();
+  const byPrompt = new Map<string, number>();
+  for (const j of group.jobs) {
+    const key = jobs[j].job.prompt.join(",");
+    if (!byPrompt.has(key)) byPrompt.set(key, j);
+    repOf.set(j, byPrompt.get(key)!);
+  }
+  const needsLogprobs = new Set(
+    [...repOf].filter(([j]) => wantsPromptLogprobs(jobs[j])).map(([, r]) => r),
+  );
+  const full: number[] = [];
+  const hits = new Map<number, PrefixHit>();
+  for (const r of byPrompt.values()) {
+    const hit = needsLogprobs.has(r)
+      ? null
+      : prefix?.cache.lookup(prefix.owner, jobs[r].job.prompt);
+    if (hit) hits.set(r, hit);
+    else full.push(r);
+  }
+  const out: PromptCaches = { cache: { k: [], v: [] }, slotOfJob: new Map(), firstDraw: new Map() };
   const caches: KvCache[] = [];
-  const slotOfJob = new Map<number, number>();
-  const firstDraw = new Map<number, Float32Array>();
-  const v = cfg.vocabSize;
-  let offset = 0;
-  for (const chunk of group.prefillChunks) {
-    const b = bucket(chunk.length);
-    const t = promptBucket(cfg, jobs.map((s) => s.job), chunk);
-    const tokens = new Int32Array(b * t);
-    const lastIndex = new Int32Array(b);
-    chunk.forEach((j, i) => {
-      const prompt = jobs[j].job.prompt;
-      tokens.set(prompt, i * t);
-      lastIndex[i] = prompt.length - 1;
+  const place = async (chunk: number[], cache: KvCache, last: np.Array) => {
+    const offset = caches.reduce((n, c) => n + c.k[0].shape[0], 0);
+    caches.push(cache);
+    const dist = await readFloat32(last);
+    chunk.forEach((r, i) => {
+      out.slotOfJob.set(r, offset + i);
+      out.firstDraw.set(r, dist.subarray(i * cfg.vocabSize, (i + 1) * cfg.vocabSize));
     });
-    const out = prefill(
-      weights.spec,
-      group.prefillSlots,
-      tree.ref(weights.base),
-      tree.ref(weights.lora),
-      int32Array(tokens, [b, t]),
-      int32Array(lastIndex, [b]),
-    );
-    caches.push(out.cache);
-    const last = await readFloat32(out.last);
-    chunk.forEach((j, i) => {
-      slotOfJob.set(j, offset + i);
-      firstDraw.set(j, last.subarray(i * v, (i + 1) * v));
-    });
-    offset += b;
-    const wanted = chunk.filter((j) => wantsPromptLogprobs(jobs[j]));
-    if (wanted.length === 0) {
-      out.all.dispose();
-      continue;
-    }
-    const all = await readFloat32(out.all);
-    for (const j of wanted) {
-      const i = chunk.indexOf(j);
-      fillPromptLogprobs(jobs[j], (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v));
+  };
+  const slots = group.prefillSlots;
+  if (full.length > 0) {
+    const t = slotBucket(cfg, Math.max(...full.map((r) => jobs[r].job.prompt.length)));
+    for (const chunk of scoreChunks(cfg, full, t, t)) {
+      const prefilled = runPrompts(weights, jobs, chunk, t, slots);
+      await place(chunk, prefilled.cache, prefilled.last);
+      const wanted = [...repOf].filter(([j, r]) =>
+        chunk.includes(r) && wantsPromptLogprobs(jobs[j])
+      );
+      if (wanted.length === 0) {
+        prefilled.all.dispose();
+        continue;
+      }
+      const all = await readFloat32(prefilled.all);
+      const v = cfg.vocabSize;
+      for (const [j, r] of wanted) {
+        const i = chunk.indexOf(r);
+        fillPromptLogprobs(
+          jobs[j],
+          (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v),
+        );
+      }
     }
   }
-  return { cache: concatRows(caches), slotOfJob, firstDraw };
+  if (hits.size > 0) {
+    const ids = [...hits.keys()];
+    const suffix = (r: number) => jobs[r].job.prompt.length - hits.get(r)!.length;
+    const t = bucket(Math.max(...ids.map(suffix)), MIN_EXTEND_BUCKET);
+    for (const chunk of scoreChunks(cfg, ids, t, slots)) {
+      const extended = extendPrefixes(weights, jobs, chunk, hits, t, slots);
+      await place(chunk, extended.cache, extended.last);
+    }
+  }
+  out.cache = concatRows(caches);
+  for (const [j, r] of repOf) out.slotOfJob.set(j, out.slotOfJob.get(r)!);
+  for (const [j, r] of repOf) out.firstDraw.set(j, out.firstDraw.get(r)!);
+  return out;
+}
+
+/** Smallest padded suffix length of {@link extendPrefixes}, so short suffixes share a shape. */
+const MIN_EXTEND_BUCKET = 16;
+
+/** Prefills the prompts of `chunk` in full, padded to `t` tokens and `bucket` rows. */
+function runPrompts(
+  weights: GroupWeights,
+  jobs: JobState[],
+  chunk: number[],
+  t: number,
+  slots: number,
+) {
+  const b = bucket(chunk.length);
+  const tokens = new Int32Array(b * t);
+  const lastIndex = new Int32Array(b);
+  chunk.forEach((j, i) => {
+    const prompt = jobs[j].job.prompt;
+    tokens.set(prompt, i * t);
+    lastIndex[i] = prompt.length - 1;
+  });
+  return prefill(
+    weights.spec,
+    slots,
+    tree.ref(weights.base),
+    tree.ref(weights.lora),
+    int32Array(tokens, [b, t]),
+    int32Array(lastIndex, [b]),
+  );
+}
+
+/**
+ * Runs only the uncached ends of the prompts of `chunk` over their cached prefixes (each
+ * hit's cache is consumed). Padding rows repeat the first row and are never read.
+ */
+function extendPrefixes(
+  weights: GroupWeights,
+  jobs: JobState[],
+  chunk: number[],
+  hits: Map<number, PrefixHit>,
+  t: number,
+  slots: number,
+) {
+  const b = bucket(chunk.length);
+  const tokens = new Int32Array(b * t);
+  const start = new Int32Array(b);
+  const lastIndex = new Int32Array(b);
+  const rows = chunk.map((r, i) => {
+    const { length, cache } = hits.get(r)!;
+    const rest = jobs[r].job.prompt.subarray(length);
+    tokens.set(rest, i * t);
+    start[i] = length;
+    lastIndex[i] = rest.length - 1;
+    return resizeSlots(cache, slots);
+  });
+  while (rows.length < b) {
+    rows.push({
+      k: rows[0].k.map((a) => a.ref),
+      v: rows[0].v.map((a) => a.ref),
+    });
+  }
+  return extend(
+    weights.spec,
+    tree.ref(weights.base),
+    tree.ref(weights.lora),
+    concatRows(rows),
+    int32Array(tokens, [b, t]),
+    int32Array(start, [b]),
+    int32Array(lastIndex, [b]),
+  );
 }
 
 /** Whether a job asked for prompt logprobs that no earlier group has filled in yet. */

@@ -40,8 +40,8 @@ export interface RowRef {
 /** Rows decoded together, with the jobs (prompts) they need prefilled. */
 export interface DecodeGroup {
   rows: RowRef[];
-  /** Distinct jobs of `rows`, in order, split into prefill chunks. */
-  prefillChunks: number[][];
+  /** Distinct jobs of `rows`, in order. */
+  jobs: number[];
   /** Cache slots after prefill: room for the longest prompt plus one token, bucketed. */
   prefillSlots: number;
 }
@@ -57,8 +57,7 @@ export function slotBucket(cfg: ModelConfig, n: number): number {
 
 /**
  * Splits jobs into decode groups of at most {@link maxDecodeRows} rows (a job with more
- * samples than that spans groups and is prefilled in each), and each group's prompts into
- * prefill chunks that bound the attention-score memory.
+ * samples than that spans groups and is prefilled in each).
  */
 export function planGroups(cfg: ModelConfig, jobs: readonly SampleJob[]): DecodeGroup[] {
   const longest = Math.max(...jobs.map((j) => j.prompt.length + j.maxTokens));
@@ -73,17 +72,25 @@ export function planGroups(cfg: ModelConfig, jobs: readonly SampleJob[]): Decode
   return groups.map((rows) => {
     const ids = [...new Set(rows.map((r) => r.job))];
     const longestPrompt = Math.max(...ids.map((j) => jobs[j].prompt.length));
-    return {
-      rows,
-      prefillChunks: prefillChunks(cfg, ids, jobs),
-      prefillSlots: slotBucket(cfg, longestPrompt + 1),
-    };
+    return { rows, jobs: ids, prefillSlots: slotBucket(cfg, longestPrompt + 1) };
   });
 }
 
-/** Padded prompt length of a prefill chunk. */
-export function promptBucket(cfg: ModelConfig, jobs: readonly SampleJob[], ids: number[]): number {
-  return slotBucket(cfg, Math.max(...ids.map((j) => jobs[j].prompt.length)));
+/**
+ * Splits `ids` into consecutive chunks whose attention scores (`B·H·T·S` for `tokens` new
+ * tokens per row over `slots` keys) fit the budget.
+ */
+export function scoreChunks(
+  cfg: ModelConfig,
+  ids: number[],
+  tokens: number,
+  slots: number,
+): number[][] {
+  const perChunk = Math.max(1, Math.floor(PREFILL_SCORE_BUDGET / (cfg.nHeads * tokens * slots)));
+  const size = 2 ** Math.floor(Math.log2(perChunk));
+  const chunks: number[][] = [];
+  for (let i = 0; i < ids.length; i += size) chunks.push(ids.slice(i, i + size));
+  return chunks;
 }
 
 /** Rows per group: the cache budget at `slots` cache slots, a power of two, ≤ the cap. */
@@ -91,14 +98,4 @@ function maxDecodeRows(cfg: ModelConfig, slots: number): number {
   const bytesPerRow = 2 * cfg.nLayers * slots * cfg.dModel * 4;
   const fit = Math.max(1, Math.floor(CACHE_BUDGET_BYTES / bytesPerRow));
   return Math.min(MAX_DECODE_ROWS, 2 ** Math.floor(Math.log2(fit)));
-}
-
-/** Splits `ids` into consecutive chunks whose padded prefill fits the score budget. */
-function prefillChunks(cfg: ModelConfig, ids: number[], jobs: readonly SampleJob[]): number[][] {
-  const t = promptBucket(cfg, jobs, ids);
-  const perChunk = Math.max(1, Math.floor(PREFILL_SCORE_BUDGET / (cfg.nHeads * t * t)));
-  const size = 2 ** Math.floor(Math.log2(perChunk));
-  const chunks: number[][] = [];
-  for (let i = 0; i < ids.length; i += size) chunks.push(ids.slice(i, i + size));
-  return chunks;
 }

@@ -19,7 +19,8 @@ import { type ForwardSpec, forwardSpec } from "../model/gpt.ts";
 import { Rng } from "../random.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { foldLora } from "../model/lora.ts";
-import { type JobState, runGroup } from "./generate.ts";
+import { type JobState, type PrefixStore, runGroup } from "./generate.ts";
+import type { PrefixCache } from "./prefix_cache.ts";
 import { planGroups } from "./plan.ts";
 import { StopMatcher } from "./stops.ts";
 import type { SampleJob, SampleResult } from "./types.ts";
@@ -34,6 +35,11 @@ export interface SamplerOptions {
   adapter: NamedTensors | null;
   /** The adapter's scale settings; required with an adapter. */
   lora: Pick<LoraSpec, "alpha" | "rank"> | null;
+  /**
+   * Where prompts look up and store the keys and values of earlier sequences (shared by a
+   * backend's samplers, each its own owner). Absent: every prompt runs in full.
+   */
+  prefixCache?: PrefixCache;
 }
 
 /** Sampling runs one at a time process-wide: they share the CPU and the 4 GiB wasm heap. */
@@ -61,13 +67,21 @@ export class Sampler {
   #base: ParamTree;
   #lora: ParamTree;
   #spec: ForwardSpec;
+  #prefix?: PrefixStore;
   #disposed = false;
 
-  private constructor(config: ModelConfig, base: ParamTree, lora: ParamTree, spec: ForwardSpec) {
+  private constructor(
+    config: ModelConfig,
+    base: ParamTree,
+    lora: ParamTree,
+    spec: ForwardSpec,
+    prefixCache?: PrefixCache,
+  ) {
     this.config = config;
     this.#base = base;
     this.#lora = lora;
     this.#spec = spec;
+    if (prefixCache) this.#prefix = { cache: prefixCache, owner: this };
   }
 
   /** Copies the weights onto the device. Throws if they don't match `config`. */
@@ -82,7 +96,7 @@ export class Sampler {
     const [base, lora] = opts.adapter
       ? foldLora(toDevice(opts.base), toDevice(opts.adapter), spec.loraScale)
       : [toDevice(opts.base), {}];
-    return new Sampler(opts.config, base, lora, forwardSpec(opts.config, null));
+    return new Sampler(opts.config, base, lora, forwardSpec(opts.config, null), opts.prefixCache);
   }
 
   /**
@@ -99,7 +113,7 @@ export class Sampler {
       const states = jobs.map(jobState);
       const weights = { base: this.#base, lora: this.#lora, spec: this.#spec };
       for (const group of planGroups(this.config, jobs)) {
-        await runGroup(this.config, weights, states, group);
+        await runGroup(this.config, weights, states, group, this.#prefix);
       }
       return states.map((s) => s.result);
     });
@@ -112,6 +126,7 @@ export class Sampler {
     const free = () => {
       disposeTree(this.#base);
       disposeTree(this.#lora);
+      this.#prefix?.cache.drop(this);
     };
     queue = queue.then(free, free);
   }

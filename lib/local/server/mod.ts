@@ -32,6 +32,8 @@ export interface LocalServerOptions {
   sessionTtlMs?: number;
   /** Seq-id gap timeout per model. */
   seqGapTimeoutMs?: number;
+  /** Device bytes of the samplers' prefix cache; 0 turns it off (see {@link LocalBackendOptions}). */
+  prefixCacheBytes?: number;
   /** Fault injection for client tests; off when absent. */
   faults?: Partial<FaultConfig>;
   /** Log one line per request. */
@@ -71,6 +73,7 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
     dataDir,
     sessionTtlMs: opts.sessionTtlMs,
     seqGapTimeoutMs: opts.seqGapTimeoutMs,
+    prefixCacheBytes: opts.prefixCacheBytes,
   });
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
   const auth = opts.auth ? new LocalAuth(opts.auth) : undefined;

@@ -1,0 +1,152 @@
+import { numpy as np } from "@jax-js/jax";
+import { assert, assertClose } from "../assert.ts";
+import { initEngine } from "../../lib/local/engine.ts";
+import { initBaseParameters } from "../../lib/local/model/params.ts";
+import { findLocalModel } from "../../lib/local/models.ts";
+import { Rng } from "../../lib/local/random.ts";
+import { PrefixCache, type SampleJob, Sampler } from "../../lib/local/sampler/mod.ts";
+import type { KvCache } from "../../lib/local/sampler/device.ts";
+import { commonPrefix, MIN_CACHED_PREFIX } from "../../lib/local/sampler/prefix_cache.ts";
+
+const CFG = findLocalModel("local/tiny")!.config;
+const BASE = initBaseParameters(CFG, 1);
+
+function job(prompt: Int32Array, over: Partial<SampleJob> = {}): SampleJob {
+  return {
+    prompt,
+    numSamples: 2,
+    maxTokens: 10,
+    temperature: 1,
+    topK: -1,
+    topP: 1,
+    seed: 7,
+    stopTokens: [],
+    stopSequences: [],
+    promptLogprobs: false,
+    topkPromptLogprobs: 0,
+    ...over,
+  };
+}
+
+function tokens(n: number, seed: number): Int32Array {
+  const rng = new Rng(seed);
+  return Int32Array.from({ length: n }, () => 1 + rng.int(CFG.vocabSize - 1));
+}
+
+function concat(...parts: ArrayLike<number>[]): Int32Array {
+  return Int32Array.from(parts.flatMap((p) => [...Array.from(p)]));
+}
+
+/**
+ * Plays three "turns" the way a multi-turn rollout does (each prompt = the previous prompt,
+ * the sampled continuation and new tokens), for two episodes sharing their first prompt.
+ */
+async function playTurns(sampler: Sampler) {
+  const opening = tokens(40, 1);
+  let prompts = [opening, opening];
+  const out: { tokens: number[]; logprobs: number[] }[] = [];
+  for (let turn = 0; turn < 3; turn++) {
+    const results = await sampler.sample(prompts.map((p, e) => job(p, { seed: 100 * turn + e })));
+    const seqs = results.map((r) => r.sequences[0]);
+    for (const r of results) for (const s of r.sequences) out.push(s);
+    prompts = prompts.map((p, e) => concat(p, seqs[e].tokens, tokens(9, 10 * turn + e)));
+  }
+  return out;
+}
+
+Deno.test("prefix cache: multi-turn sampling draws the same tokens and logprobs as running every prompt in full", async () => {
+  await initEngine();
+  const cache = new PrefixCache(64 * 2 ** 20);
+  const cached = await Sampler.create({
+    config: CFG,
+    base: BASE,
+    adapter: null,
+    lora: null,
+    prefixCache: cache,
+  });
+  const plain = await Sampler.create({ config: CFG, base: BASE, adapter: null, lora: null });
+  try {
+    const a = await playTurns(cached);
+    const b = await playTurns(plain);
+    assert.equal(a.length, b.length);
+    a.forEach((s, i) => {
+      assert.deepEqual(s.tokens, b[i].tokens, `sequence ${i}`);
+      assertClose(s.logprobs, b[i].logprobs, 1e-4);
+    });
+    // Turns 2 and 3 of both episodes continued a stored row.
+    const { hits, savedTokens, entries } = cache.stats;
+    assert.equal(hits, 4);
+    assert.ok(savedTokens >= 4 * 49, `saved ${savedTokens} tokens`);
+    assert.ok(entries > 0);
+  } finally {
+    cached.dispose();
+    plain.dispose();
+  }
+  // Disposal frees the sampler's entries (after its queued work).
+  await cached.sample([]).catch(() => {});
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(cache.stats.entries, 0);
+  assert.equal(cache.stats.bytes, 0);
+});
+
+Deno.test("prefix cache: prompts that want prompt logprobs run in full and still get them", async () => {
+  await initEngine();
+  const cache = new PrefixCache(64 * 2 ** 20);
+  const sampler = await Sampler.create({
+    config: CFG,
+    base: BASE,
+    adapter: null,
+    lora: null,
+    prefixCache: cache,
+  });
+  try {
+    const prompt = tokens(50, 3);
+    const [first] = await sampler.sample([job(prompt)]);
+    const next = concat(prompt, first.sequences[0].tokens, tokens(5, 4));
+    const [withLp] = await sampler.sample([job(next, { promptLogprobs: true })]);
+    assert.equal(withLp.promptLogprobs!.length, next.length);
+    assert.equal(cache.stats.hits, 0);
+    // The same prompt without logprobs hits the stored row.
+    await sampler.sample([job(next)]);
+    assert.equal(cache.stats.hits, 1);
+  } finally {
+    sampler.dispose();
+  }
+});
+
+function fakeRow(slots: number): KvCache {
+  const a = () => np.zeros([1, slots, 2, 4]);
+  return { k: [a(), a()], v: [a(), a()] };
+}
+
+Deno.test("PrefixCache: longest common prefix per owner, superseded prefixes dropped, LRU within the byte budget", async () => {
+  await initEngine();
+  const rowBytes = 4 * 64 * 8 * 4; // 4 arrays of [1, 64, 2, 4] float32
+  const cache = new PrefixCache(3 * rowBytes);
+  const owner = {}, other = {};
+  const p = tokens(60, 5);
+  cache.insert(owner, p.slice(0, 40), fakeRow(64));
+  cache.insert(owner, p.slice(0, 50), fakeRow(64)); // supersedes the 40-token entry
+  assert.equal(cache.stats.entries, 1);
+  cache.insert(other, p.slice(0, 55), fakeRow(64));
+  // A prompt diverging after 45 tokens reuses 45 of the 50 stored.
+  const diverging = concat(p.slice(0, 45), tokens(10, 6));
+  const hit = cache.lookup(owner, diverging)!;
+  assert.equal(hit.length, 45);
+  for (const a of [...hit.cache.k, ...hit.cache.v]) a.dispose();
+  // Never the whole prompt: its last token must run to give the first draw.
+  const exact = cache.lookup(owner, p.slice(0, 50))!;
+  assert.equal(exact.length, 49);
+  for (const a of [...exact.cache.k, ...exact.cache.v]) a.dispose();
+  // Too short a common prefix is a miss.
+  assert.equal(cache.lookup(owner, concat(p.slice(0, MIN_CACHED_PREFIX - 1), [0, 0])), null);
+  // Budget: a fourth row evicts the least recently used (the other owner's).
+  cache.insert(owner, tokens(40, 7), fakeRow(64));
+  cache.insert(owner, tokens(40, 8), fakeRow(64));
+  assert.equal(cache.stats.entries, 3);
+  assert.equal(cache.lookup(other, p), null);
+  assert.equal(cache.stats.bytes, 3 * rowBytes);
+  cache.drop(owner);
+  assert.equal(cache.stats.entries, 0);
+  assert.equal(commonPrefix(Int32Array.from([1, 2, 3]), Int32Array.from([1, 2, 4])), 2);
+});
