@@ -52,7 +52,7 @@ export async function benchRollout(log: (msg: string) => void): Promise<{
   const model = findLocalModel("local/games") ? "local/games" : "local/tiny";
   const weightsFile = new URL(`../models/${model.replace("/", "_")}.safetensors`, import.meta.url);
   const weights = await Deno.stat(weightsFile).then(() => "trained", () => "random init");
-  const backends = await Promise.all([0, undefined].map(async (prefixCacheBytes) => {
+  const backends = await Promise.all([0, 192 * 2 ** 20].map(async (prefixCacheBytes) => {
     const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-rollout-" });
     const server = await startLocalServer({ dataDir, prefixCacheBytes });
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });

@@ -55,7 +55,9 @@ export interface LocalBackendOptions {
   maxCachedSamplers?: number;
   /**
    * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
-   * prompts that extend them); 0 turns it off. Default 192 MiB.
+   * prompts that extend them); 0, the default, turns it off. On `local/games` it measured
+   * neutral (`deno task bench rollout`): sampling there is bound by kernel dispatch, not by
+   * prefill compute. ~192 MiB holds three waves of 32 GuessTheNumber episodes.
    */
   prefixCacheBytes?: number;
 }
@@ -117,12 +119,6 @@ interface QueuedSample {
 const MODEL_OWNER = "local";
 
 /**
- * Default prefix-cache budget: about three waves of 32 GuessTheNumber episodes on
- * `local/games` (2 MiB per 512-slot row), well inside jax-js's 4 GiB heap next to training.
- */
-const DEFAULT_PREFIX_CACHE_BYTES = 192 * 2 ** 20;
-
-/**
  * One embedded Tinker-compatible backend.
  *
  * @example
@@ -150,7 +146,7 @@ export class LocalBackend {
       sessionTtlMs: 300_000,
       seqGapTimeoutMs: 30_000,
       maxCachedSamplers: 8,
-      prefixCacheBytes: DEFAULT_PREFIX_CACHE_BYTES,
+      prefixCacheBytes: 0,
       ...opts,
     };
     this.#prefixCache = this.#opts.prefixCacheBytes > 0
