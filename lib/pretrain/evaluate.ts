@@ -36,12 +36,15 @@ export interface EvaluateOptions {
   concurrency: number;
 }
 
-/** Defaults: temperature 1.0, 24 tokens per move (a boxed move is ≤ 20 bytes), 4 in flight. */
+/**
+ * Defaults: temperature 1.0, 40 tokens per move (the longest, a GuessTheNumber-hard move with its
+ * range, is 31 bytes with `<|im_end|>`), 4 in flight.
+ */
 export const EVALUATE_DEFAULTS: EvaluateOptions = {
   episodes: 50,
   seed: 0,
   temperature: 1,
-  maxTokensPerTurn: 24,
+  maxTokensPerTurn: 40,
   concurrency: 4,
 };
 

@@ -82,7 +82,7 @@ Deno.test("transcripts: a datum is the example shifted by one, weights on the ta
   assert.equal(tok.decode(ex.tokens.slice(firstWeighted - 10, firstWeighted + 1)), opening);
 });
 
-Deno.test("transcripts: every generated move is legal, fits the context, and is only a boxed answer", () => {
+Deno.test("transcripts: every generated move is legal, fits the context, and is a boxed answer (GuessTheNumber: after its range)", () => {
   const transcripts = new TranscriptStream(11).next(300);
   for (const t of transcripts) {
     const legal = LEGAL_REASONS[envFamily(t.envId)];
@@ -90,9 +90,10 @@ Deno.test("transcripts: every generated move is legal, fits the context, and is 
       assert.ok(legal.includes(r), `${t.envId} seed ${t.envSeed} move ${i}: ${r} is not legal`)
     );
     assert.ok(transcriptExample(t).tokens.length <= 1025, `${t.envId}: longer than the context`);
-    for (const m of t.messages.filter((m) => m.role === "assistant")) {
-      assert.match(m.content, /^\\boxed\{[^{}]+\}$/);
-    }
+    const move = envFamily(t.envId) === "GuessTheNumber"
+      ? /^Above -?\d+, below -?\d+\. \\boxed\{\d+\}$/
+      : /^\\boxed\{[^{}]+\}$/;
+    for (const m of t.messages.filter((m) => m.role === "assistant")) assert.match(m.content, move);
     // Replaying the moves on a fresh env gives the same reasons: the transcript is the episode.
     const env = make(t.envId);
     env.reset(t.envSeed);
@@ -111,6 +112,8 @@ Deno.test("transcripts: GuessTheNumber guesses are uniform over what the feedbac
     let lo = 1, hi = 10;
     for (let i = 1; i < t.messages.length; i += 2) {
       const g = lastBoxedInteger(t.messages[i].content)!;
+      // The stated range is the consistent one, with exclusive bounds.
+      assert.ok(t.messages[i].content.startsWith(`Above ${lo - 1}, below ${hi + 1}. `));
       assert.ok(
         g >= lo && g <= hi,
         `seed ${seed}: guess ${g} outside the consistent [${lo}, ${hi}]`,

@@ -91,7 +91,7 @@ Deno.test("rollout: a renderer without `continuation` re-renders the conversatio
     const sampler = await service.createSamplingClient({ baseModel: "local/games" });
     const play = (r: Renderer) =>
       runGroup(() => make("game:GuessTheNumber-v0-easy"), 3, 6, sampler, {
-        maxTokensPerTurn: 16,
+        maxTokensPerTurn: 40,
         seed: 11,
         renderer: r,
       });

@@ -121,7 +121,7 @@ for (const method of ["opd", "combine"]) {
       "--max-steps=2",
       "--batch-size=1",
       "--group-size=2",
-      "--max-tokens=12",
+      "--max-tokens=40",
       "--lora-rank=4",
       `--log-path=${logDir}`,
     ], home));
