@@ -228,8 +228,10 @@ async function prefillGroup(
     }
   }
   out.cache = concatRows(caches);
-  for (const [j, r] of repOf) out.slotOfJob.set(j, out.slotOfJob.get(r)!);
-  for (const [j, r] of repOf) out.firstDraw.set(j, out.firstDraw.get(r)!);
+  for (const [j, r] of repOf) {
+    out.slotOfJob.set(j, out.slotOfJob.get(r)!);
+    out.firstDraw.set(j, out.firstDraw.get(r)!);
+  }
   return out;
 }
 
