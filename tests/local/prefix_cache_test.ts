@@ -28,6 +28,11 @@ function job(prompt: Int32Array, over: Partial<SampleJob> = {}): SampleJob {
   };
 }
 
+/** A sampler of the bare `local/tiny` model, with or without a prefix cache. */
+function bareSampler(prefixCache?: PrefixCache): Promise<Sampler> {
+  return Sampler.create({ config: CFG, base: BASE, adapter: null, lora: null, prefixCache });
+}
+
 function tokens(n: number, seed: number): Int32Array {
   const rng = new Rng(seed);
   return Int32Array.from({ length: n }, () => 1 + rng.int(CFG.vocabSize - 1));
@@ -57,14 +62,8 @@ async function playTurns(sampler: Sampler) {
 Deno.test("prefix cache: multi-turn sampling draws the same tokens and logprobs as running every prompt in full", async () => {
   await initEngine();
   const cache = new PrefixCache(64 * 2 ** 20);
-  const cached = await Sampler.create({
-    config: CFG,
-    base: BASE,
-    adapter: null,
-    lora: null,
-    prefixCache: cache,
-  });
-  const plain = await Sampler.create({ config: CFG, base: BASE, adapter: null, lora: null });
+  const cached = await bareSampler(cache);
+  const plain = await bareSampler();
   try {
     const a = await playTurns(cached);
     const b = await playTurns(plain);
@@ -92,13 +91,7 @@ Deno.test("prefix cache: multi-turn sampling draws the same tokens and logprobs 
 Deno.test("prefix cache: prompts that want prompt logprobs run in full and still get them", async () => {
   await initEngine();
   const cache = new PrefixCache(64 * 2 ** 20);
-  const sampler = await Sampler.create({
-    config: CFG,
-    base: BASE,
-    adapter: null,
-    lora: null,
-    prefixCache: cache,
-  });
+  const sampler = await bareSampler(cache);
   try {
     const prompt = tokens(50, 3);
     const [first] = await sampler.sample([job(prompt)]);
