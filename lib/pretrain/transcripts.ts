@@ -59,14 +59,17 @@ export const PRETRAIN_MIX: readonly MixEntry[] = [
 export function parseMix(spec: string): MixEntry[] {
   const known = PRETRAIN_MIX.map((e) => e.envId);
   const named = new Map<string, number>();
-  let others = 0;
+  let others = 0, seenOthers = false;
   for (const part of spec.split(",").map((p) => p.trim()).filter(Boolean)) {
     const eq = part.lastIndexOf("=");
     const id = part.slice(0, eq), weight = Number(part.slice(eq + 1));
     if (eq < 1 || !Number.isFinite(weight) || weight < 0) {
       throw new Error(`mix entry "${part}": expected id=weight with a weight >= 0`);
     }
-    if (id === "others") others = weight;
+    if (id === "others" ? seenOthers : named.has(id)) {
+      throw new Error(`mix entry "${part}": ${id} is named twice`);
+    }
+    if (id === "others") [others, seenOthers] = [weight, true];
     else if (!known.includes(id)) {
       throw new Error(`mix entry "${part}": unknown environment; known: ${known.join(", ")}`);
     } else named.set(id, weight);

@@ -209,4 +209,9 @@ Deno.test("parseMix: named weights, others shared equally, one-line errors", () 
   assert.throws(() => parseMix("game:GuessTheNumber-v0-easy=-1"), /weight >= 0/);
   assert.throws(() => parseMix("game:GuessTheNumber-v0-easy"), /id=weight/);
   assert.throws(() => parseMix("others=0"), /weight 0/);
+  assert.throws(
+    () => parseMix("game:GuessTheNumber-v0-easy=1,game:GuessTheNumber-v0-easy=0.5"),
+    /named twice/,
+  );
+  assert.throws(() => parseMix("others=0.1,others=0.2"), /named twice/);
 });
