@@ -22,7 +22,8 @@ const WEIGHTS = new URL("../models/local_games.safetensors", import.meta.url).pa
 const USAGE = `usage: deno task pretrain [--steps 180] [--batch-size 8] [--learning-rate 2e-3]
                           [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24] [--seed 0] [--out ${"models/local_games.safetensors"}]
                           [--log-path DIR] [--eval-episodes 0] [--mix ID=W,…,others=W]
-       deno task pretrain --eval-only [--eval-episodes 50] [--eval-envs ID,ID] [--seed 0]`;
+       deno task pretrain --eval-only [--eval-episodes 50] [--eval-envs ID,ID] [--seed 0]
+                          [--eval-temperature 1]`;
 
 const Flags = z.object({
   steps: z.coerce.number().int().min(1).max(1_000_000).default(180),
@@ -36,6 +37,7 @@ const Flags = z.object({
   "log-path": z.string().optional(),
   "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
   "eval-only": z.boolean().default(false),
+  "eval-temperature": z.coerce.number().min(0).max(2).default(1),
   mix: z.string().optional().transform((s, ctx) => {
     if (s === undefined) return PRETRAIN_MIX;
     try {
@@ -65,6 +67,7 @@ await runCli(async () => {
     "log-path": { type: "string" },
     "eval-episodes": { type: "string" },
     "eval-only": { type: "boolean" },
+    "eval-temperature": { type: "string" },
     mix: { type: "string" },
     "eval-envs": { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -81,13 +84,12 @@ await runCli(async () => {
   const tinker = await connectTinker({ dataDir });
   try {
     if (flags["eval-only"]) {
-      await evaluate(
-        tinker.service,
-        { baseModel: MODEL },
-        flags["eval-episodes"] ?? 50,
-        flags.seed,
-        flags["eval-envs"],
-      );
+      await evaluate(tinker.service, { baseModel: MODEL }, {
+        episodes: flags["eval-episodes"] ?? 50,
+        seed: flags.seed,
+        temperature: flags["eval-temperature"],
+        envIds: flags["eval-envs"],
+      });
       return;
     }
     const logPath = flags["log-path"] ??
@@ -160,13 +162,12 @@ await runCli(async () => {
         } s/step)`,
     );
     if (flags["eval-episodes"]) {
-      await evaluate(
-        tinker.service,
-        { modelPath: samplerPath },
-        flags["eval-episodes"],
-        flags.seed,
-        flags["eval-envs"],
-      );
+      await evaluate(tinker.service, { modelPath: samplerPath }, {
+        episodes: flags["eval-episodes"],
+        seed: flags.seed,
+        temperature: flags["eval-temperature"],
+        envIds: flags["eval-envs"],
+      });
     }
   } finally {
     await tinker.close();
@@ -175,19 +176,18 @@ await runCli(async () => {
   }
 }, USAGE);
 
+/** Plays each environment with the given weights and prints the model card's table. */
 async function evaluate(
   service: Awaited<ReturnType<typeof connectTinker>>["service"],
   from: { baseModel: string } | { modelPath: string },
-  episodes: number,
-  seed: number,
-  envIds: string[] = PRETRAIN_MIX.map((e) => e.envId),
+  o: { episodes: number; seed: number; temperature: number; envIds?: string[] },
 ): Promise<void> {
   const sampler = await service.createSamplingClient(from);
   const t0 = performance.now();
   const results = await evaluateEnvs(
     sampler,
-    envIds,
-    { episodes, seed, temperature: 1 },
+    o.envIds ?? PRETRAIN_MIX.map((e) => e.envId),
+    { episodes: o.episodes, seed: o.seed, temperature: o.temperature },
     (e) =>
       console.error(
         `${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, invalid ${
@@ -195,7 +195,9 @@ async function evaluate(
         }%`,
       ),
   );
-  console.log(`\nat temperature 1.0, ${episodes} episodes per environment, seed ${seed}:\n`);
+  console.log(
+    `\nat temperature ${o.temperature}, ${o.episodes} episodes per environment, seed ${o.seed}:\n`,
+  );
   console.log(evaluationTable(results));
   console.log(`\nevaluation took ${formatDuration((performance.now() - t0) / 1000)}`);
 }
