@@ -3,7 +3,8 @@
  * `local/bench`, random 16-token prompts, 112 new tokens (to 128), no stops, temperature 1.
  *
  * Usage: `deno run -A bench/sampler_probe.ts [--rows 16] [--calls 4] [--jobs 16]
- * [--model local/bench] [--new 112]` (`--jobs 1` samples all rows from one prompt).
+ * [--model local/bench] [--prompt 16] [--new 112]` (`--jobs 1` samples all rows from one
+ * prompt; a long `--prompt` shows what the cache length costs each decode step).
  * Prints tok/s per call; the first call includes jit compilation, so it is reported apart.
  *
  * @module
@@ -20,13 +21,14 @@ const { values } = parseArgs({
     calls: { type: "string", default: "4" },
     jobs: { type: "string" },
     model: { type: "string", default: "local/bench" },
+    prompt: { type: "string", default: "16" },
     new: { type: "string", default: "112" },
   },
 });
 const rows = Number(values.rows);
 const jobs = Number(values.jobs ?? values.rows);
 const calls = Number(values.calls);
-const PROMPT_LEN = 16;
+const PROMPT_LEN = Number(values.prompt);
 const NEW_TOKENS = Number(values.new);
 
 const spec = findLocalModel(values.model)!;

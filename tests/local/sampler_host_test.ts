@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/local/random.ts";
-import { bucket, MAX_DECODE_ROWS, planGroups, scoreChunks } from "../../lib/local/sampler/plan.ts";
+import { MAX_DECODE_ROWS, planGroups, scoreChunks } from "../../lib/local/sampler/plan.ts";
 import { StopMatcher } from "../../lib/local/sampler/stops.ts";
 import { argmax, drawToken, topEntries } from "../../lib/local/sampler/token_sampling.ts";
 import type { SampleJob } from "../../lib/local/sampler/types.ts";
@@ -83,13 +83,6 @@ function job(over: Partial<SampleJob> = {}): SampleJob {
     ...over,
   };
 }
-
-Deno.test("bucket: powers of two with a floor and a cap", () => {
-  assert.deepEqual([1, 2, 3, 5, 16, 17].map((n) => bucket(n)), [1, 2, 4, 8, 16, 32]);
-  assert.equal(bucket(3, 16), 16);
-  assert.equal(bucket(200, 16, 256), 256);
-  assert.equal(bucket(200, 16, 220), 220);
-});
 
 Deno.test("planGroups: splits rows into capped groups and buckets the cache", () => {
   const groups = planGroups(CFG, [

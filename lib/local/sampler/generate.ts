@@ -25,7 +25,8 @@ import {
   prefill,
   resizeSlots,
 } from "./device.ts";
-import { bucket, type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
+import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
+import { pow2Bucket } from "../shapes.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
 import type { StopMatcher } from "./stops.ts";
 import { type DrawParams, drawToken, topEntries } from "./token_sampling.ts";
@@ -77,7 +78,7 @@ export async function runGroup(
   });
   // Every sample row starts from a copy of its prompt's cache and draws from its prompt's
   // next-token distribution.
-  const fanOut = new Int32Array(bucket(rows.length));
+  const fanOut = new Int32Array(pow2Bucket(rows.length));
   group.rows.forEach(({ job }, i) => {
     fanOut[i] = prompts.slotOfJob.get(job)!;
     advance(rows[i], prompts.firstDraw.get(job)!);
@@ -221,7 +222,7 @@ async function prefillGroup(
   if (hits.size > 0) {
     const ids = [...hits.keys()];
     const suffix = (r: number) => jobs[r].job.prompt.length - hits.get(r)!.length;
-    const t = bucket(Math.max(...ids.map(suffix)), MIN_EXTEND_BUCKET);
+    const t = pow2Bucket(Math.max(...ids.map(suffix)), MIN_EXTEND_BUCKET);
     for (const chunk of scoreChunks(cfg, ids, t, slots)) {
       const extended = extendPrefixes(weights, jobs, chunk, hits, t, slots);
       await place(chunk, extended.cache, extended.last);
@@ -246,7 +247,7 @@ function runPrompts(
   t: number,
   slots: number,
 ) {
-  const b = bucket(chunk.length);
+  const b = pow2Bucket(chunk.length);
   const tokens = new Int32Array(b * t);
   const lastIndex = new Int32Array(b);
   chunk.forEach((j, i) => {
@@ -276,7 +277,7 @@ function extendPrefixes(
   t: number,
   slots: number,
 ) {
-  const b = bucket(chunk.length);
+  const b = pow2Bucket(chunk.length);
   const tokens = new Int32Array(b * t);
   const start = new Int32Array(b);
   const lastIndex = new Int32Array(b);
@@ -359,7 +360,7 @@ function advance(row: Row, logprobs: Float32Array): void {
  * Reassigns the rows' slots. Consumes `cache`.
  */
 function compact(cache: KvCache, active: Row[]): KvCache {
-  const width = bucket(active.length);
+  const width = pow2Bucket(active.length);
   if (width >= cache.k[0].shape[0]) return cache;
   const index = new Int32Array(width);
   active.forEach((r, i) => {

@@ -1,14 +1,15 @@
 /**
- * How a sampling request is cut into device batches. Shapes are padded to power-of-two
- * buckets, because jax-js compiles a jitted function once per input shape (0.3–0.6 s per
- * shape at the bench size): a handful of buckets gets compiled once and then reused by every request.
- * Batches are also capped so that one call stays well under the 4 GiB wasm heap.
+ * How a sampling request is cut into device batches. Shapes are padded to buckets
+ * (`../shapes.ts`), because jax-js compiles a jitted function once per input shape (0.3–0.6 s
+ * per shape at the bench size): a handful of buckets gets compiled once and then reused by
+ * every request. Batches are also capped so that one call stays well under the 4 GiB wasm heap.
  *
  * @module
  */
 
 import type { ModelConfig } from "../model/config.ts";
 import type { SampleJob } from "./types.ts";
+import { lengthBucket, prevPow2 } from "../shapes.ts";
 
 /**
  * Most rows (continuations) decoded together; larger requests run in several groups. A
@@ -23,13 +24,6 @@ const CACHE_BUDGET_BYTES = 256 * 2 ** 20;
 const PREFILL_SCORE_BUDGET = 2 ** 23;
 /** Smallest padded prompt and cache length, so short requests share one shape. */
 const MIN_LENGTH_BUCKET = 16;
-
-/** The smallest power of two ≥ `n` and ≥ `min`, capped at `max` (which must be ≥ `n`). */
-export function bucket(n: number, min = 1, max = Infinity): number {
-  let b = 1;
-  while (b < n || b < min) b *= 2;
-  return Math.min(b, max);
-}
 
 /** One continuation: sample `sample` of job `job`. */
 export interface RowRef {
@@ -52,7 +46,7 @@ export interface DecodeGroup {
  * and attends over every slot), so short rows should not pay for the longest possible one.
  */
 export function slotBucket(cfg: ModelConfig, n: number): number {
-  return bucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
+  return lengthBucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
 }
 
 /**
@@ -87,7 +81,7 @@ export function scoreChunks(
   slots: number,
 ): number[][] {
   const perChunk = Math.max(1, Math.floor(PREFILL_SCORE_BUDGET / (cfg.nHeads * tokens * slots)));
-  const size = 2 ** Math.floor(Math.log2(perChunk));
+  const size = prevPow2(perChunk);
   const chunks: number[][] = [];
   for (let i = 0; i < ids.length; i += size) chunks.push(ids.slice(i, i + size));
   return chunks;
@@ -97,5 +91,5 @@ export function scoreChunks(
 function maxDecodeRows(cfg: ModelConfig, slots: number): number {
   const bytesPerRow = 2 * cfg.nLayers * slots * cfg.dModel * 4;
   const fit = Math.max(1, Math.floor(CACHE_BUDGET_BYTES / bytesPerRow));
-  return Math.min(MAX_DECODE_ROWS, 2 ** Math.floor(Math.log2(fit)));
+  return Math.min(MAX_DECODE_ROWS, prevPow2(fit));
 }

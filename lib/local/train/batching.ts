@@ -2,14 +2,14 @@
  * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks that
  * each fit comfortably in jax-js's 4 GiB wasm heap, and packing them into flat arrays.
  *
- * Shapes are bucketed (rows to powers of two, sequence length to four steps per octave, capped
- * at the model's context) because jax-js compiles once per input shape: a handful of buckets
- * means a handful of compiles over a whole run, whatever the datums' lengths.
+ * Shapes are bucketed (`../shapes.ts`): rows to powers of two, sequence length to
+ * {@link lengthBucket}s capped at the model's context.
  *
  * @module
  */
 
 import type { ModelConfig } from "../model/config.ts";
+import { lengthBucket, pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { LearnerDatum } from "./types.ts";
 
 /** One micro-batch: which datums go in, and the padded block shape. */
@@ -42,26 +42,9 @@ function activationBytesPerToken(cfg: ModelConfig, t: number): number {
   return 4 * (cfg.nLayers * perLayer + 8 * cfg.vocabSize);
 }
 
-/** The next power of two ≥ n (n ≥ 1). */
-function nextPow2(n: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
-}
-
-/** The largest power of two ≤ n (n ≥ 1). */
-function prevPow2(n: number): number {
-  return 2 ** Math.floor(Math.log2(Math.max(1, n)));
-}
-
-/**
- * Sequence-length bucket of a row of `n` tokens, capped at the context: a power of two up to 64,
- * then four steps per octave (80, 96, 112, 128, 160, …, 512, 640, 768, 896, 1024). Padding
- * stays under 25 % instead of up to 100 %: a training step costs what its padded tokens cost,
- * and multi-turn episodes of 500–600 tokens went to 1024 under powers of two.
- */
+/** Sequence-length bucket of a row of `n` tokens (≥ 8, capped at the context). */
 export function seqLenBucket(n: number, maxSeqLen: number): number {
-  if (n <= 64) return Math.min(Math.max(8, nextPow2(n)), maxSeqLen);
-  const step = prevPow2(n - 1) / 4;
-  return Math.min(Math.ceil(n / step) * step, maxSeqLen);
+  return lengthBucket(n, 8, maxSeqLen);
 }
 
 /**
@@ -90,7 +73,7 @@ export function planMicroBatches(
     const seqLen = seqLenBucket(lengths[order[start]], cfg.maxSeqLen);
     const cap = maxRows(cfg, seqLen, tokenBudget);
     const indices = order.slice(start, start + cap);
-    out.push({ indices, rows: nextPow2(indices.length), seqLen });
+    out.push({ indices, rows: pow2Bucket(indices.length), seqLen });
     start += indices.length;
   }
   return out;

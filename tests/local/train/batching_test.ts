@@ -28,29 +28,6 @@ Deno.test("batching: sequence buckets are powers of two ≥ 8, capped at the con
   ]);
 });
 
-Deno.test("batching: above 64 tokens, buckets take four steps per octave", () => {
-  const lengths = [64, 65, 80, 81, 128, 129, 500, 513, 600, 641, 1000, 1024];
-  assert.deepEqual(lengths.map((n) => seqLenBucket(n, 1024)), [
-    64,
-    80,
-    80,
-    96,
-    128,
-    160,
-    512,
-    640,
-    640,
-    768,
-    1024,
-    1024,
-  ]);
-  assert.equal(seqLenBucket(700, 700), 700, "capped at the context");
-  for (let n = 65; n <= 1024; n++) {
-    const b = seqLenBucket(n, 1024);
-    assert.ok(b >= n && b < 1.25 * n, `bucket ${b} of ${n} pads less than 25 %`);
-  }
-});
-
 Deno.test("batching: plan covers every datum once, longest first, within the budget", () => {
   const lengths = [3, 40, 9, 9, 16, 1, 33, 12];
   const plan = planMicroBatches(CFG, lengths, 64);
