@@ -16,10 +16,11 @@ import { initEngine } from "../lib/local/engine.ts";
 import { benchEncodings, benchPipelining } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
+import { benchPadding } from "./padding.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout"];
+const SUITES = ["local_engine", "client", "rollout", "padding"];
 /** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
@@ -35,15 +36,17 @@ for (const name of only) {
 await initEngine();
 if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
-if (only.includes("learning")) {
-  const result = await runLearningBench(log);
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(
-    new URL("./results/learning.json", import.meta.url),
-    JSON.stringify({ benchmark: "learning", date: new Date().toISOString(), ...result }, null, 2) +
-      "\n",
+if (only.includes("padding")) {
+  const result = await benchPadding(log);
+  await writeResult("padding", result);
+  const { bucketed, padded, speedup } = result.step_ms;
+  console.log(
+    `RL train step, 32 episodes of 450–650 tokens: ${bucketed.toFixed(0)} ms at their own ` +
+      `buckets, ${padded.toFixed(0)} ms padded to 1024 (${speedup.toFixed(2)}×)`,
   );
-  log("wrote bench/results/learning.json");
+}
+if (only.includes("learning")) {
+  await writeResult("learning", await runLearningBench(log));
 }
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
@@ -142,17 +145,23 @@ console.log(`| measure | ours | PyTorch CPU | ratio |
 console.log(`\nwritten ${path.pathname}`);
 Deno.exit(0);
 
+/** Writes `bench/results/<name>.json`, stamped with the benchmark's name and the date. */
+async function writeResult(name: string, result: object): Promise<void> {
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  const body = { benchmark: name, date: new Date().toISOString(), ...result };
+  await Deno.writeTextFile(
+    new URL(`./results/${name}.json`, import.meta.url),
+    JSON.stringify(body, null, 2) + "\n",
+  );
+  log(`wrote bench/results/${name}.json`);
+}
+
 async function runClientBench(): Promise<void> {
   log("client: protobuf vs JSON for 1k datums x 2k tokens");
   const encodings = benchEncodings();
   log("client: awaited vs pipelined steps at 100 ms latency");
   const pipelining = await benchPipelining();
-  const result = { benchmark: "client", date: new Date().toISOString(), encodings, pipelining };
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(
-    new URL("./results/client.json", import.meta.url),
-    JSON.stringify(result, null, 2) + "\n",
-  );
+  await writeResult("client", { encodings, pipelining });
   const p = encodings.protobuf, j = encodings.json;
   console.log(`| client measure | protobuf | JSON | ratio |
 | --- | --- | --- | --- |
@@ -176,12 +185,7 @@ async function runClientBench(): Promise<void> {
 
 async function runRolloutBench(): Promise<void> {
   const r = await benchRollout(log);
-  const result = { benchmark: "rollout", date: new Date().toISOString(), ...r };
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(
-    new URL("./results/rollout.json", import.meta.url),
-    JSON.stringify(result, null, 2) + "\n",
-  );
+  await writeResult("rollout", r);
   console.log(
     `| episodes in flight | prefix cache | episodes/s | sampled tok/s | vs 1, no cache | cache on ÷ off |
 | --- | --- | --- | --- | --- | --- |
