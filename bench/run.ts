@@ -16,11 +16,10 @@ import { initEngine } from "../lib/local/engine.ts";
 import { benchEncodings, benchPipelining } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
-import { benchPadding } from "./padding.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout", "padding"];
+const SUITES = ["local_engine", "client", "rollout"];
 /** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
@@ -36,15 +35,6 @@ for (const name of only) {
 await initEngine();
 if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
-if (only.includes("padding")) {
-  const result = await benchPadding(log);
-  await writeResult("padding", result);
-  const { bucketed, padded, speedup } = result.step_ms;
-  console.log(
-    `RL train step, 32 episodes of 450–650 tokens: ${bucketed.toFixed(0)} ms at their own ` +
-      `buckets, ${padded.toFixed(0)} ms padded to 1024 (${speedup.toFixed(2)}×)`,
-  );
-}
 if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }

@@ -1,6 +1,6 @@
 /**
- * How a sampling request is cut into device batches. Shapes are padded to buckets
- * (`../shapes.ts`), because jax-js compiles a jitted function once per input shape (0.3–0.6 s
+ * How a sampling request is cut into device batches. Shapes are padded to power-of-two
+ * buckets (`../shapes.ts`), because jax-js compiles a jitted function once per input shape (0.3–0.6 s
  * per shape at the bench size): a handful of buckets gets compiled once and then reused by
  * every request. Batches are also capped so that one call stays well under the 4 GiB wasm heap.
  *
@@ -9,7 +9,7 @@
 
 import type { ModelConfig } from "../model/config.ts";
 import type { SampleJob } from "./types.ts";
-import { lengthBucket, prevPow2 } from "../shapes.ts";
+import { pow2Bucket, prevPow2 } from "../shapes.ts";
 
 /**
  * Most rows (continuations) decoded together; larger requests run in several groups. A
@@ -46,7 +46,7 @@ export interface DecodeGroup {
  * and attends over every slot), so short rows should not pay for the longest possible one.
  */
 export function slotBucket(cfg: ModelConfig, n: number): number {
-  return lengthBucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
+  return pow2Bucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
 }
 
 /**

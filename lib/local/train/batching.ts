@@ -2,14 +2,14 @@
  * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks that
  * each fit comfortably in jax-js's 4 GiB wasm heap, and packing them into flat arrays.
  *
- * Shapes are bucketed (`../shapes.ts`): rows to powers of two, sequence length to
- * {@link lengthBucket}s capped at the model's context.
+ * Shapes are bucketed to powers of two (`../shapes.ts`, which says why not finer): rows,
+ * and sequence length capped at the model's context.
  *
  * @module
  */
 
 import type { ModelConfig } from "../model/config.ts";
-import { lengthBucket, pow2Bucket, prevPow2 } from "../shapes.ts";
+import { pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { LearnerDatum } from "./types.ts";
 
 /** One micro-batch: which datums go in, and the padded block shape. */
@@ -18,7 +18,7 @@ export interface MicroBatch {
   indices: number[];
   /** Padded row count B (a power of two). */
   rows: number;
-  /** Padded sequence length T (a {@link seqLenBucket}). */
+  /** Padded sequence length T (a power of two, or the model's context). */
   seqLen: number;
 }
 
@@ -42,9 +42,9 @@ function activationBytesPerToken(cfg: ModelConfig, t: number): number {
   return 4 * (cfg.nLayers * perLayer + 8 * cfg.vocabSize);
 }
 
-/** Sequence-length bucket of a row of `n` tokens (≥ 8, capped at the context). */
+/** Sequence-length bucket of a row of `n` tokens: a power of two ≥ 8, capped at the context. */
 export function seqLenBucket(n: number, maxSeqLen: number): number {
-  return lengthBucket(n, 8, maxSeqLen);
+  return pow2Bucket(n, 8, maxSeqLen);
 }
 
 /**
