@@ -143,7 +143,9 @@ await runCli(async () => {
     const weights = await downloadFullWeights(tinker.service, samplerPath, spec);
     const finalLoss = meanLoss(history.slice(-10));
     if (history.length < flags.steps) {
-      console.log(`stopped after ${history.length} of ${flags.steps} steps: --max-minutes ran out`);
+      console.log(
+        `ran ${history.length} of ${flags.steps} steps: the schedule was fitted to --max-minutes`,
+      );
     }
     await writeBaseWeights(flags.out, spec, weights, {
       steps: String(history.length),

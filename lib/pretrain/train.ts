@@ -39,8 +39,9 @@ export interface PretrainOptions {
   /** Datums per forward_backward call. */
   datumsPerCall: number;
   /**
-   * Wall-clock budget in seconds: no step starts after it (the run ends early, its weights
-   * still saved), so a run on a busy machine keeps to its time limit.
+   * Wall-clock budget in seconds. From the measured step time the run shortens its plan to the
+   * steps that fit ({@link fitSteps}), so the cosine schedule ends at its floor inside the
+   * budget; no step starts after it, and the weights are saved either way.
    */
   maxSeconds?: number;
 }
@@ -64,6 +65,29 @@ export function learningRateAt(step: number, o: PretrainOptions): number {
   return o.learningRate * (o.minLearningRateRatio + (1 - o.minLearningRateRatio) * cosine);
 }
 
+/** Steps measured before the plan is fitted to the time budget. */
+const FIT_AFTER_STEPS = 5;
+
+/**
+ * The planned step count after `done` steps took `elapsedSeconds`: `planned`, or fewer when
+ * the budget will not hold them at the pace so far (never fewer than the next step). Only
+ * shrinks, so the cosine never climbs back. A run cut by the clock with the learning rate still
+ * near its peak ends on noisy weights, which is why the schedule is fitted rather than cut.
+ *
+ * @example
+ * fitSteps(400, 10, 80, 1440); // 180: 8 s a step, 24 minutes
+ */
+export function fitSteps(
+  planned: number,
+  done: number,
+  elapsedSeconds: number,
+  maxSeconds: number,
+): number {
+  if (done < FIT_AFTER_STEPS || elapsedSeconds <= 0) return planned;
+  const fits = Math.floor(maxSeconds / (elapsedSeconds / done));
+  return Math.max(done + 1, Math.min(planned, fits));
+}
+
 /** The datums of a batch of transcripts, longest first, split into forward_backward calls. */
 export function batchCalls(transcripts: Transcript[], datumsPerCall: number): Datum[][] {
   const data = transcripts.map((t) => exampleDatum(transcriptExample(t)));
@@ -76,7 +100,7 @@ export function batchCalls(transcripts: Transcript[], datumsPerCall: number): Da
 /**
  * Runs the pretraining steps on `training`; a step's forward_backward calls and its
  * optim_step are submitted together (pipelined) and awaited before the next batch is built.
- * Returns the steps' metrics (fewer than `steps` when `maxSeconds` ran out).
+ * Returns the steps' metrics (fewer than `steps` when they did not fit in `maxSeconds`).
  */
 export async function pretrain(
   training: TrainingClient,
@@ -86,11 +110,15 @@ export async function pretrain(
   const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX);
   const history: PretrainStepMetrics[] = [];
   const start = performance.now();
-  for (let step = 1; step <= opts.steps; step++) {
+  let planned = opts.steps;
+  for (let step = 1; step <= planned; step++) {
     const t0 = performance.now();
-    if (opts.maxSeconds !== undefined && (t0 - start) / 1000 > opts.maxSeconds) break;
+    if (opts.maxSeconds !== undefined) {
+      if ((t0 - start) / 1000 > opts.maxSeconds) break;
+      planned = fitSteps(planned, step - 1, (t0 - start) / 1000, opts.maxSeconds);
+    }
     const calls = batchCalls(stream.next(opts.batchSize), opts.datumsPerCall);
-    const lr = learningRateAt(step, opts);
+    const lr = learningRateAt(step, { ...opts, steps: planned });
     const outs = calls.map((c) => training.forwardBackward(c, "cross_entropy"));
     const optim = training.optimStep({ learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
     let loss = 0;

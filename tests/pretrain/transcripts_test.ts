@@ -21,7 +21,12 @@ import {
   transcriptExample,
   TranscriptStream,
 } from "../../lib/pretrain/transcripts.ts";
-import { batchCalls, learningRateAt, type PretrainOptions } from "../../lib/pretrain/train.ts";
+import {
+  batchCalls,
+  fitSteps,
+  learningRateAt,
+  type PretrainOptions,
+} from "../../lib/pretrain/train.ts";
 
 const renderer = new ChatMLRenderer();
 const tok = renderer.tokenizer;
@@ -214,4 +219,11 @@ Deno.test("parseMix: named weights, others shared equally, one-line errors", () 
     /named twice/,
   );
   assert.throws(() => parseMix("others=0.1,others=0.2"), /named twice/);
+});
+
+Deno.test("fitSteps: the plan shrinks to what the time budget holds, never grows", () => {
+  assert.equal(fitSteps(400, 3, 30, 1440), 400, "too few steps measured");
+  assert.equal(fitSteps(400, 10, 80, 1440), 180, "8 s a step in 24 minutes");
+  assert.equal(fitSteps(100, 10, 20, 1440), 100, "fits: unchanged");
+  assert.equal(fitSteps(180, 170, 1430, 1440), 171, "never before the next step");
 });
