@@ -293,6 +293,17 @@ Deno.test("server: sampling through a sampling session, with stop strings and pr
   });
 });
 
+Deno.test("server: options it is not given keep the backend's defaults; 0 turns the prefix cache off", async () => {
+  await withServer((h) => {
+    assert.equal(h.server.backend.prefixCacheStats()?.entries, 0, "prefix cache on by default");
+    return Promise.resolve();
+  });
+  await withServer((h) => {
+    assert.equal(h.server.backend.prefixCacheStats(), null);
+    return Promise.resolve();
+  }, { prefixCacheBytes: 0 });
+});
+
 Deno.test("server: a session without heartbeats expires and its models are unloaded", async () => {
   await withServer(async (h) => {
     const modelId = await h.newModel();
