@@ -1,8 +1,9 @@
 /**
  * How a sampling request is cut into device batches. Shapes are padded to power-of-two
- * buckets (`../shapes.ts`), because jax-js compiles a jitted function once per input shape (0.3–0.6 s
- * per shape at the bench size): a handful of buckets gets compiled once and then reused by
- * every request. Batches are also capped so that one call stays well under the 4 GiB wasm heap.
+ * buckets (`../shapes.ts`), because jax-js compiles a jitted function once per input shape
+ * (0.3–0.6 s per shape at the bench size): a handful of buckets gets compiled once and then
+ * reused by every request. Batches are also capped so that one call stays well under the
+ * 4 GiB wasm heap.
  *
  * @module
  */
