@@ -7,9 +7,13 @@ import { z } from "zod";
 import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { defaultDataDir, startLocalServer } from "../lib/local/server/mod.ts";
 import { FaultConfigSchema } from "../lib/local/server/faults.ts";
+import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
 
 const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
-                       [--long-poll-ms 20000] [--faults JSON] [--log]
+                       [--long-poll-ms 20000] [--prefix-cache-mb 192] [--faults JSON] [--log]
+
+  --prefix-cache-mb is the device memory the samplers may keep earlier turns' keys and values
+  in (0 turns the prefix cache off).
 
   --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for
   client tests (keys: seed, latencyMs, serverError, rateLimit, timeout, expired, dropBefore,
@@ -20,6 +24,9 @@ const Flags = z.object({
   host: z.string().default("127.0.0.1"),
   "data-dir": z.string().default(defaultDataDir()),
   "long-poll-ms": z.coerce.number().int().min(0).max(44_000).default(20_000),
+  "prefix-cache-mb": z.coerce.number().min(0).max(2048).default(
+    LOCAL_BACKEND_DEFAULTS.prefixCacheBytes / 2 ** 20,
+  ),
   faults: z.string().optional().transform((s, ctx) => {
     if (s === undefined) return undefined;
     try {
@@ -42,6 +49,7 @@ await runCli(async () => {
     host: { type: "string" },
     "data-dir": { type: "string" },
     "long-poll-ms": { type: "string" },
+    "prefix-cache-mb": { type: "string" },
     faults: { type: "string" },
     log: { type: "boolean" },
     help: { type: "boolean", short: "h" },
@@ -52,6 +60,7 @@ await runCli(async () => {
     hostname: flags.host,
     dataDir: flags["data-dir"],
     longPollMs: flags["long-poll-ms"],
+    prefixCacheBytes: Math.round(flags["prefix-cache-mb"] * 2 ** 20),
     faults: flags.faults,
     log: flags.log,
   });
