@@ -56,9 +56,12 @@ export interface LocalBackendOptions {
   /**
    * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
    * prompts that extend them, so a multi-turn episode prefills only each turn's new tokens);
-   * 0 turns it off. Default 192 MiB, about three waves of 32 GuessTheNumber episodes: on
-   * `local/games` it made rollouts 1.6× (1 episode in flight) to 1.9× (32) faster
-   * (`deno task bench rollout`), since a long prompt's prefill costs more than its decoding.
+   * 0, the default, turns it off. At 192 MiB (about three waves of 32 GuessTheNumber episodes)
+   * it made rollouts on `local/games` 1.6× (1 episode in flight) to 1.9× (32) faster
+   * (`deno task bench rollout`). It stays opt-in because, with a learner in the same process,
+   * the learning benchmark then ran out of the 4 GiB wasm heap at its 12th step: jax-js's
+   * allocator keeps every distinct buffer size it has seen (`shapes.ts`), and the cache adds
+   * many.
    */
   prefixCacheBytes?: number;
 }
@@ -68,7 +71,7 @@ export const LOCAL_BACKEND_DEFAULTS: Required<Omit<LocalBackendOptions, "dataDir
   sessionTtlMs: 300_000,
   seqGapTimeoutMs: 30_000,
   maxCachedSamplers: 8,
-  prefixCacheBytes: 192 * 2 ** 20,
+  prefixCacheBytes: 0,
 };
 
 interface Session {
@@ -177,6 +180,11 @@ export class LocalBackend {
   // ---- sessions and capabilities ----
 
   /** Models this backend serves, for get_server_capabilities. */
+  /** The options in effect: the given ones over {@link LOCAL_BACKEND_DEFAULTS}. */
+  get options(): Readonly<Required<LocalBackendOptions>> {
+    return this.#opts;
+  }
+
   /** The samplers' prefix cache: entries, bytes, hits, misses, prompt tokens not run again. */
   prefixCacheStats(): PrefixCache["stats"] | null {
     return this.#prefixCache?.stats ?? null;

@@ -1,5 +1,6 @@
 import { assert, assertClose } from "../../assert.ts";
 import { ceDatum, fwdBwd, withServer } from "./harness.ts";
+import { LOCAL_BACKEND_DEFAULTS } from "../../../lib/local/backend.ts";
 import {
   decodeForwardBackwardOutput,
   decodeSampleResponse,
@@ -293,15 +294,16 @@ Deno.test("server: sampling through a sampling session, with stop strings and pr
   });
 });
 
-Deno.test("server: options it is not given keep the backend's defaults; 0 turns the prefix cache off", async () => {
+Deno.test("server: options it is not given keep the backend's defaults; the prefix cache is opt-in", async () => {
   await withServer((h) => {
-    assert.equal(h.server.backend.prefixCacheStats()?.entries, 0, "prefix cache on by default");
+    assert.equal(h.server.backend.options.sessionTtlMs, LOCAL_BACKEND_DEFAULTS.sessionTtlMs);
+    assert.equal(h.server.backend.prefixCacheStats(), null, "off by default");
     return Promise.resolve();
   });
   await withServer((h) => {
-    assert.equal(h.server.backend.prefixCacheStats(), null);
+    assert.equal(h.server.backend.prefixCacheStats()?.entries, 0);
     return Promise.resolve();
-  }, { prefixCacheBytes: 0 });
+  }, { prefixCacheBytes: 64 * 2 ** 20 });
 });
 
 Deno.test("server: a session without heartbeats expires and its models are unloaded", async () => {
