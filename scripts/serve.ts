@@ -13,7 +13,7 @@ const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-d
                        [--long-poll-ms 20000] [--prefix-cache-mb 0] [--faults JSON] [--log]
 
   --prefix-cache-mb is the device memory the samplers may keep earlier turns' keys and values
-  in; 0 (the default) turns the prefix cache off. 192 made multi-turn rollouts 1.6–1.9× faster,
+  in; 0 (the default) turns the prefix cache off. 192 made 32 multi-turn rollouts 1.58× faster,
   but leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
 
   --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for

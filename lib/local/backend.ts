@@ -57,8 +57,8 @@ export interface LocalBackendOptions {
    * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
    * prompts that extend them, so a multi-turn episode prefills only each turn's new tokens);
    * 0, the default, turns it off. At 192 MiB (about three waves of 32 GuessTheNumber episodes)
-   * it made rollouts on `local/games` 1.6× (1 episode in flight) to 1.9× (32) faster
-   * (`deno task bench rollout`). It stays opt-in because, with a learner in the same process,
+   * it made rollouts on `local/games` 1.58× faster with 32 episodes in flight (`deno task bench
+   * rollout`; no change with one). It stays opt-in because, with a learner in the same process,
    * the learning benchmark then ran out of the 4 GiB wasm heap at its 12th step: jax-js's
    * allocator keeps every distinct buffer size it has seen (`shapes.ts`), and the cache adds
    * many.
