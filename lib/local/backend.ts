@@ -179,7 +179,6 @@ export class LocalBackend {
 
   // ---- sessions and capabilities ----
 
-  /** Models this backend serves, for get_server_capabilities. */
   /** The options in effect: the given ones over {@link LOCAL_BACKEND_DEFAULTS}. */
   get options(): Readonly<Required<LocalBackendOptions>> {
     return this.#opts;
@@ -190,6 +189,7 @@ export class LocalBackend {
     return this.#prefixCache?.stats ?? null;
   }
 
+  /** Models this backend serves, for get_server_capabilities. */
   capabilities(): wire.GetServerCapabilitiesResponse {
     return {
       supported_models: localModelNames().map((name) => ({
