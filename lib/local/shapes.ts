@@ -9,7 +9,7 @@
  * 8 rows): 512-token rows left the heap at 1.1 GiB; adding 640 and 768 (four buckets per
  * octave) took it to 2.4 and 3.3 GiB, and 1024 then ran out of the 4 GiB heap. With powers of
  * two the same lengths make three shapes (256, 512, 1024) and the heap settles at 2.4 GiB
- * (`bench/heap_probe.ts 500 1000 250 500 1000 600`; the four-per-octave figures are the same
+ * (`bench/heap_probe.ts learner 500 1000 250 500 1000 600`; the four-per-octave figures are the same
  * lengths, 500 600 700 1000, run with commit 51fa626's buckets).
  *
  * @module
