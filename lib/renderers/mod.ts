@@ -16,8 +16,10 @@ export type {
   Renderer,
   SupervisedExample,
   ToolCall,
+  ToolSpec,
   TrainOn,
 } from "./types.ts";
+export { toolsSection, withTools } from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
 export { Qwen3Renderer, type Qwen3RendererOptions } from "./qwen3.ts";
 

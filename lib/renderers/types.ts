@@ -11,6 +11,19 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 export interface ToolCall {
   name: string;
   arguments: unknown;
+  /** The call's id, when the conversation's API gives calls ids (OpenAI's `call_…`). */
+  id?: string;
+}
+
+/**
+ * A tool the model may call, as OpenAI's `tools` entries and the Open Reward Standard declare
+ * one: a name, what it does, and the JSON Schema of its arguments.
+ */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object (`{"type": "object", "properties": …}`). */
+  parameters: Record<string, unknown>;
 }
 
 /** A chat message. `thinking` and `toolCalls` only occur on assistant messages. */
@@ -21,6 +34,8 @@ export interface Message {
   thinking?: string;
   /** Tool calls of an assistant turn (the `<tool_call>{json}</tool_call>` blocks). */
   toolCalls?: ToolCall[];
+  /** On a tool message: the id of the call it answers, when the caller gave calls ids. */
+  toolCallId?: string;
 }
 
 /**

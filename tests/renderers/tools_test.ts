@@ -1,0 +1,62 @@
+import { assert } from "../assert.ts";
+import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
+import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
+import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import { withTools } from "../../lib/renderers/tools.ts";
+import type { Message, ToolSpec } from "../../lib/renderers/types.ts";
+
+const tok = loadQwen3Tokenizer();
+const r = new Qwen3Renderer();
+
+const GUESS: ToolSpec = {
+  name: "guess",
+  description: "Guess the hidden number.",
+  parameters: {
+    type: "object",
+    properties: { number: { type: "integer", description: "Your guess" } },
+    required: ["number"],
+  },
+};
+const HINT: ToolSpec = {
+  name: "hint",
+  description: "Ask for a hint (costs a turn).",
+  parameters: { type: "object", properties: {} },
+};
+
+function templateWithTools(messages: Message[], tools: ToolSpec[]): string {
+  return tok.applyChatTemplate(messages.map((m) => ({ role: m.role, content: m.content })), {
+    addGenerationPrompt: true,
+    enable_thinking: false,
+    tools: tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    })),
+  }) as string;
+}
+
+for (
+  const [name, messages] of [
+    ["with a system message", [{ role: "system", content: "Play well." }, {
+      role: "user",
+      content: "Find the number in 1..10.",
+    }]],
+    ["without a system message", [{ role: "user", content: "Find the number in 1..10." }]],
+  ] as [string, Message[]][]
+) {
+  Deno.test(`tools: declared as Qwen3's jinja template writes them (${name})`, () => {
+    const tools = [GUESS, HINT];
+    assert.equal(
+      r.renderText(withTools(messages, tools), true),
+      templateWithTools(messages, tools),
+    );
+  });
+}
+
+Deno.test("tools: no tools leave the messages as they are; ChatML gets the same section", () => {
+  const messages: Message[] = [{ role: "user", content: "hi" }];
+  assert.equal(withTools(messages, []), messages);
+  const chatml = new ChatMLRenderer();
+  const text = chatml.tokenizer.decode(chatml.buildGenerationPrompt(withTools(messages, [GUESS])));
+  assert.ok(text.startsWith("<|im_start|>system\n# Tools\n"));
+  assert.ok(text.includes('"name": "guess"'));
+});
