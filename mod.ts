@@ -55,16 +55,14 @@ export {
   type EpisodeRewards,
 } from "./lib/advantages/mod.ts";
 
-// Datums (RL).
-export {
-  checkDatum,
-  DatumCheckError,
-  trajectoryToDatums,
-  type TurnTokens,
-} from "./lib/datums/mod.ts";
+// The RL vocabulary (turn, episode, group, scored records) and the rollout store's schema.
+export * from "./lib/rl/mod.ts";
 
-// Scoring rules (OpenClaw-style PRM, hints, at-least-one, combine).
-export * from "./lib/scoring/rules.ts";
+// Datums (RL).
+export * from "./lib/datums/mod.ts";
+
+// Scoring: evidence (judges, hints, teacher) and pure composition per method.
+export * from "./lib/scoring/mod.ts";
 
 // Training configuration.
 export {

@@ -26,6 +26,7 @@ import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { episodeSucceeded } from "../lib/trainer/metrics.ts";
 import { type StepMetrics, trainRL } from "../lib/trainer/rl.ts";
 import type { ServiceClient } from "../lib/tinker/mod.ts";
+import { messagesText, parseRolloutRecord } from "../lib/rl/mod.ts";
 
 /** Settings shared by both arms; each arm overrides the algorithm. */
 export const LEARNING_BENCH = {
@@ -120,13 +121,11 @@ export async function stepGuessStats(
   const path = join(logDir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`);
   const total = { guesses: 0, consistent: 0, bisecting: 0, repeated: 0, outOfRange: 0 };
   for (const row of await readJsonl(path)) {
-    const turns = (row as {
-      turns: Array<{ observation: string; action: string; next_observation: string }>;
-    }).turns;
+    const { turns } = parseRolloutRecord(row);
     if (turns.length === 0) continue;
     const s = analyzeGuesses(
-      turns[0].observation,
-      turns.map((t) => ({ action: t.action, feedback: t.next_observation })),
+      messagesText(turns[0].observation.slice(-1)),
+      turns.map((t) => ({ action: t.action.content, feedback: messagesText(t.next_state) })),
     );
     for (const k of Object.keys(total) as Array<keyof typeof total>) total[k] += s[k];
   }

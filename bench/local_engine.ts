@@ -12,7 +12,7 @@ import { type SampleJob, Sampler } from "../lib/local/sampler/mod.ts";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
 import { LoraSpecSchema } from "../lib/local/model/config.ts";
 import { initLoraParameters } from "../lib/local/model/params.ts";
-import { Rng } from "../lib/local/random.ts";
+import { Rng } from "../lib/util/random.ts";
 
 /** Sizes of the benchmark (the measurements file's bench model and work). */
 export const BENCH = {

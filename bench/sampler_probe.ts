@@ -12,7 +12,7 @@
 
 import { parseArgs } from "node:util";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
-import { Rng } from "../lib/local/random.ts";
+import { Rng } from "../lib/util/random.ts";
 import { type SampleJob, Sampler } from "../lib/local/sampler/mod.ts";
 
 const { values } = parseArgs({

@@ -10,7 +10,7 @@ import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel, localModelNames } from "../lib/local/models.ts";
-import { Rng } from "../lib/local/random.ts";
+import { Rng } from "../lib/util/random.ts";
 import { alphabetExamples } from "../lib/datasets/alphabet.ts";
 import { trainSupervised } from "../lib/trainer/supervised.ts";
 import { ByteTokenizer } from "../lib/tokenizers/byte.ts";

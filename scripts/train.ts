@@ -17,7 +17,7 @@ import {
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
-import { JudgeError } from "../lib/scoring/episodes.ts";
+import { JudgeError } from "../lib/scoring/evidence.ts";
 
 const KEYS = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "advantages");
 const flag = (k: string) => k.replaceAll("_", "-");

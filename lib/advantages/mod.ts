@@ -20,6 +20,7 @@
  */
 
 import { z } from "zod";
+import { mean, std } from "../util/stats.ts";
 
 /** How advantages are computed (see the module table). */
 export const AdvantageModeSchema = z.enum([
@@ -190,10 +191,7 @@ function broadcast(perEpisode: number[], turns: number[][]): number[][] {
 
 /** Mean and population std (as numpy's default, which the peer systems use). */
 function moments(xs: number[]): { mean: number; std: number } {
-  if (xs.length === 0) return { mean: 0, std: 0 };
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const variance = xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length;
-  return { mean, std: Math.sqrt(variance) };
+  return { mean: mean(xs), std: std(xs) };
 }
 
 function clamp(x: number, lo: number | null, hi: number | null): number {

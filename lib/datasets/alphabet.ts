@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Rng } from "../local/random.ts";
+import { Rng } from "../util/random.ts";
 import type { SupervisedExample } from "../trainer/supervised.ts";
 
 const A = "a".charCodeAt(0);

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Rng } from "../local/random.ts";
+import type { Rng } from "../util/random.ts";
 import { lastBoxed, type Move, pick, REWARD, TurnGame } from "./game.ts";
 
 /** Side length and turn limit. */

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { Rng } from "../local/random.ts";
-import type { Env, StepResult } from "./types.ts";
+import { Rng } from "../util/random.ts";
+import type { StepResult, SyncEnv } from "./types.ts";
 
 /** GEM's reward constants (`gem/utils/constants.py`, `LanguageGameReward`). */
 export const REWARD = {
@@ -57,7 +57,7 @@ export function lastBoxed(text: string): string | null {
  * Base class of the games. `S` is the game's state; it must survive `structuredClone`, because
  * `spawn(true)` copies it (a GRPO group replays one start state in several envs).
  */
-export abstract class TurnGame<S> implements Env {
+export abstract class TurnGame<S> implements SyncEnv {
   /** Registry id, e.g. `game:Mastermind-v0-easy`. */
   abstract readonly id: string;
   /** Turn limit of the current episode (random variants pick it at reset). */
@@ -123,7 +123,7 @@ export abstract class TurnGame<S> implements Env {
   }
 
   /** A copy of this env; with `sameState`, mid-episode state included. */
-  spawn(sameState = false): Env {
+  spawn(sameState = false): TurnGame<S> {
     const env = this.fresh();
     if (sameState && this.state !== null) {
       env.maxTurns = this.maxTurns;

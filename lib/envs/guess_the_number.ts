@@ -10,8 +10,8 @@
  * @module
  */
 
-import { Rng } from "../local/random.ts";
-import { type Env, lastBoxedInteger, type StepResult } from "./types.ts";
+import { Rng } from "../util/random.ts";
+import { lastBoxedInteger, type StepResult, type SyncEnv } from "./types.ts";
 
 /** Range and turn limit of a variant. */
 export interface GuessTheNumberOptions {
@@ -34,7 +34,7 @@ interface State {
 }
 
 /** The GuessTheNumber environment. `random` picks easy or hard at each reset. */
-export class GuessTheNumber implements Env {
+export class GuessTheNumber implements SyncEnv {
   readonly id: string;
   #variant: "easy" | "hard" | "random";
   #opts: GuessTheNumberOptions;

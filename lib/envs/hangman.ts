@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Rng } from "../local/random.ts";
+import type { Rng } from "../util/random.ts";
 import { lastBoxed, type Move, pick, REWARD, TurnGame } from "./game.ts";
 import { WORDS } from "./words.ts";
 

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { Rng } from "../local/random.ts";
+import { Rng } from "../util/random.ts";
 import { lastBoxed, type Move, REWARD, TurnGame } from "./game.ts";
 
 /** Board size, mine count and turn limit. */

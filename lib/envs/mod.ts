@@ -16,3 +16,4 @@ export * from "./arithmetic.ts";
 export * from "./words.ts";
 export * from "./wrappers.ts";
 export * from "./registry.ts";
+export * from "./message_env.ts";

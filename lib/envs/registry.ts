@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Env } from "./types.ts";
+import type { AnyEnv, SyncEnv } from "./types.ts";
 import { GuessTheNumber } from "./guess_the_number.ts";
 import { Mastermind } from "./mastermind.ts";
 import { Hangman } from "./hangman.ts";
@@ -16,7 +16,7 @@ import { Arithmetic } from "./arithmetic.ts";
 const LEVELS = ["easy", "hard", "random"] as const;
 
 /** Every game under GEM's `game:<Name>-v0-<level>` ids, plus the offline arithmetic task. */
-const FACTORIES: Record<string, () => Env> = Object.fromEntries([
+const BUILTINS: Record<string, () => SyncEnv> = Object.fromEntries([
   ...LEVELS.flatMap((l) => [
     [`game:GuessTheNumber-v0-${l}`, () => new GuessTheNumber(l)],
     [`game:Mastermind-v0-${l}`, () => new Mastermind(l)],
@@ -29,14 +29,16 @@ const FACTORIES: Record<string, () => Env> = Object.fromEntries([
   ["math:Arithmetic-v0-hard", () => new Arithmetic("hard")],
 ]);
 
+const FACTORIES: Record<string, () => AnyEnv> = { ...BUILTINS };
+
 /**
- * Registers an environment under a new id (as GEM's `register`), so that configs, the trainer
- * and the scripts can `make` it. Registering a taken id is an error.
+ * Registers an environment (text or message-level) under a new id (as GEM's `register`), so
+ * that configs, the trainer and the scripts can `make` it. Registering a taken id is an error.
  *
  * @example
  * register("custom:MyTask-v0", () => new MyTask());
  */
-export function register(id: string, factory: () => Env): void {
+export function register(id: string, factory: () => AnyEnv): void {
   if (FACTORIES[id]) throw new Error(`environment ${JSON.stringify(id)} is already registered`);
   FACTORIES[id] = factory;
 }
@@ -55,7 +57,7 @@ export function listEnvs(): string[] {
  * A new environment by id. Unknown ids are an error listing the known ones; GEM's README uses
  * the unregistered `game:GuessTheNumber-v0`, so that one gets a hint.
  */
-export function make(id: string): Env {
+export function make(id: string): AnyEnv {
   const factory = FACTORIES[id];
   if (factory) return factory();
   const close = listEnvs().filter((k) => k.startsWith(id));
@@ -63,4 +65,15 @@ export function make(id: string): Env {
   throw new UnknownEnvError(
     `unknown environment ${JSON.stringify(id)}.${hint} Known: ${listEnvs().join(", ")}`,
   );
+}
+
+/**
+ * A built-in environment (the games, the arithmetic task), typed as answering synchronously; a
+ * user-registered id is an error, since its environment may answer with promises.
+ */
+export function makeBuiltin(id: string): SyncEnv {
+  const factory = BUILTINS[id];
+  if (factory) return factory();
+  make(id); // throws the registry's error for unknown ids
+  throw new Error(`${id} is not a built-in environment`);
 }

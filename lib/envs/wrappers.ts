@@ -69,15 +69,15 @@ export class ObservationWrapper implements Env {
     return out;
   }
 
-  reset(seed?: number): { observation: string; info: Record<string, unknown> } {
-    const { observation, info } = this.#env.reset(seed);
+  async reset(seed?: number): Promise<{ observation: string; info: Record<string, unknown> }> {
+    const { observation, info } = await this.#env.reset(seed);
     this.#observations = [observation];
     this.#actions = [];
     return { observation: this.#render(info), info: this.#info(info) };
   }
 
-  step(action: string): StepResult {
-    const r = this.#env.step(action);
+  async step(action: string): Promise<StepResult> {
+    const r = await this.#env.step(action);
     const parsed = r.info.parsed_action;
     this.#actions.push(typeof parsed === "string" ? parsed : action);
     this.#observations.push(r.observation);

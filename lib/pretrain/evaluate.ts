@@ -12,7 +12,7 @@
  */
 
 import type { SamplingClient } from "../tinker/mod.ts";
-import { make } from "../envs/registry.ts";
+import { makeBuiltin } from "../envs/registry.ts";
 import { runEpisode } from "../rollout/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import { analyzeGuesses } from "../envs/guess_the_number.ts";
@@ -90,9 +90,9 @@ export async function evaluateEnv(
       (_, k) => start + k,
     );
     const episodes = await Promise.all(ids.map((i) => {
-      const env = make(envId);
+      const env = makeBuiltin(envId);
       const { observation } = env.reset(o.seed + i);
-      return runEpisode(env, observation, sampler, {
+      return runEpisode(env, [{ role: "user", content: observation }], sampler, {
         maxTokensPerTurn: o.maxTokensPerTurn,
         temperature: o.temperature,
         seed: (o.seed + i) * 1000,
@@ -108,15 +108,15 @@ export async function evaluateEnv(
       reward += ep.totalReward;
       turns += ep.turns.length;
       // Replay on a fresh env with the same seed: the same moves give the same reasons.
-      const env = make(envId);
+      const env = makeBuiltin(envId);
       const { observation } = env.reset(o.seed + ids[k]);
       const played: Array<{ action: string; feedback: string }> = [];
       for (const t of ep.turns) {
-        const step = env.step(t.actionText);
+        const step = env.step(t.action.content);
         moves++;
         if (FORMAT_ERRORS.has(String(step.info.reason))) formatErrors++;
         if (!legal.has(String(step.info.reason)) || !t.actionTokens.includes(eos)) invalid++;
-        played.push({ action: t.actionText, feedback: step.observation });
+        played.push({ action: t.action.content, feedback: step.observation });
       }
       if (envFamily(envId) === "GuessTheNumber") {
         const g = analyzeGuesses(observation, played);

@@ -14,8 +14,8 @@
  * @module
  */
 
-import type { Rng } from "../local/random.ts";
-import type { Env } from "../envs/types.ts";
+import type { Rng } from "../util/random.ts";
+import type { SyncEnv } from "../envs/types.ts";
 
 /** Chooses one action per turn of one episode; made fresh for each episode. */
 export interface FormatPlayer {
@@ -23,7 +23,7 @@ export interface FormatPlayer {
    * The next action. `env` is the live environment (players only try moves on copies of it);
    * `observation` is what the environment said last.
    */
-  act(env: Env, observation: string, rng: Rng): string;
+  act(env: SyncEnv, observation: string, rng: Rng): string;
 }
 
 /** The move reasons (`info.reason`) each family counts as legal: anything else is a mistake. */
@@ -83,7 +83,7 @@ export class ConsistentGuesser implements FormatPlayer {
   #lo = NaN;
   #hi = NaN;
 
-  act(_env: Env, observation: string, rng: Rng): string {
+  act(_env: SyncEnv, observation: string, rng: Rng): string {
     const range = observation.match(/between (\d+) and (\d+)/);
     if (Number.isNaN(this.#lo)) {
       if (!range) throw new Error("GuessTheNumber: the first observation states no range");

@@ -7,8 +7,8 @@
  * @module
  */
 
-import { Rng } from "../local/random.ts";
-import { make } from "../envs/registry.ts";
+import { Rng } from "../util/random.ts";
+import { makeBuiltin } from "../envs/registry.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message, SupervisedExample } from "../renderers/types.ts";
 import type { Datum } from "../protocol/mod.ts";
@@ -128,7 +128,7 @@ export function playTranscript(
   rng: Rng,
   { maxTokens = 1025, renderer = new ChatMLRenderer() }: TranscriptOptions = {},
 ): Transcript {
-  const env = make(envId);
+  const env = makeBuiltin(envId);
   const player = formatPlayer(envId);
   let { observation } = env.reset(envSeed);
   const messages: Message[] = [];

@@ -8,14 +8,22 @@
  */
 
 import { z } from "zod";
-import type { Env } from "../envs/types.ts";
-import type { Renderer } from "../renderers/types.ts";
-import { type Episode, runEpisode, type Sampler } from "./mod.ts";
+import { asMessageEnv } from "../envs/message_env.ts";
+import type { AnyEnv, MessageEnv } from "../envs/types.ts";
+import type { Message, Renderer } from "../renderers/types.ts";
+import type { Episode, EpisodeGroup } from "../rl/types.ts";
+import { deriveSeed } from "../util/random.ts";
+import { formatZodError } from "../util/zod.ts";
+import { runEpisode, type Sampler } from "./episode.ts";
 
 /** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
 export interface GroupSpec {
-  makeEnv: () => Env;
+  makeEnv: () => AnyEnv;
   envSeed: number;
+  /** The group's id (default `g<index>`), kept on its {@link EpisodeGroup}. */
+  id?: string;
+  /** Labels kept on the group, e.g. the environment's name in a mix. */
+  tags?: string[];
 }
 
 /** What to do with an episode that failed (stop reason "error", timeouts included). */
@@ -57,15 +65,8 @@ export interface CollectOptions {
   renderer?: Renderer;
   /** Called each time an episode slot is settled (kept, dropped or skipped). */
   onProgress?: (progress: { done: number; total: number }) => void;
-}
-
-/** The kept episodes of one group, in episode order. */
-export interface EpisodeGroup {
-  /** Position of the group in the specs given to {@link collectGroups}. */
-  groupIndex: number;
-  envId: string;
-  envSeed: number;
-  episodes: Episode[];
+  /** The sampler's version, recorded on every turn (see `Turn.samplerVersion`). */
+  samplerVersion?: number;
 }
 
 /** What was left out, by reason. */
@@ -96,7 +97,7 @@ export interface CollectTiming {
 
 /** What {@link collectGroups} returns. */
 export interface CollectResult {
-  /** Kept groups, in spec order. */
+  /** Kept groups, in spec order, each with its kept episodes in episode order. */
   groups: EpisodeGroup[];
   dropped: DroppedCounts;
   /** Episodes played again under the `retry` policy. */
@@ -115,6 +116,7 @@ const OptionsSchema = z.object({
   timeoutMs: z.number().positive().optional(),
   temperature: z.number().min(0).optional(),
   seed: z.number().int().optional(),
+  samplerVersion: z.number().int().min(0).optional(),
   failures: z.object({
     onError: z.enum(["drop_episode", "retry", "drop_group"]),
     maxRetries: z.number().int().min(0).optional(),
@@ -126,8 +128,8 @@ const MAX_ERRORS = 20;
 
 interface GroupState {
   spec: GroupSpec;
-  env?: Env;
-  observation?: string;
+  env?: MessageEnv;
+  opening?: Message[];
   /** Kept episodes by episode index. */
   kept: (Episode | undefined)[];
   dropped: boolean;
@@ -159,13 +161,7 @@ export async function collectGroups(
     renderer: undefined,
     onProgress: undefined,
   });
-  if (!parsed.success) {
-    throw new Error(
-      `collectGroups: ${
-        parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
-      }`,
-    );
-  }
+  if (!parsed.success) throw new Error(`collectGroups: ${formatZodError(parsed.error)}`);
   const o = parsed.data;
   const policy = {
     onError: o.failures.onError,
@@ -199,17 +195,18 @@ export async function collectGroups(
     dropped: false,
     abort: new AbortController(),
   }));
-  for (const [g, st] of states.entries()) {
+  // Resets run concurrently: an environment's reset may be a network call.
+  await Promise.all(states.map(async (st, g) => {
     try {
-      st.env = st.spec.makeEnv();
-      st.observation = st.env.reset(st.spec.envSeed).observation;
+      st.env = asMessageEnv(st.spec.makeEnv());
+      st.opening = (await st.env.reset(st.spec.envSeed)).messages;
     } catch (e) {
       st.env = undefined;
       st.dropped = true;
       dropped.groupResetError++;
       noteError({ groupIndex: g, message: `reset failed: ${(e as Error).message}` });
     }
-  }
+  }));
 
   const playSlot = async (g: number, i: number): Promise<void> => {
     const st = states[g];
@@ -220,15 +217,16 @@ export async function collectGroups(
     for (let attempt = 0;; attempt++) {
       let ep: Episode;
       try {
-        ep = await runEpisode(st.env!.spawn(true), st.observation!, sampler, {
+        ep = await runEpisode(st.env!.spawn(true), st.opening!, sampler, {
           maxTokensPerTurn: o.maxTokensPerTurn,
           maxTurns: o.maxTurns,
           maxTokensPerEpisode: o.maxTokensPerEpisode,
           timeoutMs: o.timeoutMs,
           temperature: o.temperature,
-          seed: o.seed === undefined ? undefined : episodeSeed(o.seed, g, i, attempt),
+          seed: o.seed === undefined ? undefined : deriveSeed(o.seed, g, i, attempt),
           renderer: opts.renderer,
           signal: st.abort.signal,
+          samplerVersion: o.samplerVersion,
         });
       } catch (e) {
         // spawn() failed: the episode never started.
@@ -287,7 +285,13 @@ export async function collectGroups(
       dropped.groupTooFewEpisodes++;
       continue;
     }
-    groups.push({ groupIndex: g, envId: st.env!.id, envSeed: st.spec.envSeed, episodes });
+    groups.push({
+      id: st.spec.id ?? `g${g}`,
+      envId: st.env!.id,
+      envSeed: st.spec.envSeed,
+      tags: st.spec.tags ?? [],
+      episodes,
+    });
   }
   const wallMs = performance.now() - started;
   const kept = groups.flatMap((gr) => gr.episodes);
@@ -304,20 +308,4 @@ export async function collectGroups(
       maxEpisodeMs: durations.length ? Math.max(...durations) : 0,
     },
   };
-}
-
-/**
- * A 31-bit sampler seed for (base, group, episode, attempt): distinct inputs give unrelated
- * seeds, and turn t of the episode samples with seed + t, so seeds are spaced well apart.
- */
-function episodeSeed(base: number, group: number, episode: number, attempt: number): number {
-  let h = base | 0;
-  for (const x of [group, episode, attempt]) {
-    h = Math.imul(h ^ x, 0x9e3779b1);
-    h ^= h >>> 15;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-  }
-  // Leave room for seed + turn below 2^31.
-  return (h >>> 1) % (2 ** 31 - 1024);
 }

@@ -7,8 +7,9 @@
  * @module
  */
 
-/** A PRM vote: +1 progress, −1 correction or error, 0 ambiguous. */
-export type Vote = 1 | -1 | 0;
+import type { Dispatch, Vote } from "../rl/types.ts";
+
+export type { Vote };
 
 /**
  * The vote in a judge's output: the **last** `\boxed{N}` with N a single, optionally signed
@@ -121,15 +122,12 @@ export class AtLeastOneRule {
   }
 }
 
-/** What a combine-mode turn emits. */
-export type CombineSample = "opd+rl" | "opd" | "rl" | null;
-
 /**
  * Combine dispatch: a hint and a ±1 score give OPD and RL; a hint alone OPD (reward 0);
  * a ±1 score alone RL (the teacher log-probs are the student's, so the OPD term is 0);
  * neither, nothing.
  */
-export function combineDispatch(hintAccepted: boolean, evalScore: number): CombineSample {
+export function combineDispatch(hintAccepted: boolean, evalScore: number): Dispatch {
   if (hintAccepted) return evalScore !== 0 ? "opd+rl" : "opd";
   return evalScore !== 0 ? "rl" : null;
 }

@@ -8,22 +8,20 @@
 
 import type { AdvantageStats } from "../advantages/mod.ts";
 import type { Datum, ForwardBackwardOutput } from "../protocol/mod.ts";
-import type { Episode } from "../rollout/mod.ts";
+import type { Episode, EpisodeGroup } from "../rl/types.ts";
+import { mean } from "../util/stats.ts";
 
 /** Whether an episode solved its task: its rewards reach 1 (a GEM game's win). */
 export function episodeSucceeded(e: Episode): boolean {
   return e.totalReward >= 1 - 1e-9;
 }
 
-/** Rollout metrics of a batch of groups. */
-export function rolloutMetrics(groups: Episode[][]): Record<string, number> {
+/** Rollout metrics of a batch of groups, over all and per environment when they mix. */
+export function rolloutMetrics(groups: EpisodeGroup[]): Record<string, number> {
   const m: Record<string, number> = {};
   const byEnv = new Map<string, Episode[][]>();
-  for (const g of groups) {
-    const id = g[0]?.envId ?? "unknown";
-    byEnv.set(id, [...(byEnv.get(id) ?? []), g]);
-  }
-  Object.assign(m, prefixed("env/all", groups));
+  for (const g of groups) byEnv.set(g.envId, [...(byEnv.get(g.envId) ?? []), g.episodes]);
+  Object.assign(m, prefixed("env/all", groups.map((g) => g.episodes)));
   if (byEnv.size > 1) { for (const [id, gs] of byEnv) Object.assign(m, prefixed(`env/${id}`, gs)); }
   return m;
 }
@@ -108,8 +106,4 @@ export function advantageMetrics(s: AdvantageStats | null): Record<string, numbe
     "advantage/max": s.max,
     "advantage/dropped_groups": s.droppedGroups,
   };
-}
-
-function mean(xs: number[]): number {
-  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }

@@ -1,6 +1,9 @@
 /**
- * The RL trainer on environments: rollout → score → datums → forward_backward → optim_step →
- * new sampler, for the methods `rl`, `opd` and `combine`, over any Tinker-compatible service.
+ * The RL trainer on environments: rollout → evidence → advantages → datums → forward_backward →
+ * optim_step → new sampler, for the methods `rl`, `opd` and `combine`, over any
+ * Tinker-compatible service. Every stage is a library function the proxy and the notebooks call
+ * too (`collectGroups`, `gatherEvidence`, `composeAdvantages`, `scoredGroupsToDatums`); this file
+ * only sequences them, checkpoints and logs.
  *
  * Each step's forward_backward, optim_step and the next sampler's weight save are submitted
  * together and awaited once (the server runs them in order). Every step writes a metrics row
@@ -13,15 +16,25 @@
  */
 
 import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
-import { trajectoryToDatums } from "../datums/mod.ts";
+import { scoredGroupsToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
+import type { AnyEnv } from "../envs/types.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
-import { collectGroups, type Episode } from "../rollout/mod.ts";
-import { type ChatSampler, OpenAIChatSampler, TinkerChatSampler } from "../scoring/judges.ts";
-import { scoreEpisodes, type ScoringOptions } from "../scoring/episodes.ts";
+import { rolloutRecords } from "../rl/records.ts";
+import type { EpisodeGroup } from "../rl/types.ts";
+import { collectGroups } from "../rollout/mod.ts";
+import {
+  composeAdvantages,
+  evidencePlan,
+  type EvidenceSources,
+  gatherEvidence,
+  type MethodSettings,
+  openEvidenceSources,
+} from "../scoring/mod.ts";
 import type { SamplingClient, ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import type { ForwardBackwardOutput } from "../protocol/mod.ts";
 import { ConfigError } from "../config/load.ts";
+import { deriveSeed } from "../util/random.ts";
 import { advantageMetrics, episodeSucceeded, klMetrics, rolloutMetrics } from "./metrics.ts";
 import { type CheckpointRecord, RunLog } from "./run_log.ts";
 
@@ -100,7 +113,9 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   };
   if (startStep >= cfg.max_steps) return result;
 
-  const scoring = await scoringOptions(cfg, o.service, renderer);
+  const method = methodSettings(cfg);
+  const plan = evidencePlan(method);
+  const sources = await evidenceSources(cfg, plan, o.service, renderer);
   const lr = resolveLearningRate(cfg);
   let sampler = await training.saveWeightsAndGetSamplingClient();
 
@@ -110,10 +125,19 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       break;
     }
     const t0 = performance.now();
-    const { groups, metrics: rolloutErrors } = await collect(cfg, step, makeEnv, sampler, renderer);
+    // The sampler of step s carries the weights after s − 1 optimizer steps.
+    const { groups, metrics: rolloutErrors } = await collect(
+      cfg,
+      step,
+      makeEnv,
+      sampler,
+      renderer,
+      step - 1,
+    );
     const tSample = performance.now();
-    const scored = await scoreEpisodes(groups, scoring);
-    const datums = scored.trajectories.flatMap((t) => trajectoryToDatums(t));
+    const evidence = await gatherEvidence(groups, plan, sources);
+    const composed = composeAdvantages(groups, evidence, method);
+    const datums = scoredGroupsToDatums(composed.groups);
     const tScore = performance.now();
 
     const m: Record<string, number> = {};
@@ -141,8 +165,8 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       "optim/lr": lr,
       ...rolloutMetrics(groups),
       ...rolloutErrors,
-      ...advantageMetrics(scored.advantageStats),
-      ...scored.metrics,
+      ...advantageMetrics(composed.advantageStats),
+      ...composed.metrics,
       ...m,
       "train/datums": datums.length,
       "time/sample": (tSample - t0) / 1000,
@@ -150,7 +174,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       "time/train": (tTrain - tScore) / 1000,
       "time/step": (tTrain - t0) / 1000,
     };
-    await log.writeRollouts(step, rolloutRecords(step, groups, scored.turns));
+    await log.writeRollouts(step, rolloutRecords(step, composed.groups, episodeSucceeded));
     await log.appendMetrics(row);
     result.history.push(row);
     result.steps = step;
@@ -180,7 +204,7 @@ export function defaultLogDir(cfg: TrainConfig): string {
   }-seed${cfg.seed}`;
 }
 
-function envFactory(envId: string) {
+function envFactory(envId: string): () => AnyEnv {
   try {
     make(envId);
   } catch (e) {
@@ -198,23 +222,19 @@ function rendererFor(model: string): Renderer {
   }
 }
 
-/** Env seeds and sampling seeds as functions of (seed, step, group): resume needs nothing else. */
-function groupSeed(seed: number, step: number, group: number): number {
-  let h = (seed * 0x9e3779b1 + step * 0x85ebca6b + group * 0xc2b2ae35) >>> 0;
-  h = Math.imul(h ^ (h >>> 16), 0x7feb352d) >>> 0;
-  return (h ^ (h >>> 15)) % 2 ** 31;
-}
-
 async function collect(
   cfg: TrainConfig,
   step: number,
-  makeEnv: () => ReturnType<typeof make>,
+  makeEnv: () => AnyEnv,
   sampler: SamplingClient,
   renderer: Renderer,
-): Promise<{ groups: Episode[][]; metrics: Record<string, number> }> {
+  samplerVersion: number,
+): Promise<{ groups: EpisodeGroup[]; metrics: Record<string, number> }> {
+  // Env seeds and sampling seeds are functions of (seed, step, group): resume needs nothing else.
   const specs = Array.from({ length: cfg.batch_size }, (_, g) => ({
     makeEnv,
-    envSeed: groupSeed(cfg.seed, step, g),
+    envSeed: deriveSeed(cfg.seed, step, g),
+    id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
   }));
   const res = await collectGroups(specs, sampler, {
     groupSize: cfg.group_size,
@@ -223,13 +243,14 @@ async function collect(
     maxTokensPerEpisode: cfg.max_tokens_per_episode ?? undefined,
     timeoutMs: cfg.rollout_timeout_s === null ? undefined : cfg.rollout_timeout_s * 1000,
     temperature: cfg.temperature,
-    seed: groupSeed(cfg.seed, step, -1),
+    seed: deriveSeed(cfg.seed, step, -1),
     failures: { onError: cfg.rollout_on_error },
     renderer,
+    samplerVersion,
   });
   const d = res.dropped;
   return {
-    groups: res.groups.map((g) => g.episodes),
+    groups: res.groups,
     metrics: {
       "rollout_errors/error": d.episodeError,
       "rollout_errors/timeout": d.episodeTimeout,
@@ -242,36 +263,15 @@ async function collect(
   };
 }
 
-async function scoringOptions(
-  cfg: TrainConfig,
-  service: ServiceClient,
-  renderer: Renderer,
-): Promise<ScoringOptions> {
-  const needsTeacher = cfg.method !== "rl" || cfg.kl_loss_coef > 0;
-  const needsJudge = cfg.reward_source === "prm" || cfg.eval_mode ||
-    (cfg.method !== "rl" && cfg.hint_source === "judge");
-  const teacherModel = cfg.teacher_model_name ?? cfg.model_name;
-  const teacherSampler = needsTeacher || (needsJudge && !cfg.judge_base_url)
-    ? await service.createSamplingClient({ baseModel: teacherModel })
-    : undefined;
-  let judge: ChatSampler | undefined;
-  if (needsJudge) {
-    judge = cfg.judge_base_url
-      ? new OpenAIChatSampler({
-        baseUrl: cfg.judge_base_url,
-        model: cfg.judge_model ?? teacherModel,
-        apiKey: Deno.env.get("JUDGE_API_KEY"),
-      })
-      : new TinkerChatSampler(teacherSampler!, renderer, teacherModel);
-  }
+/** The method's settings from the config (GEM's gamma and use_rebn pick the discounted mode). */
+export function methodSettings(cfg: TrainConfig): MethodSettings {
   const discounted = cfg.advantages.mode === "discounted" ||
     cfg.advantages.mode === "discounted_rebn";
   return {
     method: cfg.method,
     rewardSource: cfg.reward_source,
-    hintSource: cfg.hint_source,
+    hintSource: cfg.hint_source === "judge" ? "judge" : "next_state",
     evalMode: cfg.eval_mode,
-    // GEM's gamma and use_rebn choose among the discounted modes.
     advantages: discounted
       ? {
         ...cfg.advantages,
@@ -282,15 +282,32 @@ async function scoringOptions(
     wOpd: cfg.w_opd,
     wRl: cfg.w_rl,
     klCoef: cfg.kl_loss_coef,
-    judge,
-    judgeSampling: {
-      m: cfg.prm_m,
-      temperature: cfg.prm_temperature,
-      maxTokens: cfg.prm_max_tokens,
-      seed: cfg.seed,
-    },
-    teacher: teacherSampler ? { sampler: teacherSampler, renderer } : undefined,
   };
+}
+
+async function evidenceSources(
+  cfg: TrainConfig,
+  plan: ReturnType<typeof evidencePlan>,
+  service: ServiceClient,
+  renderer: Renderer,
+): Promise<EvidenceSources> {
+  return await openEvidenceSources(
+    plan,
+    {
+      teacherModel: cfg.teacher_model_name ?? cfg.model_name,
+      judgeBaseUrl: cfg.judge_base_url,
+      judgeModel: cfg.judge_model,
+      judgeApiKey: Deno.env.get("JUDGE_API_KEY"),
+      judgeSampling: {
+        m: cfg.prm_m,
+        temperature: cfg.prm_temperature,
+        maxTokens: cfg.prm_max_tokens,
+        seed: cfg.seed,
+      },
+    },
+    service,
+    renderer,
+  );
 }
 
 async function saveCheckpoint(
@@ -312,36 +329,4 @@ async function saveCheckpoint(
   };
   await log.appendCheckpoint(rec);
   return rec;
-}
-
-function rolloutRecords(
-  step: number,
-  groups: Episode[][],
-  turns: Awaited<ReturnType<typeof scoreEpisodes>>["turns"],
-): unknown[] {
-  const byTurn = new Map(turns.map((s) => [`${s.group}/${s.episode}/${s.turn}`, s]));
-  return groups.flatMap((g, gi) =>
-    g.map((e, ei) => ({
-      step,
-      group: gi,
-      episode: ei,
-      env_id: e.envId,
-      total_reward: e.totalReward,
-      success: episodeSucceeded(e),
-      stop_reason: e.stopReason,
-      ...(e.error ? { error: e.error } : {}),
-      turns: e.turns.map((t, ti) => ({
-        observation: t.observation,
-        action: t.actionText,
-        next_observation: t.nextObservation,
-        reward: t.reward,
-        ob_tokens: t.observationTokens.length,
-        ac_tokens: t.actionTokens.length,
-        mean_logprob: t.logprobs.length
-          ? t.logprobs.reduce((a, b) => a + b, 0) / t.logprobs.length
-          : 0,
-        score: byTurn.get(`${gi}/${ei}/${ti}`),
-      })),
-    }))
-  );
 }

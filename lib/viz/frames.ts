@@ -14,6 +14,8 @@ import pl from "nodejs-polars";
 import type { Episode, Turn } from "../rollout/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { ModelInput } from "../tinker/types.ts";
+import { mean } from "../util/stats.ts";
+import { actionText, nextStateText, observationText } from "../rl/text.ts";
 
 /** A Polars data frame (nodejs-polars). */
 export type DataFrame = pl.DataFrame;
@@ -97,14 +99,14 @@ export function turnsToFrame(episodes: EpisodeBatch, tokenizer?: Decoder): DataF
       episode,
       turn,
       env_id: e.envId,
-      observation: t.observation,
-      action_text: t.actionText,
+      observation: observationText(t),
+      action_text: actionText(t),
       ...(tokenizer ? { action_decoded: tokenizer.decode(t.actionTokens) } : {}),
       reward: t.reward,
       action_tokens: tokens[turn].action,
       observation_tokens: tokens[turn].observation,
       mean_logprob: t.logprobs.length ? mean(t.logprobs) : null,
-      next_observation: t.nextObservation,
+      next_observation: nextStateText(t),
     }));
   });
   const columns = [
@@ -242,8 +244,4 @@ function turnTokenCounts(turns: Turn[]): { action: number; observation: number }
     prev = [...t.observationTokens, ...t.actionTokens];
     return { action: t.actionTokens.length, observation };
   });
-}
-
-function mean(xs: number[]): number {
-  return xs.reduce((a, x) => a + x, 0) / xs.length;
 }

@@ -8,6 +8,7 @@
 
 import type { Episode } from "../rollout/mod.ts";
 import type { EpisodeBatch } from "./frames.ts";
+import { actionText, observationText } from "../rl/text.ts";
 
 /**
  * Markdown transcripts of episodes (a flat list is group 0): a heading per episode with its
@@ -32,8 +33,8 @@ export function transcriptMarkdown(
       );
       if (e.error) out.push(`error: ${e.error}`);
       e.turns.forEach((t, i) => {
-        out.push(`**turn ${i} · user**`, fence(t.observation));
-        out.push(`**assistant** (reward ${fmt(t.reward)})`, fence(t.actionText));
+        out.push(`**turn ${i} · user**`, fence(observationText(t)));
+        out.push(`**assistant** (reward ${fmt(t.reward)})`, fence(actionText(t)));
       });
     })
   );

@@ -5,7 +5,7 @@ import {
   Hangman,
   lastBoxed,
   listEnvs,
-  make,
+  makeBuiltin,
   Mastermind,
   Minesweeper,
   parseAnswer,
@@ -55,7 +55,7 @@ Deno.test("envs: every id resets reproducibly, spawns its start state and penali
   const ids = listEnvs();
   assert.equal(ids.length, 20);
   for (const id of ids) {
-    const a = make(id), b = make(id);
+    const a = makeBuiltin(id), b = makeBuiltin(id);
     assert.equal(a.id, id);
     const first = a.reset(7).observation;
     assert.equal(b.reset(7).observation, first, `${id}: same seed, same start`);
@@ -85,7 +85,7 @@ Deno.test("envs: spawn(true) mid-episode continues identically", () => {
       "game:FifteenPuzzle-v0-hard",
     ]
   ) {
-    const env = make(id);
+    const env = makeBuiltin(id);
     env.reset(3);
     const moves = id.includes("Master")
       ? ["\\boxed{1 2 3 4}", "\\boxed{5 6 7 8}"]
@@ -336,7 +336,7 @@ Deno.test("Arithmetic: one step, 1 for correct, 0 for wrong, -0.1 without a boxe
 Deno.test("random variants draw their settings per reset", () => {
   const turns = (id: string) =>
     new Set([...Array(30).keys()].map((s) => {
-      const e = make(id);
+      const e = makeBuiltin(id);
       e.reset(s);
       return e.maxTurns;
     }));

@@ -4,7 +4,7 @@ import {
   GuessTheNumber,
   lastBoxedInteger,
   listEnvs,
-  make,
+  makeBuiltin,
   UnknownEnvError,
 } from "../../lib/envs/mod.ts";
 
@@ -29,7 +29,7 @@ Deno.test("envs: the last \\boxed integer is the action", () => {
 });
 
 Deno.test("GuessTheNumber: a correct guess wins 1.0 and ends the episode", () => {
-  const env = make("game:GuessTheNumber-v0-easy") as GuessTheNumber;
+  const env = makeBuiltin("game:GuessTheNumber-v0-easy") as GuessTheNumber;
   const { observation } = env.reset(3);
   assert.match(observation, /between 1 and 10.*4 turns.*\\boxed\{N\}/s);
   const guesses = solve(env.spawn(true));
@@ -87,7 +87,7 @@ Deno.test("GuessTheNumber: seeds reproduce episodes; spawn(true) shares the star
 
 Deno.test("GuessTheNumber: -random picks the easy or the hard range per reset", () => {
   const ranges = new Set([...Array(20).keys()].map((s) => {
-    const env = make("game:GuessTheNumber-v0-random");
+    const env = makeBuiltin("game:GuessTheNumber-v0-random");
     return env.reset(s).info.max;
   }));
   assert.deepEqual([...ranges].sort(), [10, 50]);
@@ -96,11 +96,11 @@ Deno.test("GuessTheNumber: -random picks the easy or the hard range per reset", 
 Deno.test("envs: unknown ids list the known ones, with a hint for GEM's unregistered default", () => {
   assert.ok(listEnvs().includes("game:GuessTheNumber-v0-easy"));
   assert.throws(
-    () => make("game:GuessTheNumber-v0"),
+    () => makeBuiltin("game:GuessTheNumber-v0"),
     (e) =>
       e instanceof UnknownEnvError && /Did you mean game:GuessTheNumber-v0-easy/.test(e.message),
   );
-  assert.throws(() => make("game:Chess-v0"), /Known: game:GuessTheNumber-v0-easy/);
+  assert.throws(() => makeBuiltin("game:Chess-v0"), /Known: game:GuessTheNumber-v0-easy/);
 });
 
 Deno.test("analyzeGuesses: counts consistent, bisecting, repeated and out-of-range guesses from the text", () => {

@@ -2,7 +2,7 @@ import { assert } from "../assert.ts";
 import {
   chatml,
   type Env,
-  make,
+  makeBuiltin,
   ObservationWrapper,
   type StepResult,
   TowerOfHanoi,
@@ -38,24 +38,27 @@ class Script implements Env {
   }
 }
 
-Deno.test("wrappers: concat is the observation history without actions", () => {
+Deno.test("wrappers: concat is the observation history without actions", async () => {
   const env = wrap(new Script(), "concat");
-  assert.equal(env.reset().observation, "o0\n");
-  env.step("a1");
-  assert.equal(env.step("a2").observation, "o0\no1\no2\n");
+  assert.equal((await env.reset()).observation, "o0\n");
+  await env.step("a1");
+  assert.equal((await env.step("a2")).observation, "o0\no1\no2\n");
 });
 
-Deno.test("wrappers: concat_with_action interleaves actions, preferring info.parsed_action", () => {
+Deno.test("wrappers: concat_with_action interleaves actions, preferring info.parsed_action", async () => {
   const env = wrap(new Script(), "concat_with_action");
-  env.reset();
-  env.step("a1\n");
-  assert.equal(env.step("!raw text").observation, "o0\na1\no1\nraw text\no2\n");
+  await env.reset();
+  await env.step("a1\n");
+  assert.equal((await env.step("!raw text")).observation, "o0\na1\no1\nraw text\no2\n");
 });
 
-Deno.test("wrappers: concat_chat renders chat messages with a template and returns them in info", () => {
+Deno.test("wrappers: concat_chat renders chat messages with a template and returns them in info", async () => {
   const env = wrap(new Script(), "concat_chat");
-  assert.equal(env.reset().observation, "<|im_start|>user\no0<|im_end|>\n<|im_start|>assistant\n");
-  const r = env.step("a1");
+  assert.equal(
+    (await env.reset()).observation,
+    "<|im_start|>user\no0<|im_end|>\n<|im_start|>assistant\n",
+  );
+  const r = await env.step("a1");
   assert.deepEqual(r.info.messages, [
     { role: "user", content: "o0" },
     { role: "assistant", content: "a1" },
@@ -67,25 +70,28 @@ Deno.test("wrappers: concat_chat renders chat messages with a template and retur
     "concat_chat",
     (m) => m.map((x) => `${x.role}:${x.content}`).join("|"),
   );
-  custom.reset();
-  assert.equal(custom.step("a1").observation, "user:o0|assistant:a1|user:o1");
+  await custom.reset();
+  assert.equal((await custom.step("a1")).observation, "user:o0|assistant:a1|user:o1");
 });
 
-Deno.test("wrappers: info.prefix and info.suffix go around the history, as in GEM", () => {
+Deno.test("wrappers: info.prefix and info.suffix go around the history, as in GEM", async () => {
   const env = wrap(new Script({ prefix: "P:", suffix: "[board]" }), "concat");
-  env.reset();
-  assert.equal(env.step("a").observation, "P:o0\no1\n[board]");
+  await env.reset();
+  assert.equal((await env.step("a")).observation, "P:o0\no1\n[board]");
 });
 
-Deno.test("wrappers: a wrapped game keeps its rewards, and spawn(true) keeps the history", () => {
-  const env = new ObservationWrapper(make("game:TowerofHanoi-v0-easy"), "concat_with_action");
+Deno.test("wrappers: a wrapped game keeps its rewards, and spawn(true) keeps the history", async () => {
+  const env = new ObservationWrapper(
+    makeBuiltin("game:TowerofHanoi-v0-easy"),
+    "concat_with_action",
+  );
   assert.equal(env.maxTurns, new TowerOfHanoi("easy").maxTurns);
-  const start = env.reset(0).observation;
-  const r = env.step("\\boxed{A C}");
+  const start = (await env.reset(0)).observation;
+  const r = await env.step("\\boxed{A C}");
   assert.equal(r.reward, 0);
   assert.ok(r.observation.startsWith(start + "\\boxed{A C}\nTurn 1: moved disk 1 from A to C."));
   const twin = env.spawn(true);
-  assert.deepEqual(twin.step("\\boxed{A B}"), env.step("\\boxed{A B}"));
+  assert.deepEqual(await twin.step("\\boxed{A B}"), await env.step("\\boxed{A B}"));
   assert.throws(() => wrap(env, "concat_chat_on_reset"), /unknown wrapper.*Known: concat, /);
 });
 
@@ -100,12 +106,12 @@ Deno.test("registry: every family is registered under GEM's ids; unknown ids lis
       "game:FifteenPuzzle-v0-random",
       "math:Arithmetic-v0-easy",
     ]
-  ) assert.equal(make(id).id, id);
+  ) assert.equal(makeBuiltin(id).id, id);
   assert.throws(
-    () => make("game:Wordle-v0-easy"),
+    () => makeBuiltin("game:Wordle-v0-easy"),
     (e) =>
       e instanceof UnknownEnvError && /Known: .*game:Mastermind-v0-easy/.test(e.message) &&
       e.message.includes("math:Arithmetic-v0-hard"),
   );
-  assert.throws(() => make("game:Mastermind-v0"), /Did you mean game:Mastermind-v0-easy or/);
+  assert.throws(() => makeBuiltin("game:Mastermind-v0"), /Did you mean game:Mastermind-v0-easy or/);
 });

@@ -15,7 +15,7 @@ import {
   ModelConfigSchema,
 } from "../../lib/local/model/config.ts";
 import { initBaseParameters, initLoraParameters } from "../../lib/local/model/params.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 import type { HostTensor, NamedTensors } from "../../lib/local/tensors.ts";
 
 // A micro model small enough for a float64 host oracle.

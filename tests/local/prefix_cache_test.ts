@@ -3,7 +3,7 @@ import { assert, assertClose } from "../assert.ts";
 import { initEngine } from "../../lib/local/engine.ts";
 import { initBaseParameters } from "../../lib/local/model/params.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 import { PrefixCache, type SampleJob, Sampler } from "../../lib/local/sampler/mod.ts";
 import type { KvCache } from "../../lib/local/sampler/device.ts";
 import { commonPrefix, MIN_CACHED_PREFIX } from "../../lib/local/sampler/prefix_cache.ts";

@@ -1,6 +1,6 @@
 import { assert } from "../assert.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 import { MAX_DECODE_ROWS, planGroups, scoreChunks } from "../../lib/local/sampler/plan.ts";
 import { StopMatcher } from "../../lib/local/sampler/stops.ts";
 import { argmax, drawToken, topEntries } from "../../lib/local/sampler/token_sampling.ts";

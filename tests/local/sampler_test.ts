@@ -10,7 +10,7 @@ import {
 import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { initBaseParameters, initLoraParameters } from "../../lib/local/model/params.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 import { type SampleJob, Sampler, type SampleResult } from "../../lib/local/sampler/mod.ts";
 import type { NamedTensors } from "../../lib/local/tensors.ts";
 

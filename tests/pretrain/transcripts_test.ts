@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
-import { make } from "../../lib/envs/registry.ts";
+import { makeBuiltin } from "../../lib/envs/registry.ts";
 import { lastBoxedInteger } from "../../lib/envs/types.ts";
 import { ModelInput } from "../../lib/tinker/mod.ts";
 import {
@@ -100,7 +100,7 @@ Deno.test("transcripts: every generated move is legal, fits the context, and is 
       : /^\\boxed\{[^{}]+\}$/;
     for (const m of t.messages.filter((m) => m.role === "assistant")) assert.match(m.content, move);
     // Replaying the moves on a fresh env gives the same reasons: the transcript is the episode.
-    const env = make(t.envId);
+    const env = makeBuiltin(t.envId);
     env.reset(t.envSeed);
     const replay = t.messages.filter((m) => m.role === "assistant").map((m) =>
       String(env.step(m.content).info.reason)
@@ -160,7 +160,7 @@ Deno.test("transcripts: the mix is ~60% GuessTheNumber and covers every environm
 Deno.test("players: arithmetic answers equal the verifier's; Hangman names a revealed word", () => {
   for (let seed = 0; seed < 50; seed++) {
     for (const id of ["math:Arithmetic-v0-easy", "math:Arithmetic-v0-hard"]) {
-      const env = make(id);
+      const env = makeBuiltin(id);
       const { observation } = env.reset(seed);
       assert.equal(env.step(`\\boxed{${solveArithmetic(observation)}}`).reward, 1);
     }

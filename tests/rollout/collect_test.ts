@@ -3,8 +3,8 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import { collectGroups, type Episode, type Sampler } from "../../lib/rollout/mod.ts";
-import { make } from "../../lib/envs/mod.ts";
-import type { Env, StepResult } from "../../lib/envs/types.ts";
+import { makeBuiltin } from "../../lib/envs/mod.ts";
+import type { AnyEnv, Env, StepResult, SyncEnv } from "../../lib/envs/types.ts";
 
 const renderer = new ChatMLRenderer();
 const GAME = "game:GuessTheNumber-v0-easy";
@@ -18,7 +18,7 @@ class FlakyEnv implements Env {
   readonly maxTurns: number;
   #seed: number | undefined;
   constructor(
-    readonly inner: Env,
+    readonly inner: SyncEnv,
     readonly log: { actions: string[]; failures: { left: number }; failSeeds: Set<number> },
     seed?: number,
   ) {
@@ -40,14 +40,14 @@ class FlakyEnv implements Env {
     this.log.actions.push(action);
     return this.inner.step(action);
   }
-  spawn(sameState?: boolean): Env {
+  spawn(sameState?: boolean): FlakyEnv {
     return new FlakyEnv(this.inner.spawn(sameState), this.log, sameState ? this.#seed : undefined);
   }
 }
 
 function flaky(failSeeds: number[] = [], left = 0) {
   const log = { actions: [] as string[], failures: { left }, failSeeds: new Set(failSeeds) };
-  return { log, makeEnv: () => new FlakyEnv(make(GAME), log) };
+  return { log, makeEnv: () => new FlakyEnv(makeBuiltin(GAME), log) };
 }
 
 /** Wraps the real sampler to count calls in flight and, optionally, hold back the first call. */
@@ -88,7 +88,7 @@ class OpenEnv implements Env {
   }
 }
 
-const specs = (seeds: number[], makeEnv: () => Env) =>
+const specs = (seeds: number[], makeEnv: () => AnyEnv) =>
   seeds.map((envSeed) => ({ makeEnv, envSeed }));
 
 Deno.test("collectGroups on the local backend", async (t) => {
@@ -115,13 +115,13 @@ Deno.test("collectGroups on the local backend", async (t) => {
       assert.deepEqual(progress, Array.from({ length: 24 }, (_, i) => i + 1));
       assert.ok(stats.maxInFlight <= 5, `at most 5 in flight, saw ${stats.maxInFlight}`);
       assert.ok(stats.maxInFlight >= 2, `episodes ran concurrently (saw ${stats.maxInFlight})`);
-      assert.deepEqual(res.groups.map((g) => [g.groupIndex, g.envSeed]), [
-        [0, 3],
-        [1, 4],
-        [2, 5],
-        [3, 6],
-        [4, 7],
-        [5, 8],
+      assert.deepEqual(res.groups.map((g) => [g.id, g.envSeed]), [
+        ["g0", 3],
+        ["g1", 4],
+        ["g2", 5],
+        ["g3", 6],
+        ["g4", 7],
+        ["g5", 8],
       ]);
       assert.equal(res.retries, 0);
       assert.ok(Object.values(res.dropped).every((n) => n === 0), JSON.stringify(res.dropped));
@@ -130,7 +130,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
         assert.equal(g.envId, GAME);
         assert.equal(g.episodes.length, 4);
         const start = renderer.generationPrompt([
-          { role: "user", content: make(GAME).reset(g.envSeed).observation },
+          { role: "user", content: makeBuiltin(GAME).reset(g.envSeed!).observation },
         ]);
         for (const ep of g.episodes) {
           assert.deepEqual(ep.turns[0].observationTokens, start, "the group's one start state");
@@ -146,9 +146,9 @@ Deno.test("collectGroups on the local backend", async (t) => {
             // The env gets the decoded message (the renderer parses out <think>, tool calls).
             const decoded = renderer.tokenizer.decode(body);
             const parsed = renderer.parseResponse(turn.actionTokens).message.content;
-            assert.equal(parsed, turn.actionText, "decoded action");
-            if (body.every((id) => id < 256)) assert.equal(decoded, turn.actionText);
-            given.push(turn.actionText);
+            assert.equal(parsed, turn.action.content, "decoded action");
+            if (body.every((id) => id < 256)) assert.equal(decoded, turn.action.content);
+            given.push(turn.action.content);
             if (k > 0) {
               const prev = ep.turns[k - 1];
               assert.deepEqual(
@@ -252,7 +252,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
     });
 
     await t.step("a group whose env cannot reset is dropped with its reason", async () => {
-      const good = () => make(GAME);
+      const good = () => makeBuiltin(GAME);
       const res = await collectGroups(
         [{ makeEnv: good, envSeed: 1 }, {
           makeEnv: () => {
@@ -263,7 +263,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
         real,
         { groupSize: 2, maxTokensPerTurn: 8 },
       );
-      assert.deepEqual(res.groups.map((g) => g.groupIndex), [0]);
+      assert.deepEqual(res.groups.map((g) => g.id), ["g0"]);
       assert.equal(res.dropped.groupResetError, 1);
       assert.equal(res.dropped.episodeGroupDropped, 0);
       assert.match(res.errors[0].message, /reset failed: no such board/);
@@ -274,7 +274,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
       async () => {
         const { sampler, stats } = instrumented(real, 3500);
         const t0 = performance.now();
-        let res = await collectGroups(specs([1], () => make(GAME)), sampler, {
+        let res = await collectGroups(specs([1], () => makeBuiltin(GAME)), sampler, {
           groupSize: 2,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
@@ -288,7 +288,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
         await Promise.all(stats.pending);
         // With retries, the timed-out episode is played again (the delay hits only the first call).
         const again = instrumented(real, 3500);
-        res = await collectGroups(specs([1], () => make(GAME)), again.sampler, {
+        res = await collectGroups(specs([1], () => makeBuiltin(GAME)), again.sampler, {
           groupSize: 2,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
@@ -324,7 +324,10 @@ Deno.test("collectGroups on the local backend", async (t) => {
 
     await t.step("bad options are one-line errors", async () => {
       await assert.rejects(
-        collectGroups(specs([1], () => make(GAME)), real, { groupSize: 0, maxTokensPerTurn: 8 }),
+        collectGroups(specs([1], () => makeBuiltin(GAME)), real, {
+          groupSize: 0,
+          maxTokensPerTurn: 8,
+        }),
         /collectGroups: groupSize Too small/,
       );
     });

@@ -3,7 +3,8 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import type { Renderer } from "../../lib/renderers/types.ts";
-import { episodeTurnTokens, runGroup } from "../../lib/rollout/mod.ts";
+import { runGroup } from "../../lib/rollout/mod.ts";
+import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { make } from "../../lib/envs/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
 
@@ -52,7 +53,7 @@ Deno.test("rollout: a group on the local backend, token-aligned, from one start 
         assert.equal(t.logprobs.length, t.actionTokens.length, "a logprob per action token");
         assert.equal(
           renderer.parseResponse(t.actionTokens).message.content,
-          t.actionText,
+          t.action.content,
           "text given to the env",
         );
       }

@@ -11,7 +11,7 @@ import {
   tokenAdvantagesFrame,
 } from "../../lib/viz/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
-import { episodeTurnTokens } from "../../lib/rollout/mod.ts";
+import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { renderer, scriptedEpisode } from "./episodes.ts";
 
 const rows = [

@@ -6,7 +6,7 @@ import {
   turnsToFrame,
 } from "../../lib/viz/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
-import { episodeTurnTokens } from "../../lib/rollout/mod.ts";
+import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { renderer, scriptedEpisode } from "./episodes.ts";
 
 const tok = renderer.tokenizer;
@@ -63,7 +63,7 @@ Deno.test("turnsToFrame: a row per turn with the action as given to the env and 
   assert.equal(rows[1].action_text, "\\boxed{5}");
   assert.equal(rows[1].action_decoded, "\\boxed{5}<|im_end|>");
   assert.equal(rows[1].reward, groups[0][0].turns[1].reward);
-  assert.equal(rows[0].observation, groups[0][0].turns[0].observation);
+  assert.equal(rows[0].observation, groups[0][0].turns[0].observation[0].content);
   assert.ok(!turnsToFrame(groups).columns.includes("action_decoded"), "no tokenizer, no decode");
 });
 

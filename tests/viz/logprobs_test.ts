@@ -2,7 +2,8 @@ import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { make } from "../../lib/envs/mod.ts";
-import { episodeTurnTokens, runGroup } from "../../lib/rollout/mod.ts";
+import { runGroup } from "../../lib/rollout/mod.ts";
+import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
 import { logprobGap, samplerLearnerPairs } from "../../lib/viz/mod.ts";
 

@@ -19,7 +19,7 @@
 
 import { type LoraSpec, mlpWidth, type ModelConfig } from "./config.ts";
 import { hostTensor, type NamedTensors } from "../tensors.ts";
-import { Rng } from "../random.ts";
+import { Rng } from "../../util/random.ts";
 
 /** A linear layer that can carry a LoRA adapter, with its `[in, out]` size. */
 export interface LoraTarget {

@@ -13,7 +13,7 @@ import { type numpy as np, tree } from "@jax-js/jax";
 import { int32Array, type ParamTree, readFloat32 } from "../engine.ts";
 import type { ModelConfig } from "../model/config.ts";
 import type { ForwardSpec } from "../model/gpt.ts";
-import type { Rng } from "../random.ts";
+import type { Rng } from "../../util/random.ts";
 import {
   concatRows,
   decodeStep,

@@ -16,7 +16,7 @@ import type { LoraSpec, ModelConfig } from "../model/config.ts";
 import { checkBaseParameters, loraTargets } from "../model/params.ts";
 import { disposeTree, initEngine, type ParamTree, toDevice } from "../engine.ts";
 import { type ForwardSpec, forwardSpec } from "../model/gpt.ts";
-import { Rng } from "../random.ts";
+import { Rng } from "../../util/random.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { foldLora } from "../model/lora.ts";
 import { type JobState, type PrefixStore, runGroup } from "./generate.ts";

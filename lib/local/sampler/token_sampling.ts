@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Rng } from "../random.ts";
+import type { Rng } from "../../util/random.ts";
 
 /** The knobs of one draw; see `SampleJob` for their meaning. */
 export interface DrawParams {

@@ -9,7 +9,7 @@
  */
 
 import { z } from "zod";
-import { Rng } from "../random.ts";
+import { Rng } from "../../util/random.ts";
 
 const rate = z.number().min(0).max(1).default(0);
 

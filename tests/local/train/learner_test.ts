@@ -7,7 +7,7 @@ import {
   ModelConfigSchema,
 } from "../../../lib/local/model/config.ts";
 import { initBaseParameters, initLoraParameters } from "../../../lib/local/model/params.ts";
-import { Rng } from "../../../lib/local/random.ts";
+import { Rng } from "../../../lib/util/random.ts";
 import type { NamedTensors } from "../../../lib/local/tensors.ts";
 import { Learner, type LearnerOptions } from "../../../lib/local/train/learner.ts";
 import type { AdamParams, LearnerDatum } from "../../../lib/local/train/types.ts";

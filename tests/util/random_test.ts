@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import { Rng } from "../../lib/local/random.ts";
+import { Rng } from "../../lib/util/random.ts";
 
 Deno.test("Rng: same seed, same stream; different seeds differ", () => {
   const a = new Rng(7), b = new Rng(7), c = new Rng(8);

@@ -94,3 +94,25 @@ export class Rng {
 function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
 }
+
+/**
+ * A 31-bit seed derived from a base seed and a path of integers (e.g. step, group, episode,
+ * attempt): the same path gives the same seed, different paths unrelated ones. Derived seeds
+ * leave room below 2^31 for `seed + turn`, since a multi-turn episode samples turn t with
+ * seed + t. Every derived seed in the project (env seeds of a step's groups, sampler seeds of
+ * episodes, judge seeds) comes from here, so a run's randomness is a function of its seed.
+ *
+ * @example
+ * const envSeed = deriveSeed(cfg.seed, step, group);
+ * const samplerSeed = deriveSeed(cfg.seed, step, group, episode, attempt);
+ */
+export function deriveSeed(base: number, ...path: number[]): number {
+  let h = base | 0;
+  for (const x of path) {
+    h = Math.imul(h ^ x, 0x9e3779b1);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+  }
+  return (h >>> 1) % (2 ** 31 - 1024);
+}

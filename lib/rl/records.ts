@@ -1,0 +1,145 @@
+/**
+ * The rollout store's records: one JSON line per episode in `rollouts/iteration_NNNNNN.jsonl`,
+ * written from the scored records as they are, with a schema and a version number so readers
+ * (benchmarks, notebooks, the run API) can check what they read.
+ *
+ * Version 2 (this one): messages instead of bare texts, per-turn sampler version and stop
+ * reason, the turn's evidence and score. Version 1 (before): untagged, `observation`, `action`
+ * and `next_observation` as strings.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import type { ScoredEpisode, ScoredGroup } from "./types.ts";
+
+/** The version written by {@link rolloutRecords}. */
+export const ROLLOUT_SCHEMA_VERSION = 2;
+
+const MessageSchema = z.object({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.string(),
+  thinking: z.string().optional(),
+  toolCalls: z.array(
+    z.object({ name: z.string(), arguments: z.unknown(), id: z.string().optional() }),
+  )
+    .optional(),
+  toolCallId: z.string().optional(),
+});
+
+const TurnRecordSchema = z.object({
+  observation: z.array(MessageSchema),
+  action: MessageSchema,
+  next_state: z.array(MessageSchema),
+  reward: z.number(),
+  ob_tokens: z.number().int(),
+  ac_tokens: z.number().int(),
+  mean_logprob: z.number(),
+  stop_reason: z.enum(["stop", "length"]),
+  sampler_version: z.number().int(),
+  evidence: z.object({
+    prm: z.object({
+      score: z.number(),
+      votes: z.array(z.number().nullable()),
+      representative: z.string().nullable(),
+    }).optional(),
+    hint: z.string().nullable().optional(),
+    hint_decisions: z.array(z.number().nullable()).optional(),
+    errors: z.array(z.string()),
+  }),
+  score: z.object({
+    reward: z.number(),
+    rl_advantage: z.number(),
+    opd_mean: z.number().optional(),
+    dispatch: z.enum(["opd+rl", "opd", "rl"]).nullable(),
+    trained: z.boolean(),
+  }),
+});
+
+/** One episode of the rollout store. */
+export const RolloutRecordSchema = z.object({
+  schema_version: z.literal(ROLLOUT_SCHEMA_VERSION),
+  step: z.number().int(),
+  group_id: z.string(),
+  group_kept: z.boolean(),
+  env_id: z.string(),
+  env_seed: z.number().int().nullable(),
+  tags: z.array(z.string()),
+  episode: z.number().int(),
+  total_reward: z.number(),
+  success: z.boolean(),
+  stop_reason: z.string(),
+  error: z.string().optional(),
+  turns: z.array(TurnRecordSchema),
+});
+
+/** One episode of the rollout store. */
+export type RolloutRecord = z.infer<typeof RolloutRecordSchema>;
+
+/**
+ * The rollout store's records of a step's scored groups.
+ *
+ * @example
+ * await log.writeRollouts(step, rolloutRecords(step, composed.groups, episodeSucceeded));
+ */
+export function rolloutRecords(
+  step: number,
+  groups: ScoredGroup[],
+  succeeded: (e: ScoredEpisode["episode"]) => boolean,
+): RolloutRecord[] {
+  return groups.flatMap(({ group, episodes, kept }) =>
+    episodes.map(({ episode: e, turns }, i): RolloutRecord => ({
+      schema_version: ROLLOUT_SCHEMA_VERSION,
+      step,
+      group_id: group.id,
+      group_kept: kept,
+      env_id: e.envId,
+      env_seed: group.envSeed,
+      tags: group.tags,
+      episode: i,
+      total_reward: e.totalReward,
+      success: succeeded(e),
+      stop_reason: e.stopReason,
+      ...(e.error ? { error: e.error } : {}),
+      turns: turns.map(({ turn: t, evidence: ev, score: s }) => ({
+        observation: t.observation,
+        action: t.action,
+        next_state: t.nextState,
+        reward: t.reward,
+        ob_tokens: t.observationTokens.length,
+        ac_tokens: t.actionTokens.length,
+        mean_logprob: t.logprobs.length
+          ? t.logprobs.reduce((a, b) => a + b, 0) / t.logprobs.length
+          : 0,
+        stop_reason: t.stopReason,
+        sampler_version: t.samplerVersion,
+        evidence: {
+          ...(ev.prm ? { prm: ev.prm } : {}),
+          ...(ev.hint !== undefined ? { hint: ev.hint } : {}),
+          ...(ev.hintDecisions ? { hint_decisions: ev.hintDecisions } : {}),
+          errors: ev.errors,
+        },
+        score: {
+          reward: s.reward,
+          rl_advantage: s.rlAdvantage,
+          ...(s.opdMean !== undefined ? { opd_mean: s.opdMean } : {}),
+          dispatch: s.dispatch,
+          trained: s.trained,
+        },
+      })),
+    }))
+  );
+}
+
+/**
+ * Parses one line of the rollout store; a record of another version is an error naming it.
+ */
+export function parseRolloutRecord(row: unknown): RolloutRecord {
+  const v = (row as { schema_version?: unknown })?.schema_version;
+  if (v !== ROLLOUT_SCHEMA_VERSION) {
+    throw new Error(
+      `rollout record of schema version ${v ?? 1}; this reader needs ${ROLLOUT_SCHEMA_VERSION}`,
+    );
+  }
+  return RolloutRecordSchema.parse(row);
+}

@@ -1,0 +1,161 @@
+/**
+ * The nouns of RL in tinkerbench, in the spirit of tinker-cookbook's `rl/types.py`: a turn, an
+ * episode, a group of episodes from one start state, and the same records once scored. They are
+ * made once (by a rollout over an environment, by the proxy from an agent's session, by an
+ * OpenReward rollout) and travel unchanged through evidence gathering, composition of
+ * advantages, datums, metrics and the rollout store: later stages attach to them, never copy or
+ * re-key them.
+ *
+ * ```text
+ * EpisodeGroup ─ episodes ─> Episode ─ turns ─> Turn            (rollout, proxy)
+ *      │ gatherEvidence: judge votes, hints, teacher/reference log-probs per Turn
+ *      ▼ composeAdvantages (pure, per method)
+ * ScoredGroup ─ episodes ─> ScoredEpisode ─ turns ─> ScoredTurn (turn + evidence + score + advantages)
+ *      │ scoredEpisodeDatums → forward_backward
+ *      ▼ rollout store (RolloutRecord, schema-versioned)
+ * ```
+ *
+ * @module
+ */
+
+import type { Message } from "../renderers/types.ts";
+
+/** A value or a promise of it: environments may answer synchronously or over the network. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** A PRM vote: +1 progress, −1 correction or error, 0 ambiguous. */
+export type Vote = 1 | -1 | 0;
+
+/** The training methods of OpenClaw: env/PRM rewards, on-policy distillation, or both. */
+export type Method = "rl" | "opd" | "combine";
+
+/** Why an episode ended. */
+export type EpisodeStopReason =
+  | "completed"
+  | "max_turns"
+  | "max_tokens"
+  | "parse_error"
+  | "error";
+
+/** Why sampling of one action ended: its stop token, or the token limit. */
+export type TurnStopReason = "stop" | "length";
+
+/**
+ * One turn: the prompt the policy saw, the action it sampled (tokens as sampled, never
+ * re-tokenized), and what followed. Messages are kept beside tokens so judges and teachers can
+ * read the conversation; tokens are what is trained.
+ */
+export interface Turn {
+  /** The messages this turn added before the action (turn 0: the whole opening, system included). */
+  observation: Message[];
+  /** The full prompt of the action (for turn 2+, normally the previous sequence plus new tokens). */
+  observationTokens: number[];
+  /** The action, parsed by the policy's renderer (content, thinking, tool calls). */
+  action: Message;
+  actionTokens: number[];
+  /** Sampler log-probs of `actionTokens`, one per token. */
+  logprobs: number[];
+  /** The turn's reward from its environment (or the client, through the proxy). */
+  reward: number;
+  /**
+   * The messages that followed the action: the env's reply or tool results, or the agent's next
+   * user message (its next state, read by the PRM judge and the OPD hint); [] when nothing did.
+   */
+  nextState: Message[];
+  stopReason: TurnStopReason;
+  /** The version of the sampler that produced the action (the training step its weights are from). */
+  samplerVersion: number;
+}
+
+/** A finished episode. */
+export interface Episode {
+  envId: string;
+  turns: Turn[];
+  totalReward: number;
+  stopReason: EpisodeStopReason;
+  error?: string;
+  /** Set when the episode ended because it ran past its wall-clock limit (stop reason "error"). */
+  timedOut?: boolean;
+  /** Action tokens sampled over the episode. */
+  sampledTokens?: number;
+  /** Wall time of the episode. */
+  durationMs?: number;
+  /** The sampler seed of the episode's first turn (turn t samples with seed + t). */
+  seed?: number;
+  /** Attempts it took under a retry failure policy (1 = first try). */
+  attempts?: number;
+}
+
+/** Episodes from one start state: the unit GRPO centres rewards over. */
+export interface EpisodeGroup {
+  /** Stable within a run, e.g. `s000012-g03` (step 12, group 3); the proxy uses session ids. */
+  id: string;
+  envId: string;
+  /** The seed the environment was reset with (null when there was none, e.g. a live session). */
+  envSeed: number | null;
+  /** Free labels for slicing metrics, e.g. the environment's name in a mix. */
+  tags: string[];
+  episodes: Episode[];
+}
+
+/** The PRM judge's verdict on a turn: majority of `votes`, and one judge text that voted so. */
+export interface PrmEvidence {
+  score: Vote;
+  votes: (Vote | null)[];
+  representative: string | null;
+}
+
+/**
+ * What the network said about a turn: everything a method's composition needs that costs a
+ * call. A call that failed leaves its field unset and its message in `errors`.
+ */
+export interface TurnEvidence {
+  prm?: PrmEvidence;
+  /** OPD's hindsight hint: the accepted text, or null when none was accepted. */
+  hint?: string | null;
+  /** The hint judge's decisions per vote (1 accept, -1 reject, null invalid). */
+  hintDecisions?: (1 | -1 | null)[];
+  /** The teacher's log-probs of the action tokens with the hint in the prompt (OPD). */
+  teacherLogprobs?: number[];
+  /** The reference policy's log-probs of the action tokens on the turn's own prompt (KL). */
+  referenceLogprobs?: number[];
+  /** Failed calls, e.g. `teacher: context length exceeded`. */
+  errors: string[];
+}
+
+/** OpenClaw's combine dispatch of a turn: which terms it trains on. */
+export type Dispatch = "opd+rl" | "opd" | "rl" | null;
+
+/** What composition decided about a turn. */
+export interface TurnScore {
+  /** The reward the RL term used (the env's or the PRM score). */
+  reward: number;
+  /** The turn's RL advantage (0 when unused). */
+  rlAdvantage: number;
+  /** Mean teacher − student log-prob over the action (OPD turns). */
+  opdMean?: number;
+  dispatch: Dispatch;
+  /** False when the turn has nothing to train on (its advantages are then null). */
+  trained: boolean;
+}
+
+/** A turn with its evidence, score and per-token advantages (null: not trained). */
+export interface ScoredTurn {
+  turn: Turn;
+  evidence: TurnEvidence;
+  score: TurnScore;
+  advantages: number[] | null;
+}
+
+/** An episode with its scored turns. */
+export interface ScoredEpisode {
+  episode: Episode;
+  turns: ScoredTurn[];
+}
+
+/** A group whose episodes are scored; `kept` is false when the advantage pipeline dropped it. */
+export interface ScoredGroup {
+  group: EpisodeGroup;
+  episodes: ScoredEpisode[];
+  kept: boolean;
+}

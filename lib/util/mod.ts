@@ -1,0 +1,10 @@
+/**
+ * Small helpers shared by every layer: seeded random numbers and seed derivation, statistics,
+ * zod error formatting.
+ *
+ * @module
+ */
+
+export * from "./random.ts";
+export * from "./stats.ts";
+export * from "./zod.ts";

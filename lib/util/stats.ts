@@ -1,0 +1,17 @@
+/**
+ * Summary statistics over plain number arrays, for metrics and advantages.
+ *
+ * @module
+ */
+
+/** The mean, or 0 for an empty array (a metric over no items reads as 0, not NaN). */
+export function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+/** The population standard deviation (divides by n, as numpy's default), 0 for < 2 items. */
+export function std(xs: readonly number[]): number {
+  if (xs.length < 2) return 0;
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / xs.length);
+}
