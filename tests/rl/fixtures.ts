@@ -5,6 +5,7 @@
 
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import type { Episode, EpisodeGroup, Turn } from "../../lib/rl/types.ts";
+import type { MethodSettings } from "../../lib/scoring/compose.ts";
 
 export const renderer = new ChatMLRenderer();
 const enc = (s: string) => renderer.tokenizer.encode(s);
@@ -39,3 +40,15 @@ export function episode(action: string, reward: number, nextState: string): Epis
 export function group(id: string, episodes: Episode[]): EpisodeGroup {
   return { id, envId: "test", envSeed: 0, tags: [], episodes };
 }
+
+/** `rl` on environment rewards with group-centred advantages, no KL: tests override fields. */
+export const RL_SETTINGS: MethodSettings = {
+  method: "rl",
+  rewardSource: "env",
+  hintSource: "next_state",
+  evalMode: false,
+  advantages: {},
+  wOpd: 1,
+  wRl: 1,
+  klCoef: 0,
+};

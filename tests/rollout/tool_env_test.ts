@@ -7,6 +7,7 @@ import { scoredGroupsToDatums } from "../../lib/datums/mod.ts";
 import { composeAdvantages } from "../../lib/scoring/compose.ts";
 import type { SampleResponse } from "../../lib/protocol/mod.ts";
 import { ModelInput } from "../../lib/tinker/types.ts";
+import { RL_SETTINGS } from "../rl/fixtures.ts";
 
 const renderer = new ChatMLRenderer();
 
@@ -148,16 +149,7 @@ Deno.test("tool env: an async, tool-using environment through collectGroups, too
   assert.deepEqual(g.episodes.map((e) => e.totalReward).sort(), [0, 1]);
 
   // Scored and turned into datums: one datum per episode; tool tokens get advantage 0.
-  const { groups } = composeAdvantages(res.groups, new Map(), {
-    method: "rl",
-    rewardSource: "env",
-    hintSource: "next_state",
-    evalMode: false,
-    advantages: {},
-    wOpd: 1,
-    wRl: 1,
-    klCoef: 0,
-  });
+  const { groups } = composeAdvantages(res.groups, new Map(), RL_SETTINGS);
   const datums = scoredGroupsToDatums(groups);
   assert.equal(datums.length, 2);
   for (const [i, d] of datums.entries()) {

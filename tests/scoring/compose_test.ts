@@ -3,18 +3,9 @@ import { composeAdvantages, evidencePlan, type MethodSettings } from "../../lib/
 import type { EvidenceByTurn } from "../../lib/scoring/evidence.ts";
 import type { Episode, Turn, TurnEvidence } from "../../lib/rl/types.ts";
 import { scoredGroupsToDatums } from "../../lib/datums/mod.ts";
-import { group, turn } from "../rl/fixtures.ts";
+import { group, RL_SETTINGS, turn } from "../rl/fixtures.ts";
 
-const base: MethodSettings = {
-  method: "rl",
-  rewardSource: "env",
-  hintSource: "next_state",
-  evalMode: false,
-  advantages: {},
-  wOpd: 1,
-  wRl: 1,
-  klCoef: 0,
-};
+const base: MethodSettings = RL_SETTINGS;
 
 /** A one-turn episode whose single action token has log-prob `lp`. */
 function oneToken(reward: number, lp = -1): Episode {

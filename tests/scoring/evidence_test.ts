@@ -11,12 +11,21 @@ import {
 } from "../../lib/scoring/evidence.ts";
 import { composeAdvantages, evidencePlan } from "../../lib/scoring/compose.ts";
 import { OpenAIChatSampler } from "../../lib/scoring/judges.ts";
-import { episode, group, renderer } from "../rl/fixtures.ts";
+import { episode, group, renderer, RL_SETTINGS } from "../rl/fixtures.ts";
 
 const judgeSampling = { m: 3, temperature: 0.6, maxTokens: 64, seed: 1 };
 const sources: EvidenceSources = { judgeSampling };
 const prmOnly: EvidencePlan = { prm: true, hint: null, teacher: false, reference: false };
 const turnOf = (e: Episode) => e.turns[0];
+
+/** An OpenAI-compatible judge served by a test server. */
+const judgeAt = (server: Deno.HttpServer<Deno.NetAddr>) =>
+  new OpenAIChatSampler({ baseUrl: `http://127.0.0.1:${server.addr.port}/v1`, model: "judge" });
+
+/** One group: a turn the game confirmed ("Correct!") and one it did not. */
+const correctAndLower = () => [
+  group("g", [episode("\\boxed{3}", 1, "Correct!"), episode("\\boxed{4}", 0, "Lower.")]),
+];
 
 Deno.test("evidence opd: the next state is the hint; the teacher's log-probs see it in the last user message", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-score-" });
@@ -71,29 +80,15 @@ Deno.test("evidence: PRM votes from an OpenAI-compatible judge, every vote recor
     return Response.json({ choices: [{ message: { content: text } }] });
   });
   try {
-    const judge = new OpenAIChatSampler({
-      baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
-      model: "judge",
-    });
-    const groups = [
-      group("g", [episode("\\boxed{3}", 1, "Correct!"), episode("\\boxed{4}", 0, "Lower.")]),
-    ];
+    const judge = judgeAt(server);
+    const groups = correctAndLower();
     const ev = await gatherEvidence(groups, prmOnly, { ...sources, judge });
     assert.equal(seen.length, 6, "M = 3 votes per turn");
     assert.equal((seen[0] as { model: string }).model, "judge");
     const turns = groups[0].episodes.map(turnOf);
     assert.deepEqual(turns.map((t) => ev.get(t)?.prm?.score), [1, 0]);
     assert.equal(ev.get(turns[0])?.prm?.votes.filter((v) => v === 1).length, 2);
-    const settings = {
-      method: "rl" as const,
-      rewardSource: "prm" as const,
-      hintSource: "next_state" as const,
-      evalMode: false,
-      advantages: {},
-      wOpd: 1,
-      wRl: 1,
-      klCoef: 0,
-    };
+    const settings = { ...RL_SETTINGS, rewardSource: "prm" as const };
     assert.deepEqual(evidencePlan(settings), prmOnly);
     const out = composeAdvantages(groups, ev, settings);
     assert.deepEqual(out.groups[0].episodes.map((e) => e.turns[0].score.reward), [1, 0]);
@@ -143,13 +138,8 @@ Deno.test("evidence: a judge that fails on every turn is one error naming it; so
       : new Response("context too long", { status: 400 });
   });
   try {
-    const judge = new OpenAIChatSampler({
-      baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
-      model: "judge",
-    });
-    const groups = [
-      group("g", [episode("\\boxed{3}", 1, "Correct!"), episode("\\boxed{4}", 0, "Lower.")]),
-    ];
+    const judge = judgeAt(server);
+    const groups = correctAndLower();
     const some = await gatherEvidence(groups, prmOnly, { ...sources, judge });
     const [ok, bad] = groups[0].episodes.map(turnOf);
     assert.equal(some.get(ok)?.prm?.score, 1);
