@@ -82,13 +82,13 @@ async function evaluate(
   // cover them evenly where 32 seeds × 8 episodes weighed a few targets 8-fold.
   const res = await collectGroups(
     Array.from({ length: episodes }, (_, g) => ({
-      makeEnv: () => make(cfg.env_id),
+      makeEnv: () => make(cfg.rollout.env_id),
       envSeed: 1_000_000 + g,
     })),
     sampler,
     {
       groupSize: 1,
-      maxTokensPerTurn: cfg.max_tokens,
+      maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
       temperature: 1,
       seed: 5_000_000,
       renderer: new ChatMLRenderer(),

@@ -1,7 +1,8 @@
 /**
  * `deno task train`: RL on an environment with `--method rl | opd | combine`, on the embedded
- * local backend (or the Tinker cloud with TINKER_API_KEY). Settings come from defaults < a
- * YAML/JSON file (`--config-path`) < environment variables < flags < `--overrides a.b=c`.
+ * local backend (or the Tinker cloud with TINKER_API_KEY). Settings (nested by section, the
+ * seeds' names as aliases: docs/config.md) come from defaults < a YAML/JSON file
+ * (`--config-path`) < environment variables < flags < `--overrides a.b=c`.
  * Rerunning a command resumes its run directory from the last checkpoint; Ctrl-C saves and exits.
  */
 
@@ -10,46 +11,61 @@ import { runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import {
   ConfigError,
+  configHelp,
+  flagName,
+  listConfigFields,
   loadTrainConfig,
+  suggest,
   type TrainConfig,
-  TrainConfigSchema,
 } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 
-const KEYS = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "advantages");
-const flag = (k: string) => k.replaceAll("_", "-");
-
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
          [--model-name local/games] [--max-steps N] [--batch-size N] [--group-size N]
-         [--learning-rate X] [--config-path run.yaml] [--overrides advantages.mode=group_zscore ...]
-settings (each as --flag VALUE, also TINKERBENCH_<NAME> in the environment):
-  ${KEYS.map(flag).join(", ")}
-advantages: --overrides advantages.<mode|constantGroups|rewardReduction|...>=VALUE
-GEM's form works too: deno task train env_id=game:GuessTheNumber-v0-easy gamma=0.9 use_rebn=true
-rerun the same command to resume; Ctrl-C saves a checkpoint and exits`;
+         [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
+         [key=value ...] [--help]
+Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
+(--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
+variable (TINKERBENCH_GROUP_SIZE, TINKERBENCH_ROLLOUT__GROUP_SIZE), or key=value (GEM's words,
+also after --overrides). --help lists every setting by section; docs/config.md has examples.
+Rerun the same command to resume; Ctrl-C saves a checkpoint and exits.`;
 
-await runCli(async () => {
+/** Every path and alias flag; booleans that default to false are switches (`--eval-mode`). */
+function flagOptions() {
   const options: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {
     "config-path": { type: "string" },
     overrides: { type: "string", multiple: true },
     help: { type: "boolean" },
   };
-  for (const k of KEYS) options[flag(k)] = { type: k === "eval_mode" ? "boolean" : "string" };
+  for (const f of listConfigFields()) {
+    const type = f.type === "boolean" && f.default === false ? "boolean" : "string";
+    for (const flag of f.flags) options[flag.slice(2)] = { type };
+  }
+  return options;
+}
+
+await runCli(async () => {
   let values: Record<string, unknown>, positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: Deno.args,
-      options,
+      options: flagOptions(),
       strict: true,
       allowPositionals: true,
     }));
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    const unknown = /Unknown option '--([^']+)'/.exec((e as Error).message)?.[1];
+    if (!unknown) throw new UsageError((e as Error).message);
+    const guess = suggest(unknown);
+    throw new UsageError(
+      `unknown option --${unknown}${guess ? ` (did you mean ${flagName(guess.name)}?)` : ""}`,
+    );
   }
+  if (values.help) return console.log(`${USAGE}\n\n${configHelp()}`);
   // GEM's command lines are `key=value` words (chz): they are overrides, applied last.
   const bad = positionals.find((p) => !p.includes("="));
   if (bad) {
@@ -57,7 +73,6 @@ await runCli(async () => {
       `unexpected argument ${JSON.stringify(bad)}: settings are --flag VALUE or key=value`,
     );
   }
-  if (values.help) return console.log(USAGE);
   const { "config-path": configPath, overrides, help: _, ...flags } = values;
 
   let config: TrainConfig;
@@ -72,7 +87,13 @@ await runCli(async () => {
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
   }
-  const logDir = config.log_path ?? defaultLogDir(config);
+  if (config.proxy !== null || Object.keys(config.environments).length > 0) {
+    throw new UsageError(
+      `${config.proxy !== null ? "proxy" : "environments"}: not used by deno task train yet ` +
+        "(it trains on rollout.env_id)",
+    );
+  }
+  const logDir = config.logging.log_path ?? defaultLogDir(config);
 
   const abort = new AbortController();
   const onSigint = () => {
@@ -86,8 +107,8 @@ await runCli(async () => {
 
   const tinker = await connectTinker();
   console.log(
-    `backend: ${tinker.backend} (${tinker.url}); ${config.method} on ${config.env_id} with ` +
-      `${config.model_name}; run directory ${logDir}`,
+    `backend: ${tinker.backend} (${tinker.url}); ${config.scoring.method} on ` +
+      `${config.rollout.env_id} with ${config.policy.model}; run directory ${logDir}`,
   );
   let bar: ProgressBar | undefined;
   try {

@@ -1,166 +1,216 @@
 /**
  * Loading the training configuration from its sources, in order of precedence:
  * defaults < config file (`--config-path`, YAML or JSON) < environment variables < flags <
- * `--overrides a.b=c`. A bad value is one line naming where it came from, the value, and what
- * is allowed.
+ * `--overrides a.b=c`. Every source takes dotted paths and the aliases of `./aliases.ts`. A
+ * mistake is one line naming where it came from: an unknown key (with the closest known one),
+ * one setting given twice under two names in one source, or a bad value with what is allowed.
  *
  * @module
  */
 
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import {
-  CONFIG_ALIASES,
-  CONFIG_ENV_VARS,
-  ENV_PREFIX,
-  NON_CONFIG_ENV_VARS,
-  type TrainConfig,
-  TrainConfigSchema,
-} from "./schema.ts";
+import { CONFIG_ENV_ALIASES, ENV_PREFIX, NON_CONFIG_ENV_VARS, parseBoolean } from "./aliases.ts";
+import { ConfigError } from "./errors.ts";
+import { defaultsOf, type Resolved, resolveName, type SettingNode, SETTINGS } from "./fields.ts";
+import { resolveLearningRate, type TrainConfig, TrainConfigSchema } from "./schema.ts";
 
-/** A configuration mistake, with the source and key it concerns. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 /** The raw inputs of {@link loadTrainConfig}; all optional. */
 export interface ConfigSources {
-  /** Parsed contents of the config file, or its path (read here). */
+  /** The config file's path, and its text when already read. */
   file?: { path: string; text?: string };
   /** Environment variables (default: none; pass `Deno.env.toObject()`). */
   env?: Record<string, string>;
-  /** Flag values by key (snake_case or kebab-case), as strings or typed values. */
+  /** Flag values by name (a path or an alias, snake_case or kebab-case), strings or typed. */
   flags?: Record<string, unknown>;
-  /** `a.b=c` assignments, applied last. */
+  /** `key=value` assignments (a path or an alias), applied last. */
   overrides?: string[];
 }
 
-const DEFAULTS: TrainConfig = TrainConfigSchema.parse({});
+/** One setting as a source gives it. */
+interface Assignment {
+  /** The name to resolve (a path or an alias). */
+  name: string;
+  /** The name as the user wrote it (`--save-every`, `TINKERBENCH_SAVE_EVERY`, `save_every`). */
+  label: string;
+  value: unknown;
+  /** The source and the assignment, for messages. */
+  from: string;
+}
 
 /**
- * Merges the sources over the defaults and validates the result.
+ * Merges the sources over the defaults and validates the result. The learning rate, when not
+ * set, is resolved for the model (see {@link resolveLearningRate}).
  *
  * @example
  * const cfg = await loadTrainConfig({
- *   flags: { method: "rl", "learning-rate": "3e-5" },
- *   overrides: ["advantages.mode=batch_zscore"],
+ *   flags: { method: "rl", "learning-rate": "3e-5", "rollout.group-size": 8 },
+ *   overrides: ["advantages.mode=batch_zscore", "use_rebn=true"],
  * });
+ * cfg.rollout.group_size; // 8
  */
 export async function loadTrainConfig(sources: ConfigSources = {}): Promise<TrainConfig> {
-  const merged: Record<string, unknown> = structuredClone(DEFAULTS) as Record<string, unknown>;
+  const merged = defaultsOf(SETTINGS) as Record<string, unknown>;
   const origin = new Map<string, string>();
-  const set = (path: string[], value: unknown, from: string) => {
-    const key = canonicalKey(path[0], from);
-    let target = merged;
-    const sections = path.length === 1 ? [] : [key, ...path.slice(1, -1)];
-    for (const p of sections) {
-      if (typeof target[p] !== "object" || target[p] === null) {
-        throw new ConfigError(`${from}: ${path.join(".")} is not a section of the config`);
+  const apply = (source: string, assignments: Assignment[]) => {
+    const seen: Array<{ key: string; label: string }> = [];
+    for (const a of assignments) {
+      let r: Resolved;
+      try {
+        r = resolveName(a.name);
+      } catch (e) {
+        throw new ConfigError(`${a.from}: ${(e as Error).message}`);
       }
-      target = target[p] as Record<string, unknown>;
-    }
-    const last = path.length === 1 ? key : path.at(-1)!;
-    if (!(last in target)) {
-      throw new ConfigError(
-        `${from}: unknown key ${path.join(".")} (known: ${Object.keys(target).join(", ")})`,
+      const key = r.path.join(".");
+      const twice = seen.find((s) =>
+        s.label !== a.label &&
+        (s.key === key || s.key.startsWith(`${key}.`) || key.startsWith(`${s.key}.`))
       );
+      if (twice) {
+        throw new ConfigError(`${source}: ${twice.label} and ${a.label} both set ${key}`);
+      }
+      seen.push({ key, label: a.label });
+      assign(merged, r, a.value, a.from);
+      origin.set(key, a.from);
     }
-    target[last] = typeof value === "string"
-      ? coerce(value, target[last], fieldSchema([key, ...path.slice(1)]))
-      : value;
-    origin.set([key, ...path.slice(1)].join("."), from);
   };
 
   if (sources.file) {
     const { path } = sources.file;
     const text = sources.file.text ?? await readConfigFile(path);
-    let data: unknown;
-    try {
-      data = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
-    } catch (e) {
-      throw new ConfigError(`config file ${path}: ${(e as Error).message.split("\n")[0]}`);
-    }
-    if (data !== null && (typeof data !== "object" || Array.isArray(data))) {
-      throw new ConfigError(`config file ${path}: expected a mapping of settings`);
-    }
-    for (const [path2, value] of leaves(data as Record<string, unknown> ?? {})) {
-      set(path2, value, `config file ${path}`);
-    }
+    apply(`config file ${path}`, fileAssignments(path, text));
   }
-  for (const [name, value] of Object.entries(sources.env ?? {})) {
-    const key = CONFIG_ENV_VARS[name] ??
-      (name.startsWith(ENV_PREFIX) ? name.slice(ENV_PREFIX.length).toLowerCase() : undefined);
-    if (key === undefined || NON_CONFIG_ENV_VARS.has(name)) continue;
-    set([key], value, `environment variable ${name}=${value}`);
-  }
-  for (const [name, value] of Object.entries(sources.flags ?? {})) {
-    if (value === undefined) continue;
-    set([name.replaceAll("-", "_")], value, `--${name.replaceAll("_", "-")}=${value}`);
-  }
-  for (const assignment of sources.overrides ?? []) {
-    const eq = assignment.indexOf("=");
-    if (eq <= 0) throw new ConfigError(`--overrides ${assignment}: expected key.path=value`);
-    set(assignment.slice(0, eq).split("."), assignment.slice(eq + 1), `--overrides ${assignment}`);
-  }
+  apply("environment", envAssignments(sources.env ?? {}));
+  apply(
+    "flags",
+    Object.entries(sources.flags ?? {}).filter(([, v]) => v !== undefined).map(([name, value]) => {
+      const flag = `--${name.replace(/^--/, "").replaceAll("_", "-")}`;
+      return { name: name.replace(/^--/, ""), label: flag, value, from: `${flag}=${value}` };
+    }),
+  );
+  apply(
+    "--overrides",
+    (sources.overrides ?? []).map((assignment) => {
+      const eq = assignment.indexOf("=");
+      if (eq <= 0) throw new ConfigError(`--overrides ${assignment}: expected key.path=value`);
+      const name = assignment.slice(0, eq);
+      const value = assignment.slice(eq + 1);
+      return { name, label: name, value, from: `--overrides ${assignment}` };
+    }),
+  );
 
   const parsed = TrainConfigSchema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describe(parsed.error, origin, merged));
-  return parsed.data;
+  const cfg = parsed.data;
+  cfg.optimizer.learning_rate = resolveLearningRate(cfg);
+  return cfg;
 }
 
-function canonicalKey(key: string, from: string): string {
-  const k = key.replaceAll("-", "_");
-  if (k in CONFIG_ALIASES) return CONFIG_ALIASES[k];
-  if (!(k in DEFAULTS)) {
-    throw new ConfigError(
-      `${from}: unknown setting ${key} (known: ${Object.keys(DEFAULTS).join(", ")})`,
-    );
+function fileAssignments(path: string, text: string): Assignment[] {
+  let data: unknown;
+  try {
+    data = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`config file ${path}: ${(e as Error).message.split("\n")[0]}`);
   }
-  return k;
-}
-
-/** The schema of a setting by path, with defaults and nullability unwrapped. */
-function fieldSchema(path: string[]): z.ZodType | undefined {
-  let schema: unknown = TrainConfigSchema;
-  for (const p of path) {
-    schema = unwrap(schema);
-    const shape = (schema as { shape?: Record<string, z.ZodType> }).shape;
-    if (!shape?.[p]) return undefined;
-    schema = shape[p];
+  if (data !== null && !isMapping(data)) {
+    throw new ConfigError(`config file ${path}: expected a mapping of settings`);
   }
-  return schema as z.ZodType;
+  const out: Assignment[] = [];
+  // Sections are walked into; a map section (environments, loss_fn_config) is one value.
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, value] of Object.entries(obj)) {
+      const name = prefix ? `${prefix}.${k}` : k;
+      let r: Resolved;
+      try {
+        r = resolveName(name);
+      } catch (e) {
+        throw new ConfigError(`config file ${path}: ${(e as Error).message}`);
+      }
+      if (r.node.kind === "section" && isMapping(value)) walk(value, r.path.join("."));
+      else out.push({ name, label: name, value, from: `config file ${path}` });
+    }
+  };
+  walk((data ?? {}) as Record<string, unknown>, "");
+  return out;
 }
 
-function unwrap(schema: unknown): unknown {
-  let s = schema as { _zod?: { def?: { innerType?: unknown } } };
-  while (s?._zod?.def?.innerType) s = s._zod.def.innerType as typeof s;
-  return s;
-}
-
-/** Turns a string from a flag, variable or override into the type of the setting it replaces. */
-function coerce(value: string, current: unknown, schema?: z.ZodType): unknown {
-  // A setting that defaults to null takes a number when its schema accepts one.
-  const numeric = schema !== undefined &&
-    [1, 1e-3, -1].some((probe) => schema.safeParse(probe).success);
-  if (current === null && numeric && value !== "null" && value.trim() !== "") return Number(value);
-  if (typeof current === "number") return value.trim() === "" ? NaN : Number(value);
-  if (typeof current === "boolean") {
-    const v = value.toLowerCase();
-    if (["true", "1", "yes", "on"].includes(v)) return true;
-    if (["false", "0", "no", "off"].includes(v)) return false;
-    return value;
+function envAssignments(env: Record<string, string>): Assignment[] {
+  const out: Assignment[] = [];
+  for (const [variable, value] of Object.entries(env)) {
+    const name = CONFIG_ENV_ALIASES[variable] ??
+      (variable.startsWith(ENV_PREFIX) && !NON_CONFIG_ENV_VARS.has(variable)
+        ? variable.slice(ENV_PREFIX.length).toLowerCase().replaceAll("__", ".")
+        : undefined);
+    if (name === undefined) continue;
+    out.push({ name, label: variable, value, from: `environment variable ${variable}=${value}` });
   }
-  if (current === null) return value === "null" || value === "" ? null : value;
-  return value;
+  return out;
 }
 
-/** `[path, value]` of every non-object leaf of a nested mapping. */
-function leaves(obj: Record<string, unknown>, prefix: string[] = []): Array<[string[], unknown]> {
-  return Object.entries(obj).flatMap(([k, v]) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? leaves(v as Record<string, unknown>, [...prefix, k])
-      : [[[...prefix, k], v] as [string[], unknown]]
-  );
+/** Sets one resolved setting, creating a section left null (`proxy`) or a map entry. */
+function assign(merged: Record<string, unknown>, r: Resolved, raw: unknown, from: string) {
+  let value = raw;
+  if (r.alias?.value) {
+    try {
+      value = r.alias.value.map(raw);
+    } catch (e) {
+      throw new ConfigError(`${from}: ${(e as Error).message}`);
+    }
+  }
+  let target = merged;
+  let node: SettingNode = SETTINGS;
+  for (const seg of r.path.slice(0, -1)) {
+    node = node.kind === "section" ? node.fields[seg] : (node as { value: SettingNode }).value;
+    if (!isMapping(target[seg])) target[seg] = node.kind === "section" ? defaultsOf(node) : {};
+    target = target[seg] as Record<string, unknown>;
+  }
+  target[r.path.at(-1)!] = read(value, r.node, r.path.join("."), from);
+}
+
+/** A string from a flag, variable or override as the setting's type; other values as given. */
+function read(value: unknown, node: SettingNode, key: string, from: string): unknown {
+  if (typeof value !== "string") return value;
+  const nullable = node.kind === "section" ? node.nullable : node.kind === "leaf" && node.nullable;
+  if (nullable && (value === "null" || value === "")) return null;
+  if (node.kind === "section") {
+    const fields = Object.keys(node.fields).slice(0, 3).map((f) => `${key}.${f}`).join(", ");
+    throw new ConfigError(`${from}: ${key} is a section; set its fields (${fields}, ...)`);
+  }
+  if (node.kind === "map") return readMap(value, node.value, key, from);
+  switch (node.read) {
+    case "integer":
+    case "number":
+      return value.trim() === "" ? NaN : Number(value);
+    case "boolean":
+      return parseBoolean(value) ?? value;
+    default:
+      return value;
+  }
+}
+
+/** A map from a string: JSON (`{"beta": 0.1}`) or `key=value,key=value`. */
+function readMap(text: string, value: SettingNode, key: string, from: string): unknown {
+  if (text.trim().startsWith("{")) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new ConfigError(`${from}: ${key} is not JSON (${(e as Error).message})`);
+    }
+  }
+  const entries = text.split(",").filter((s) => s.trim() !== "").map((pair) => {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new ConfigError(`${from}: ${key} expects name=value[,name=value...]`);
+    const name = pair.slice(0, eq).trim();
+    return [name, read(pair.slice(eq + 1).trim(), value, `${key}.${name}`, from)];
+  });
+  return Object.fromEntries(entries);
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 async function readConfigFile(path: string): Promise<string> {
@@ -177,10 +227,18 @@ function describe(
   merged: Record<string, unknown>,
 ): string {
   const issue = error.issues[0];
-  const key = issue.path.join(".");
+  const path = issue.path.map(String);
+  const key = path.join(".");
   let value: unknown = merged;
-  for (const p of issue.path) value = (value as Record<PropertyKey, unknown>)?.[p as PropertyKey];
-  const from = origin.get(key) ?? "default";
+  for (const p of path) value = (value as Record<string, unknown>)?.[p];
+  let from = "default";
+  for (let n = path.length; n > 0; n--) {
+    const o = origin.get(path.slice(0, n).join("."));
+    if (o) {
+      from = o;
+      break;
+    }
+  }
   const shown = typeof value === "number" && !Number.isFinite(value)
     ? "not a number"
     : JSON.stringify(value);

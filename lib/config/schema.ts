@@ -1,114 +1,224 @@
 /**
- * The training configuration: one zod schema for every method (`rl`, `opd`, `combine`) with the
- * OpenClaw seed's settings, the GEM seed's, and the advantage pipeline as a nested section.
+ * The training configuration: one zod schema for every method (`rl`, `opd`, `combine`), nested
+ * by concern. Every field carries a one-line `.describe()` text, read at runtime by
+ * {@link listConfigFields} (`./fields.ts`), `--help` and the docs. The names the seeds use
+ * (OpenClaw's, GEM's, OpenReward's, the flat keys of earlier versions) are in `./aliases.ts`.
  *
  * @module
  */
 
 import { z } from "zod";
-import { AdvantageConfigSchema } from "../advantages/mod.ts";
+import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.ts";
 
 const int = () => z.number().int();
+const advantage = AdvantageConfigSchema.shape;
+
+/** The policy being trained. */
+export const PolicySchema = z.object({
+  model: z.string().min(1).default("local/games").describe(
+    "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
+  ),
+  lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter"),
+}).strict();
+
+/** The optimizer and the loss. */
+export const OptimizerSchema = z.object({
+  learning_rate: z.number().positive().max(1).nullable().default(null).describe(
+    "Adam's learning rate; null: 1e-4 (OpenClaw's) on cloud models, 3e-3 on local/* models",
+  ),
+  loss_fn: z.enum(["importance_sampling", "ppo", "cispo", "dro"]).default("importance_sampling")
+    .describe("Tinker's RL loss (all four run on the local backend too)"),
+  loss_fn_config: z.record(z.string(), z.number()).default({}).describe(
+    "The loss's settings, e.g. clip_low_threshold / clip_high_threshold (ppo, cispo), beta (dro); empty: the server's defaults",
+  ),
+  train_epochs: int().min(1).default(1).describe(
+    "forward_backward + optim_step passes over each step's batch",
+  ),
+}).strict();
+
+/** Collecting episodes: the environment, the batch, sampling and failures. */
+export const RolloutSchema = z.object({
+  env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy").describe(
+    "Environment id in the registry (GEM's ids, e.g. game:GuessTheNumber-v0-easy)",
+  ),
+  groups_per_batch: int().min(1).default(4).describe(
+    "GRPO groups collected per training step (OpenClaw's, OpenReward's batch_size)",
+  ),
+  group_size: int().min(1).default(4).describe(
+    "Episodes per group, all from the same start state",
+  ),
+  max_concurrency: int().min(1).default(32).describe(
+    "Episodes in flight at once (GEM's num_env; the local backend batches concurrent sampling)",
+  ),
+  max_tokens_per_turn: int().min(1).default(256).describe("Sampled tokens per turn at most"),
+  max_tokens_per_episode: int().min(1).nullable().default(null).describe(
+    "Action tokens per episode over all its turns; null: only the per-turn limit",
+  ),
+  temperature: z.number().min(0).default(1).describe("Sampling temperature of rollouts"),
+  timeout_s: z.number().positive().nullable().default(null).describe(
+    "Wall-clock limit per episode in seconds; null: none",
+  ),
+  on_error: z.enum(["retry", "drop_episode", "drop_group"]).default("retry").describe(
+    "A failed episode (error or timeout): retry it with a fresh seed, drop it, or drop its group",
+  ),
+  template: z.enum(["chat"]).default("chat").describe(
+    "How observations become prompts: the model's chat renderer (GEM's text templates are not offered)",
+  ),
+}).strict();
+
+/** The advantage pipeline (see lib/advantages), GEM's gamma and ReBN included. */
+export const AdvantagesSchema = z.object({
+  mode: advantage.mode.describe(
+    "How advantages are computed (table in lib/advantages); discounted_rebn is GEM's ReBN",
+  ),
+  gamma: advantage.gamma.describe("Discount of the discounted modes"),
+  constant_groups: advantage.constantGroups.describe(
+    "Groups whose episodes all have the same reward: keep them, drop them, or drop them but one if all are",
+  ),
+  reward_reduction: advantage.rewardReduction.describe(
+    "How a multi-turn episode's turn rewards become its reward",
+  ),
+  non_terminal_reward: advantage.nonTerminalReward.describe(
+    "Replaces the reward of every non-final turn (e.g. 0: only the outcome counts); null: keep",
+  ),
+  clamp_min: advantage.clampMin.describe("Lower clamp of the final advantages; null: none"),
+  clamp_max: advantage.clampMax.describe("Upper clamp of the final advantages; null: none"),
+  eps: advantage.eps.describe("Added to the standard deviation of z-scores"),
+}).strict().refine(
+  (a) => a.clamp_min === null || a.clamp_max === null || a.clamp_min <= a.clamp_max,
+  { message: "clamp_min must not exceed clamp_max", path: ["clamp_min"] },
+);
+
+/** Turning episodes into per-token advantages: the method and its terms. */
+export const ScoringSchema = z.object({
+  method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
+    "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
+  ),
+  reward_source: z.enum(["env", "prm"]).default("env").describe(
+    "Where the RL term's turn rewards come from: the environment, or PRM judge votes",
+  ),
+  hint_source: z.enum(["judge", "next_observation"]).default("next_observation").describe(
+    "Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation",
+  ),
+  w_opd: z.number().min(0).default(1).describe("Weight of the OPD term (opd, combine)"),
+  w_rl: z.number().min(0).default(1).describe("Weight of the RL term (combine)"),
+  kl_loss_coef: z.number().min(0).default(0).describe(
+    "Adds −coef · (student_lp − base_lp) per token (a KL penalty towards the teacher / base)",
+  ),
+  eval_mode: z.boolean().default(false).describe(
+    "With opd: also run the PRM judge, for monitoring only",
+  ),
+}).strict();
+
+/** The PRM and hint judge. */
+export const JudgeSchema = z.object({
+  votes: int().min(1).default(3).describe("PRM judge votes per turn (OpenClaw's M)"),
+  temperature: z.number().min(0).default(0.6).describe("Sampling temperature of the judge"),
+  max_tokens: int().min(1).default(4096).describe("Tokens per judge answer at most"),
+  base_url: z.url().nullable().default(null).describe(
+    "An OpenAI-compatible judge (…/v1, key in JUDGE_API_KEY); null: the teacher model on Tinker",
+  ),
+  model: z.string().min(1).nullable().default(null).describe(
+    "Model name to ask the OpenAI-compatible judge for; null: the teacher model",
+  ),
+}).strict();
+
+/** The teacher of OPD (and the judge's model on Tinker). */
+export const TeacherSchema = z.object({
+  model: z.string().min(1).nullable().default(null).describe(
+    "Teacher (and Tinker judge) model; null: the policy's base model",
+  ),
+}).strict();
+
+/** Where the run is recorded. */
+export const LoggingSchema = z.object({
+  log_path: z.string().min(1).nullable().default(null).describe(
+    "Run directory (config, metrics, checkpoints, rollouts); null: .tinkerbench/runs/<method>-<env>-<model>-seed<N>",
+  ),
+}).strict();
+
+/** Saving and starting from states. */
+export const CheckpointsSchema = z.object({
+  save_every: int().min(0).default(20).describe(
+    "Save the state every N steps (0: only at the end or on Ctrl-C)",
+  ),
+  resume_from: z.string().min(1).nullable().default(null).describe(
+    "Start a new run from these weights (tinker://…, weights only); a run directory resumes by itself",
+  ),
+}).strict();
+
+/** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */
+export const ProxySchema = z.object({
+  host: z.string().min(1).default("127.0.0.1").describe("Address the proxy listens on"),
+  port: int().min(0).max(65535).default(30000).describe("Port of the proxy (0: a free one)"),
+  served_model_name: z.string().min(1).nullable().default(null).describe(
+    "Model name clients ask the proxy for; null: the policy's model",
+  ),
+  default_turn_type: z.enum(["main", "side"]).default("main").describe(
+    "Turn type of requests without X-Turn-Type: main turns are trained, side turns are not",
+  ),
+}).strict();
+
+/** One environment of a multi-environment run. */
+export const EnvironmentEntrySchema = z.object({
+  env_id: z.string().min(1).nullable().default(null).describe(
+    "Environment id in the registry; null: the entry's name",
+  ),
+  weight: z.number().positive().default(1).describe(
+    "Relative share of each step's groups drawn from this environment",
+  ),
+}).strict();
 
 /** Every setting of a training run, with its default. */
 export const TrainConfigSchema = z.object({
-  // ---- OpenClaw seed ----
-  method: z.enum(["rl", "opd", "combine"]).default("rl"),
-  /** The policy; local models need no key, cloud ones need TINKER_API_KEY. */
-  model_name: z.string().min(1).default("local/games"),
-  lora_rank: int().min(1).max(1024).default(32),
-  /** The teacher of OPD and the judge's model; null means the policy's base model. */
-  teacher_model_name: z.string().min(1).nullable().default(null),
-  /**
-   * Adam's learning rate; null picks one for the model: 1e-4 (OpenClaw's) for cloud models,
-   * 3e-3 for the small local models, whose LoRA needs a larger step (see resolveLearningRate).
-   */
-  learning_rate: z.number().positive().max(1).nullable().default(null),
-  /** Groups (or proxy turns) per training step. */
-  batch_size: int().min(1).default(4),
-  max_steps: int().min(1).default(1000),
-  loss_fn: z.enum(["importance_sampling", "ppo", "cispo"]).default("importance_sampling"),
-  kl_loss_coef: z.number().min(0).default(0),
-  /** Save a checkpoint every N steps (0: only the final one). GEM's `save_every` is an alias. */
-  save_interval: int().min(0).default(20),
-  resume_from_ckpt: z.string().min(1).nullable().default(null),
-  /** Weight of the OPD term in `combine`. */
-  w_opd: z.number().min(0).default(1),
-  /** Weight of the RL term in `combine`. */
-  w_rl: z.number().min(0).default(1),
-  /** Train on each batch this many times. */
-  train_epochs: int().min(1).default(1),
-  /** With `opd`: also run the PRM judge, for monitoring only. */
-  eval_mode: z.boolean().default(false),
-  /** PRM judge votes per turn, and their sampling. */
-  prm_m: int().min(1).default(3),
-  prm_temperature: z.number().min(0).default(0.6),
-  prm_max_tokens: int().min(1).default(4096),
-  /** Where the RL term's turn rewards come from: the env's own reward, or PRM votes. */
-  reward_source: z.enum(["env", "prm"]).default("env"),
-  /**
-   * Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation
-   * itself (in a game, the feedback on the move: the hindsight a judge would extract).
-   */
-  hint_source: z.enum(["judge", "next_observation"]).default("next_observation"),
-  /** An OpenAI-compatible judge (`…/v1`); null: the teacher model on Tinker judges. */
-  judge_base_url: z.string().url().nullable().default(null),
-  /** The model name to ask the OpenAI-compatible judge for. */
-  judge_model: z.string().min(1).nullable().default(null),
-  // ---- GEM seed ----
-  env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy"),
-  /**
-   * Episodes played at once (GEM's num_env; its default is 4, ours 32 because the local
-   * backend batches concurrent sampling requests).
-   */
-  num_env: int().min(1).default(32),
-  /** A failed rollout (an error or a timeout): retry it with a fresh seed, or drop it / its group. */
-  rollout_on_error: z.enum(["retry", "drop_episode", "drop_group"]).default("retry"),
-  /** Wall-clock limit per episode in seconds (null: none). */
-  rollout_timeout_s: z.number().positive().nullable().default(null),
-  /** Action tokens per episode over all its turns (null: only the per-turn max_tokens). */
-  max_tokens_per_episode: int().min(1).nullable().default(null),
-  /** Episodes per group, from the same start state (GRPO). */
-  group_size: int().min(1).default(4),
-  gamma: z.number().min(0).max(1).default(0.9),
-  use_rebn: z.boolean().default(true),
-  /**
-   * How observations become prompts. GEM's hand-written templates (`qwen3_game`, ...) are not
-   * offered: turns go through the model's chat renderer, so prompts stay token-aligned.
-   */
-  template: z.enum(["chat"]).default("chat"),
-  max_tokens: int().min(1).default(256),
-  /** Sampling temperature of rollouts. */
-  temperature: z.number().min(0).default(1),
-  seed: int().default(0),
-  // ---- run ----
-  /** Where metrics, checkpoints.jsonl and the rollout store go. */
-  log_path: z.string().min(1).nullable().default(null),
-  advantages: AdvantageConfigSchema.default(AdvantageConfigSchema.parse({})),
+  max_steps: int().min(1).default(1000).describe("Training steps of the run"),
+  seed: int().default(0).describe(
+    "Seed of the LoRA init, environments and sampling (each a function of seed, step, group)",
+  ),
+  policy: PolicySchema.prefault({}).describe("The policy being trained"),
+  optimizer: OptimizerSchema.prefault({}).describe("Adam, the loss and the passes per batch"),
+  rollout: RolloutSchema.prefault({}).describe(
+    "Collecting episodes: the environment, the batch, sampling and failures",
+  ),
+  advantages: AdvantagesSchema.prefault({}).describe(
+    "From rewards to per-turn advantages (lib/advantages)",
+  ),
+  scoring: ScoringSchema.prefault({}).describe("The method and the terms of the advantage"),
+  judge: JudgeSchema.prefault({}).describe("The PRM and hint judge"),
+  teacher: TeacherSchema.prefault({}).describe("The teacher of OPD"),
+  logging: LoggingSchema.prefault({}).describe("Where the run is recorded"),
+  checkpoints: CheckpointsSchema.prefault({}).describe("Saving and starting from states"),
+  proxy: ProxySchema.nullable().default(null).describe(
+    "An OpenAI-compatible proxy serving the policy (OpenClaw's); null: none. Setting any field turns it on",
+  ),
+  environments: z.record(z.string().min(1), EnvironmentEntrySchema).default({}).describe(
+    "Environments of a multi-environment run by name; empty: rollout.env_id alone",
+  ),
 }).strict();
-
-/** The learning rate a run uses: the configured one, or the model's default. */
-export function resolveLearningRate(
-  cfg: { learning_rate: number | null; model_name: string },
-): number {
-  return cfg.learning_rate ?? (cfg.model_name.startsWith("local/") ? 3e-3 : 1e-4);
-}
 
 /** A full training configuration. */
 export type TrainConfig = z.infer<typeof TrainConfigSchema>;
 
-/** Keys that another name also sets (the GEM seed's names). */
-export const CONFIG_ALIASES: Record<string, keyof TrainConfig> = { save_every: "save_interval" };
+/** The learning rate a run uses: the configured one, or the model's default. */
+export function resolveLearningRate(cfg: TrainConfig): number {
+  return cfg.optimizer.learning_rate ?? (cfg.policy.model.startsWith("local/") ? 3e-3 : 1e-4);
+}
 
-/** Environment variables of the OpenClaw seed, and the key each sets. */
-export const CONFIG_ENV_VARS: Record<string, keyof TrainConfig> = {
-  KL_LOSS_COEF: "kl_loss_coef",
-  OPENCLAW_COMBINE_W_OPD: "w_opd",
-  OPENCLAW_COMBINE_W_RL: "w_rl",
-};
-
-/** Every key also reads `TINKERBENCH_<KEY>` from the environment, e.g. `TINKERBENCH_LORA_RANK`. */
-export const ENV_PREFIX = "TINKERBENCH_";
-
-/** `TINKERBENCH_*` variables that are not training settings (the local backend's home). */
-export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set(["TINKERBENCH_HOME"]);
+/**
+ * The advantage pipeline's settings (lib/advantages) from the config's section.
+ *
+ * @example
+ * computeAdvantages(groups, advantageConfig(cfg.advantages));
+ */
+export function advantageConfig(a: TrainConfig["advantages"]): AdvantageConfig {
+  return {
+    mode: a.mode,
+    gamma: a.gamma,
+    constantGroups: a.constant_groups,
+    rewardReduction: a.reward_reduction,
+    nonTerminalReward: a.non_terminal_reward,
+    clampMin: a.clamp_min,
+    clampMax: a.clamp_max,
+    eps: a.eps,
+  };
+}

@@ -7,7 +7,7 @@
  *
  * Each step's forward_backward, optim_step and the next sampler's weight save are submitted
  * together and awaited once (the server runs them in order). Every step writes a metrics row
- * and its rollouts; every `save_interval` steps, and at the end, the state (weights and Adam)
+ * and its rollouts; every `checkpoints.save_every` steps, and at the end, the state (weights and Adam)
  * is saved and recorded in `checkpoints.jsonl`. A rerun with the same log directory resumes
  * from the last record exactly: the environments' seeds and the sampling seeds are functions
  * of (seed, step, group), so the data cursor and the RNG state are the step itself.
@@ -15,7 +15,7 @@
  * @module
  */
 
-import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
+import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { scoredGroupsToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import type { AnyEnv } from "../envs/types.ts";
@@ -67,7 +67,7 @@ export interface RLTrainResult {
 }
 
 /**
- * Trains a policy on `config.env_id` with `config.method`.
+ * Trains a policy on `config.rollout.env_id` with `config.scoring.method`.
  *
  * @example
  * const tinker = await connectTinker();
@@ -76,8 +76,8 @@ export interface RLTrainResult {
  */
 export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const cfg = o.config;
-  const makeEnv = envFactory(cfg.env_id);
-  const renderer = rendererFor(cfg.model_name);
+  const makeEnv = envFactory(cfg.rollout.env_id);
+  const renderer = rendererFor(cfg.policy.model);
   const log = await RunLog.open(o.logDir);
   await log.writeConfig(cfg);
 
@@ -92,13 +92,13 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     });
     startStep = resumedFrom.step;
     await log.rewindTo(startStep);
-  } else if (cfg.resume_from_ckpt) {
-    training = await o.service.createTrainingClientFromState(cfg.resume_from_ckpt);
+  } else if (cfg.checkpoints.resume_from) {
+    training = await o.service.createTrainingClientFromState(cfg.checkpoints.resume_from);
     await log.rewindTo(0);
   } else {
     training = await o.service.createLoraTrainingClient({
-      baseModel: cfg.model_name,
-      rank: cfg.lora_rank,
+      baseModel: cfg.policy.model,
+      rank: cfg.policy.lora_rank,
       seed: cfg.seed,
     });
     await log.rewindTo(0);
@@ -144,8 +144,11 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     if (datums.length > 0) {
       const fbs: Promise<ForwardBackwardOutput>[] = [];
       const optims: Promise<unknown>[] = [];
-      for (let epoch = 0; epoch < cfg.train_epochs; epoch++) {
-        fbs.push(training.forwardBackward(datums, cfg.loss_fn).result());
+      for (let epoch = 0; epoch < cfg.optimizer.train_epochs; epoch++) {
+        fbs.push(
+          training.forwardBackward(datums, cfg.optimizer.loss_fn, cfg.optimizer.loss_fn_config)
+            .result(),
+        );
         optims.push(training.optimStep({ learning_rate: lr }).result());
       }
       const nextSampler = training.saveWeightsAndGetSamplingClient().result();
@@ -180,7 +183,10 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     result.steps = step;
     await o.onStep?.(row);
 
-    if (cfg.save_interval > 0 && step % cfg.save_interval === 0 && step < cfg.max_steps) {
+    if (
+      cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&
+      step < cfg.max_steps
+    ) {
       result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
     }
   }
@@ -199,8 +205,8 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
 /** The default run directory of a configuration, so that rerunning a command resumes it. */
 export function defaultLogDir(cfg: TrainConfig): string {
   const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
-  return `.tinkerbench/runs/${cfg.method}-${slug(cfg.env_id)}-${
-    slug(cfg.model_name)
+  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(cfg.rollout.env_id)}-${
+    slug(cfg.policy.model)
   }-seed${cfg.seed}`;
 }
 
@@ -208,7 +214,7 @@ function envFactory(envId: string): () => AnyEnv {
   try {
     make(envId);
   } catch (e) {
-    if (e instanceof UnknownEnvError) throw new ConfigError(`env_id: ${e.message}`);
+    if (e instanceof UnknownEnvError) throw new ConfigError(`rollout.env_id: ${e.message}`);
     throw e;
   }
   return () => make(envId);
@@ -218,7 +224,7 @@ function rendererFor(model: string): Renderer {
   try {
     return getRenderer(model);
   } catch (e) {
-    throw new ConfigError(`model_name: ${(e as Error).message}`);
+    throw new ConfigError(`policy.model: ${(e as Error).message}`);
   }
 }
 
@@ -231,20 +237,20 @@ async function collect(
   samplerVersion: number,
 ): Promise<{ groups: EpisodeGroup[]; metrics: Record<string, number> }> {
   // Env seeds and sampling seeds are functions of (seed, step, group): resume needs nothing else.
-  const specs = Array.from({ length: cfg.batch_size }, (_, g) => ({
+  const specs = Array.from({ length: cfg.rollout.groups_per_batch }, (_, g) => ({
     makeEnv,
     envSeed: deriveSeed(cfg.seed, step, g),
     id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
   }));
   const res = await collectGroups(specs, sampler, {
-    groupSize: cfg.group_size,
-    maxConcurrency: cfg.num_env,
-    maxTokensPerTurn: cfg.max_tokens,
-    maxTokensPerEpisode: cfg.max_tokens_per_episode ?? undefined,
-    timeoutMs: cfg.rollout_timeout_s === null ? undefined : cfg.rollout_timeout_s * 1000,
-    temperature: cfg.temperature,
+    groupSize: cfg.rollout.group_size,
+    maxConcurrency: cfg.rollout.max_concurrency,
+    maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
+    maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
+    timeoutMs: cfg.rollout.timeout_s === null ? undefined : cfg.rollout.timeout_s * 1000,
+    temperature: cfg.rollout.temperature,
     seed: deriveSeed(cfg.seed, step, -1),
-    failures: { onError: cfg.rollout_on_error },
+    failures: { onError: cfg.rollout.on_error },
     renderer,
     samplerVersion,
   });
@@ -263,25 +269,17 @@ async function collect(
   };
 }
 
-/** The method's settings from the config (GEM's gamma and use_rebn pick the discounted mode). */
+/** The method's settings from the config. */
 export function methodSettings(cfg: TrainConfig): MethodSettings {
-  const discounted = cfg.advantages.mode === "discounted" ||
-    cfg.advantages.mode === "discounted_rebn";
   return {
-    method: cfg.method,
-    rewardSource: cfg.reward_source,
-    hintSource: cfg.hint_source === "judge" ? "judge" : "next_state",
-    evalMode: cfg.eval_mode,
-    advantages: discounted
-      ? {
-        ...cfg.advantages,
-        gamma: cfg.gamma,
-        mode: cfg.use_rebn ? "discounted_rebn" : "discounted",
-      }
-      : cfg.advantages,
-    wOpd: cfg.w_opd,
-    wRl: cfg.w_rl,
-    klCoef: cfg.kl_loss_coef,
+    method: cfg.scoring.method,
+    rewardSource: cfg.scoring.reward_source,
+    hintSource: cfg.scoring.hint_source === "judge" ? "judge" : "next_state",
+    evalMode: cfg.scoring.eval_mode,
+    advantages: advantageConfig(cfg.advantages),
+    wOpd: cfg.scoring.w_opd,
+    wRl: cfg.scoring.w_rl,
+    klCoef: cfg.scoring.kl_loss_coef,
   };
 }
 
@@ -294,14 +292,14 @@ async function evidenceSources(
   return await openEvidenceSources(
     plan,
     {
-      teacherModel: cfg.teacher_model_name ?? cfg.model_name,
-      judgeBaseUrl: cfg.judge_base_url,
-      judgeModel: cfg.judge_model,
+      teacherModel: cfg.teacher.model ?? cfg.policy.model,
+      judgeBaseUrl: cfg.judge.base_url,
+      judgeModel: cfg.judge.model,
       judgeApiKey: Deno.env.get("JUDGE_API_KEY"),
       judgeSampling: {
-        m: cfg.prm_m,
-        temperature: cfg.prm_temperature,
-        maxTokens: cfg.prm_max_tokens,
+        m: cfg.judge.votes,
+        temperature: cfg.judge.temperature,
+        maxTokens: cfg.judge.max_tokens,
         seed: cfg.seed,
       },
     },

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { parseRolloutRecord } from "../../lib/rl/records.ts";
 
 const SCRIPT = new URL("../../scripts/train.ts", import.meta.url).pathname;
 
@@ -25,13 +26,35 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
   const bad = await finish(train(["--method", "foo"], home));
   assert.equal(bad.code, 2);
   const first = bad.stderr.split("\n")[0];
-  assert.match(first, /^error: method = "foo" \(from --method=foo\): .*"rl".*"opd".*"combine"/);
+  assert.match(
+    first,
+    /^error: scoring.method = "foo" \(from --method=foo\): .*"rl".*"opd".*"combine"/,
+  );
   assert.doesNotMatch(bad.stderr, /\bat .*\.ts:\d+/, "no stack trace");
 
   const env = await finish(train(["--env-id", "game:GuessTheNumber-v0"], home));
   assert.equal(env.code, 2);
-  assert.match(env.stderr, /^error: env_id: unknown environment .*Did you mean/);
+  assert.match(env.stderr, /^error: rollout.env_id: unknown environment .*Did you mean/);
   assert.doesNotMatch(env.stderr, /\bat .*\.ts:\d+/, "no stack trace");
+
+  const typo = await finish(train(["--lora-rnk", "3"], home));
+  assert.equal(typo.code, 2);
+  assert.match(typo.stderr, /^error: unknown option --lora-rnk \(did you mean --lora-rank\?\)\n/);
+  const twice = await finish(train(["--save-every=2", "--save-interval=3"], home));
+  assert.match(twice.stderr, /^error: flags: --save-every and --save-interval both set/);
+  const proxy = await finish(train(["--proxy-port=0"], home));
+  assert.equal(proxy.code, 2);
+  assert.match(proxy.stderr, /^error: proxy: not used by deno task train yet/);
+});
+
+Deno.test("train script: --help lists every setting by section, with its alias flags", async () => {
+  const out = await finish(train(["--help"], await Deno.makeTempDir()));
+  assert.equal(out.code, 0, out.stderr);
+  for (const section of ["policy", "optimizer", "rollout", "advantages", "scoring", "judge"]) {
+    assert.match(out.stdout, new RegExp(`^${section}: `, "m"));
+  }
+  assert.match(out.stdout, /^ {2}rollout.group_size = 4 \(integer >= 1; --group-size\)/m);
+  assert.match(out.stdout, /--save-interval, --save-every/);
 });
 
 Deno.test("train script: kill -9 mid-run, rerun the same command: it resumes, no duplicated rows", async () => {
@@ -105,7 +128,7 @@ Deno.test("train script: GEM's key=value words are settings; other words are one
   const home = await Deno.makeTempDir();
   const gem = await finish(train(["env_id=game:Nope-v0", "gamma=0.9"], home));
   assert.equal(gem.code, 2);
-  assert.match(gem.stderr, /^error: env_id: unknown environment "game:Nope-v0"/);
+  assert.match(gem.stderr, /^error: rollout.env_id: unknown environment "game:Nope-v0"/);
   const word = await finish(train(["train"], home));
   assert.equal(word.code, 2);
   assert.match(word.stderr, /^error: unexpected argument "train"/);
@@ -133,10 +156,16 @@ for (const method of ["opd", "combine"]) {
     assert.ok(rows.some((r) => r["score/opd_samples"] + r["score/opd+rl_samples"] > 0));
     assert.equal(rows[0]["score/w_opd"], 1);
     const turn = (await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl")))
-      .flatMap((e) => (e as { turns: { score: { hint?: string } }[] }).turns)[0];
-    assert.ok(turn.score.hint, "the hint is persisted with the rollout");
+      .flatMap((e) => parseRolloutRecord(e).turns)[0];
+    assert.ok(turn.evidence.hint, "the hint is persisted with the rollout");
     const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as { kind: string }[];
     assert.equal(ckpts.at(-1)?.kind, "final");
     await Deno.stat(join(logDir, "report.html"));
+    // The run's config is the nested, resolved one.
+    const config = JSON.parse(await Deno.readTextFile(join(logDir, "config.json")));
+    assert.equal(config.scoring.method, method);
+    assert.equal(config.rollout.groups_per_batch, 1);
+    assert.equal(config.optimizer.learning_rate, 3e-3);
+    assert.equal(config.logging.log_path, logDir);
   });
 }

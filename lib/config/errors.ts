@@ -1,0 +1,4 @@
+/** A configuration mistake, in one line naming the source and key it concerns. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
