@@ -64,6 +64,7 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   train_epochs: { path: "optimizer.train_epochs", from: ["tinkerbench"] },
   // ---- rollout ----
   env_id: { path: "rollout.env_id", from: ["GEM"] },
+  env_module: { path: "rollout.env_module", from: ["tinkerbench"] },
   batch_size: {
     path: "rollout.groups_per_batch",
     // GEM's batch_size counts transitions; here (as in OpenClaw and OpenReward) it counts groups.

@@ -41,6 +41,9 @@ export const RolloutSchema = z.object({
   env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy").describe(
     "Environment id in the registry (GEM's ids, e.g. game:GuessTheNumber-v0-easy)",
   ),
+  env_module: z.string().min(1).nullable().default(null).describe(
+    "A module imported before the environment is made (e.g. ./my_env.ts), which registers it",
+  ),
   groups_per_batch: int().min(1).default(4).describe(
     "GRPO groups collected per training step (OpenClaw's, OpenReward's batch_size)",
   ),

@@ -17,3 +17,4 @@ export * from "./words.ts";
 export * from "./wrappers.ts";
 export * from "./registry.ts";
 export * from "./message_env.ts";
+export * from "./modules.ts";

@@ -19,6 +19,7 @@ import { advantageConfig, resolveLearningRate, type TrainConfig } from "../confi
 import { scoredGroupsToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import type { AnyEnv } from "../envs/types.ts";
+import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import { rolloutRecords } from "../rl/records.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
@@ -76,6 +77,7 @@ export interface RLTrainResult {
  */
 export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const cfg = o.config;
+  if (cfg.rollout.env_module) await importEnvModuleOrConfigError(cfg.rollout.env_module);
   const makeEnv = envFactory(cfg.rollout.env_id);
   const renderer = rendererFor(cfg.policy.model);
   const log = await RunLog.open(o.logDir);
@@ -208,6 +210,15 @@ export function defaultLogDir(cfg: TrainConfig): string {
   return `.tinkerbench/runs/${cfg.scoring.method}-${slug(cfg.rollout.env_id)}-${
     slug(cfg.policy.model)
   }-seed${cfg.seed}`;
+}
+
+async function importEnvModuleOrConfigError(path: string): Promise<void> {
+  try {
+    await importEnvModule(path);
+  } catch (e) {
+    if (e instanceof EnvModuleError) throw new ConfigError(`rollout.${e.message}`);
+    throw e;
+  }
 }
 
 function envFactory(envId: string): () => AnyEnv {
