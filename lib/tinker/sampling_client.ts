@@ -9,7 +9,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import type { ModelInput, SampleResponse } from "../protocol/mod.ts";
 import { APIFuture } from "./futures.ts";
 import type { TinkerHttp } from "./http.ts";
-import { awaitResult, submitWithRetries } from "./training_client.ts";
+import { awaitResult, submitWithRetries } from "./retry.ts";
 import type { SamplingParams } from "./types.ts";
 
 /** Arguments of {@link SamplingClient.sample}. */

@@ -16,29 +16,19 @@ import {
   encodeForwardBackwardRequest,
   type ForwardBackwardOutput,
   GetInfoResponseSchema,
-  UntypedFutureSchema,
 } from "../protocol/mod.ts";
-import { APIFuture, pollFuture, type ResultDecoder } from "./futures.ts";
-import {
-  parseReply,
-  type RawReply,
-  TinkerAPIError,
-  TinkerConnectionError,
-  type TinkerHttp,
-} from "./http.ts";
+import { APIFuture, type ResultDecoder } from "./futures.ts";
+import { awaitResult, type RetryContext, type Submission, submitWithRetries } from "./retry.ts";
 import type { AdamParams } from "./types.ts";
 import type { SamplingClient } from "./sampling_client.ts";
 import { chunkData, type ChunkLimits, mergeForwardBackwardOutputs } from "./chunking.ts";
 
 /** What a TrainingClient needs from the ServiceClient that made it. */
-export interface TrainingClientContext {
-  http: TinkerHttp;
+export interface TrainingClientContext extends RetryContext {
   /** Next per-session sampling-session number (shared with create_sampling_session). */
   nextSamplingSessionSeq(): number;
   /** A sampling client on an existing sampling session. */
   samplingClientFor(samplingSessionId: string, baseModel: string): SamplingClient;
-  /** Back-off base of polls and retries (ms). */
-  backoffBaseMs: number;
   /** The server's forward_backward chunk limits. */
   chunkLimits: ChunkLimits;
 }
@@ -263,7 +253,7 @@ export class TrainingClient {
    */
   #submit<T>(
     path: string,
-    body: (seqId: number) => { json: unknown } | { proto: Uint8Array },
+    body: (seqId: number) => Submission,
     decoder: ResultDecoder<T>,
   ): APIFuture<T> {
     const seqId = ++this.#seq;
@@ -274,63 +264,4 @@ export class TrainingClient {
       accepted.then((requestId) => awaitResult(this.#ctx, path, payload, requestId, decoder)),
     );
   }
-}
-
-/**
- * POSTs a submission until the server accepts it: 408, 409-free 429, 5xx and broken
- * connections are retried with back-off; the same body means the same seq id, so a retry of a
- * request that did arrive gets the original request id back.
- */
-export async function submitWithRetries(
-  ctx: Pick<TrainingClientContext, "http" | "backoffBaseMs">,
-  path: string,
-  payload: { json: unknown } | { proto: Uint8Array },
-  { maxAttempts = 12 }: { maxAttempts?: number } = {},
-): Promise<string> {
-  let last: unknown;
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    let reply: RawReply;
-    try {
-      reply = await ctx.http.raw("POST", path, payload);
-    } catch (e) {
-      if (!(e instanceof TinkerConnectionError)) throw e;
-      last = e;
-      await backoff(ctx.backoffBaseMs, attempt);
-      continue;
-    }
-    if (reply.status === 408 || reply.status === 429 || reply.status >= 500) {
-      last = new TinkerAPIError(path, reply.status, "retrying");
-      await backoff(ctx.backoffBaseMs, attempt);
-      continue;
-    }
-    return parseReply(path, reply, UntypedFutureSchema).request_id;
-  }
-  throw last;
-}
-
-/**
- * Polls a submitted request to its result. A 410 means the server dropped the promise: the
- * request is resubmitted as is (same seq id, so the server runs it at most once) and polled
- * again, as the official SDK does.
- */
-export async function awaitResult<T>(
-  ctx: Pick<TrainingClientContext, "http" | "backoffBaseMs">,
-  path: string,
-  payload: { json: unknown } | { proto: Uint8Array },
-  requestId: string,
-  decoder: ResultDecoder<T>,
-): Promise<T> {
-  for (let attempt = 0;; attempt++) {
-    try {
-      return await pollFuture(ctx.http, requestId, decoder, { backoffBaseMs: ctx.backoffBaseMs });
-    } catch (e) {
-      if (!(e instanceof TinkerAPIError && e.status === 410) || attempt >= 5) throw e;
-      requestId = await submitWithRetries(ctx, path, payload);
-    }
-  }
-}
-
-function backoff(baseMs: number, attempt: number): Promise<void> {
-  const ms = Math.min(baseMs * 2 ** attempt, 30_000) * (0.75 + Math.random() * 0.25);
-  return new Promise((r) => setTimeout(r, ms));
 }
