@@ -10,10 +10,9 @@ import { type Context, Hono } from "hono";
 import type { z } from "zod";
 import { UserInputError } from "../errors.ts";
 import type { LocalBackend } from "../backend.ts";
-import { ExpiredFutureError } from "./futures.ts";
+import { ExpiredFutureError } from "../runtime/futures.ts";
 import { droppedConnection, type FaultInjector, faultResponse } from "./faults.ts";
-import { fingerprint } from "./sequencer.ts";
-import { toLearnerDatums } from "./datums.ts";
+import { fingerprint } from "../runtime/sequencer.ts";
 import type { LocalAuth } from "./auth.ts";
 import * as wire from "../../protocol/mod.ts";
 
@@ -86,11 +85,7 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
     const { req, print } = await readForwardBackward(c);
     return handle(
       c,
-      backend.forwardBackward(
-        { ...req, data: toLearnerDatums(req.data) },
-        req.forward_only,
-        print,
-      ),
+      backend.forwardBackward(req, req.forward_only, print),
       req.model_id,
     );
   });
@@ -103,7 +98,7 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
         {
           model_id: body.model_id,
           seq_id: body.seq_id,
-          data: toLearnerDatums(input.data),
+          data: input.data,
           loss_fn: input.loss_fn,
           loss_fn_config: input.loss_fn_config,
         },

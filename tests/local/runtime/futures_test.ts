@@ -1,5 +1,5 @@
 import { assert } from "../../assert.ts";
-import { ExpiredFutureError, FutureStore } from "../../../lib/local/server/futures.ts";
+import { ExpiredFutureError, FutureStore } from "../../../lib/local/runtime/futures.ts";
 import { UserInputError } from "../../../lib/local/errors.ts";
 
 Deno.test("FutureStore: a pending future long-polls until resolved", async () => {

@@ -1,5 +1,5 @@
 import { assert } from "../../assert.ts";
-import { fingerprint, RetryDedupe, SeqOrder } from "../../../lib/local/server/sequencer.ts";
+import { fingerprint, RetryDedupe, SeqOrder } from "../../../lib/local/runtime/sequencer.ts";
 import { UserInputError } from "../../../lib/local/errors.ts";
 
 Deno.test("SeqOrder: releases in seq order whatever the arrival order", () => {

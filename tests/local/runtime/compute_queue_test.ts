@@ -1,5 +1,5 @@
 import { assert } from "../../assert.ts";
-import { ComputeQueue } from "../../../lib/local/server/compute_queue.ts";
+import { ComputeQueue } from "../../../lib/local/runtime/compute_queue.ts";
 
 Deno.test("ComputeQueue: runs tasks one at a time in FIFO order", async () => {
   const q = new ComputeQueue();
