@@ -1,6 +1,6 @@
 /**
- * Starting the embedded local backend: a Tinker-compatible HTTP server on this machine,
- * in-process (from code, tests and notebooks) or standalone (`deno task serve`).
+ * The embedded local backend's HTTP server: {@link startLocalServer} serves the Tinker protocol
+ * over a `LocalBackend` on this machine.
  *
  * @example
  * const server = await startLocalServer({ dataDir: await Deno.makeTempDir() });
@@ -10,102 +10,10 @@
  * @module
  */
 
-import { join } from "node:path";
-import { homedir } from "node:os";
-import { LocalBackend } from "../backend.ts";
-import { createApp } from "./app.ts";
-import { type FaultConfig, FaultInjector } from "./faults.ts";
-import { initEngine } from "../engine.ts";
-import { LocalAuth, type LocalAuthOptions } from "./auth.ts";
-
-/** Options of {@link startLocalServer}. */
-export interface LocalServerOptions {
-  /** Port to listen on; 0 (the default) picks a free one. */
-  port?: number;
-  /** Interface to bind; loopback by default. */
-  hostname?: string;
-  /** Checkpoint directory; default `$TINKERBENCH_HOME` or `~/.cache/tinkerbench/local`. */
-  dataDir?: string;
-  /** How long retrieve_future waits for a result before answering try_again (< 45 s). */
-  longPollMs?: number;
-  /** Session expiry without heartbeat (0 = never). */
-  sessionTtlMs?: number;
-  /** Seq-id gap timeout per model. */
-  seqGapTimeoutMs?: number;
-  /** Device bytes of the samplers' prefix cache; 0 turns it off (see {@link LocalBackendOptions}). */
-  prefixCacheBytes?: number;
-  /** Fault injection for client tests; off when absent. */
-  faults?: Partial<FaultConfig>;
-  /** Log one line per request. */
-  log?: boolean;
-  /**
-   * Require credentials the way the hosted service does with JWT exchange: `client/config`
-   * says `pjwt_auth_enabled`, `auth/token` trades `apiKey` for a JWT living `jwtTtlSeconds`,
-   * and other calls need a valid JWT (401 otherwise). Off by default: any key is accepted.
-   */
-  auth?: LocalAuthOptions;
-}
-
-/** A running local server. */
-export interface LocalServer {
-  /** Base URL to give a Tinker client, e.g. `http://127.0.0.1:43123`. */
-  url: string;
-  port: number;
-  backend: LocalBackend;
-  faults?: FaultInjector;
-  /** The credential checks, when started with `auth`. */
-  auth?: LocalAuth;
-  /** Stops listening, waits for queued work, and frees the models. */
-  close(): Promise<void>;
-}
-
-/** The default checkpoint directory. */
-export function defaultDataDir(): string {
-  return Deno.env.get("TINKERBENCH_HOME") ?? join(homedir(), ".cache", "tinkerbench", "local");
-}
-
-/** Starts the local backend and resolves once it is listening. */
-export async function startLocalServer(opts: LocalServerOptions = {}): Promise<LocalServer> {
-  await initEngine();
-  const dataDir = opts.dataDir ?? defaultDataDir();
-  await Deno.mkdir(dataDir, { recursive: true });
-  const backend = new LocalBackend({
-    dataDir,
-    sessionTtlMs: opts.sessionTtlMs,
-    seqGapTimeoutMs: opts.seqGapTimeoutMs,
-    prefixCacheBytes: opts.prefixCacheBytes,
-  });
-  const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
-  const auth = opts.auth ? new LocalAuth(opts.auth) : undefined;
-  const app = createApp(backend, { longPollMs: opts.longPollMs ?? 20_000, faults, auth });
-  const abort = new AbortController();
-  const hostname = opts.hostname ?? "127.0.0.1";
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
-    port: opts.port ?? 0,
-    hostname,
-    signal: abort.signal,
-    onListen: ({ port }) => resolve(port),
-  }, async (req) => {
-    const t0 = performance.now();
-    const res = await app.fetch(req);
-    if (opts.log) {
-      const ms = (performance.now() - t0).toFixed(0);
-      console.log(`${req.method} ${new URL(req.url).pathname} ${res.status} ${ms}ms`);
-    }
-    return res;
-  });
-  const port = await listening;
-  return {
-    url: `http://${hostname}:${port}`,
-    port,
-    backend,
-    faults,
-    auth,
-    async close() {
-      abort.abort();
-      await server.finished;
-      await backend.close();
-    },
-  };
-}
+export {
+  defaultDataDir,
+  type LocalServer,
+  type LocalServerOptions,
+  startLocalServer,
+} from "./serve.ts";
+export { type AppOptions, CLIENT_CONFIG, createApp } from "./app.ts";

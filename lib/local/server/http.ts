@@ -1,0 +1,65 @@
+/**
+ * What every route of the local backend's HTTP app shares: reading and validating bodies
+ * (with the fingerprint that recognises retries), paging parameters, and the answers.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { z } from "zod";
+import { UserInputError } from "../errors.ts";
+import { fingerprint } from "../runtime/sequencer.ts";
+import { formatZodError } from "../../protocol/mod.ts";
+
+/** The content type of protobuf bodies (forward_backward in, sample and forward_backward out). */
+export const PROTOBUF = "application/x-protobuf";
+
+/** A future handle, as the service answers every queued operation. */
+export function handle(c: Context, requestId: string, modelId?: string): Response {
+  return c.json(modelId ? { request_id: requestId, model_id: modelId } : { request_id: requestId });
+}
+
+/** The raw body; compressed bodies are refused (415) rather than misread. */
+export async function readBytes(c: Context): Promise<Uint8Array> {
+  if (c.req.header("content-encoding") && c.req.header("content-encoding") !== "identity") {
+    throw new UserInputError(
+      `Content-Encoding ${
+        c.req.header("content-encoding")
+      } is not supported; send the body uncompressed`,
+      415,
+    );
+  }
+  return new Uint8Array(await c.req.arrayBuffer());
+}
+
+/** Reads and validates a JSON body; the fingerprint identifies retries of the same request. */
+export async function readJson<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  endpoint: string,
+): Promise<{ body: z.infer<S>; print: string }> {
+  const bytes = await readBytes(c);
+  let raw: unknown;
+  try {
+    raw = bytes.length === 0 ? {} : JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new UserInputError(`${endpoint}: body is not valid JSON (${(e as Error).message})`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new UserInputError(formatZodError(endpoint, parsed.error));
+  return { body: parsed.data, print: await fingerprint(bytes) };
+}
+
+/** The `limit` and `offset` query parameters of a listing. */
+export function paging(c: Context, defaultLimit: number): { limit: number; offset: number } {
+  const num = (name: string, dflt: number) => {
+    const v = c.req.query(name);
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new UserInputError(`query parameter ${name} must be a non-negative integer, got ${v}`);
+    }
+    return n;
+  };
+  return { limit: num("limit", defaultLimit), offset: num("offset", 0) };
+}
