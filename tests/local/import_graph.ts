@@ -13,6 +13,8 @@ export type ImportGraph = Map<string, string[]>;
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 // `import … from "./x.ts"`, `export … from "./x.ts"`, `import "./x.ts"`, `import type …` alike.
 const SPECIFIER = /(?:^|\n)\s*(?:import|export)\b[^;"]*?["'](\.{1,2}\/[^"']+)["']/g;
+// `await import("./x.ts")`: a lazy import is a dependency too.
+const DYNAMIC = /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
 
 /**
  * The import graph of every `.ts` file under `folders` (paths from the repository root);
@@ -29,7 +31,7 @@ export async function importGraph(folders: string[]): Promise<ImportGraph> {
   const graph: ImportGraph = new Map();
   for (const file of files) {
     const text = await Deno.readTextFile(file);
-    const deps = [...text.matchAll(SPECIFIER)]
+    const deps = [...text.matchAll(SPECIFIER), ...text.matchAll(DYNAMIC)]
       .map((m) => resolve(dirname(file), m[1]))
       .filter((d) => known.has(d));
     graph.set(relative(ROOT, file), [...new Set(deps)].map((d) => relative(ROOT, d)));
