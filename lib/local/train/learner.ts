@@ -5,8 +5,8 @@
  * - `forwardBackward` runs the model on the datums in micro-batches, computes the loss
  *   (losses.ts) and **adds** the gradient to an accumulator; `optimStep` applies AdamW to the
  *   accumulated gradient and clears it (gradients add up across calls, as on Tinker).
- * - The compute is two module-level jitted functions (train and forward-only) with the
- *   weights as arguments, so new weights never recompile; compiles happen once per
+ * - The compute is two module-level jitted functions (train and forward-only, step.ts) with
+ *   the weights as arguments, so new weights never recompile; compiles happen once per
  *   (micro-batch shape, loss, model) and shapes are bucketed (batching.ts).
  * - Gradient accumulation happens inside the jitted train function and all device reads are
  *   deferred to the end of a call, so a micro-batch costs one dispatch and no host sync.
@@ -14,11 +14,10 @@
  * @module
  */
 
-import { blockUntilReady, jit, numpy as np, tree, valueAndGrad } from "@jax-js/jax";
+import { blockUntilReady, tree } from "@jax-js/jax";
 import {
   disposeTree,
   initEngine,
-  int32Array,
   type ParamTree,
   readFloat32,
   toDevice,
@@ -26,8 +25,7 @@ import {
 } from "../engine.ts";
 import { UserInputError } from "../errors.ts";
 import type { LoraSpec, ModelConfig } from "../model/config.ts";
-import { forwardSpec, gptLogits, targetLogprobs } from "../model/gpt.ts";
-import { foldLora, type FoldPredicate } from "../model/lora.ts";
+import { forwardSpec } from "../model/gpt.ts";
 import { checkBaseParameters, initLoraParameters } from "../model/params.ts";
 import type { NamedTensors } from "../tensors.ts";
 import {
@@ -37,15 +35,18 @@ import {
   adamStep,
   initAdamState,
 } from "./adam.ts";
-import { type MicroBatch, type PackedBatch, packMicroBatch, planMicroBatches } from "./batching.ts";
+import { type MicroBatch, packMicroBatch, planMicroBatches } from "./batching.ts";
+import { type LossDefinition, LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
 import {
-  type LossConfig,
-  type LossDefinition,
-  LOSSES,
-  type LossFnName,
-  type LossTokens,
-  resolveLossConfig,
-} from "./losses.ts";
+  type DeviceBatch,
+  forwardMicroBatch,
+  type StepArgs,
+  type StepOutputs,
+  type StepStatics,
+  toDeviceBatch,
+  trainMicroBatch,
+  zerosLike,
+} from "./step.ts";
 import {
   ADAM_DEFAULTS,
   type AdamParams,
@@ -53,11 +54,12 @@ import {
   type LearnerDatum,
   type OptimizerState,
   type OutputTensor,
+  type Trainable,
 } from "./types.ts";
 import { validateAdamParams, validateForwardBackward } from "./validate.ts";
 
-/** Which weights a learner trains. */
-export type Trainable = "lora" | "full";
+/** A dispatched micro-batch whose outputs are still on the device. */
+type MicroBatchResult = { mb: MicroBatch; out: StepOutputs };
 
 /** Options of {@link Learner.create}. */
 export interface LearnerOptions {
@@ -78,107 +80,6 @@ export interface LearnerOptions {
 export interface ForwardBackwardOptions {
   /** `forward`: compute outputs and metrics but no gradient (nothing accumulates). */
   forwardOnly?: boolean;
-}
-
-/** Graph-shaping settings of a step: the static (compile-time) argument of the jitted fns. */
-type StepStatics = {
-  nHeads: number;
-  loraScale: number;
-  trainable: Trainable;
-  lossFn: LossFnName;
-};
-
-/** One micro-batch on the device. */
-type DeviceBatch = { tokens: np.Array; targets: np.Array; loss: LossTokens };
-
-/** The traced loss config and the static settings of one forward_backward call. */
-type StepArgs = { config: LossConfig; statics: StepStatics };
-
-/** What a jitted step returns besides gradients. */
-type StepOutputs = {
-  /** Target log-probs `[B, T]` / `[B, T, K]`. */
-  lp: np.Array;
-  /** `[loss, ...stats]` (stats in the loss's key order), one vector so it is one read. */
-  sums: np.Array;
-};
-
-/** A dispatched micro-batch whose outputs are still on the device. */
-type MicroBatchResult = { mb: MicroBatch; out: StepOutputs };
-
-/**
- * The loss of one micro-batch as a function of the trained tree (argument 0), returning the
- * loss and, as auxiliary outputs, the log-probs and metric sums.
- */
-function objective(
-  trained: ParamTree,
-  frozen: ParamTree,
-  batch: DeviceBatch,
-  config: LossConfig,
-  s: StepStatics,
-): [np.Array, StepOutputs] {
-  const spec = { nHeads: s.nHeads, loraScale: s.loraScale };
-  const logits = s.trainable === "lora"
-    ? gptLogits(...foldLora(frozen, trained, s.loraScale, foldWhenCheaper), batch.tokens, spec)
-    : gptLogits(trained, null, batch.tokens, spec);
-  const lp = targetLogprobs(logits, batch.targets);
-  const { loss, stats } = LOSSES[s.lossFn].fn(lp.ref, batch.loss, config);
-  const sums = np.stack([loss.ref, ...LOSSES[s.lossFn].stats.map((k) => stats[k])]);
-  return [loss, { lp, sums }];
-}
-
-/**
- * Fold an adapter into its weight when that is cheaper to train. Per token, an unfolded adapter
- * on an `[in, out]` linear costs about `6·r·(in + out)` flops over forward and backward (plus
- * several small kernels); folded, it costs the weight gradient `2·in·out` of `W'` (then tiny
- * `dA = s·dW'·Bᵀ`, `dB = s·Aᵀ·dW'`). So fold when `in·out / (in + out) < 3r`, e.g. every
- * rank-32 adapter of a d128 model. The decision depends only on shapes, so it is fixed per
- * compile, and a fresh adapter (B = 0) still gives exactly the base model.
- */
-const foldWhenCheaper: FoldPredicate = (inF, rank, outF) => (inF * outF) / (inF + outF) < 3 * rank;
-
-/** Train step: value, gradient, and `acc + gradient` in one compiled program. */
-const trainMicroBatch = jit(function trainMicroBatch(
-  trained: ParamTree,
-  frozen: ParamTree,
-  acc: ParamTree,
-  batch: DeviceBatch,
-  config: LossConfig,
-  s: StepStatics,
-): StepOutputs & { acc: ParamTree } {
-  const f = (t: ParamTree, fr: ParamTree, b: DeviceBatch, c: LossConfig) =>
-    objective(t, fr, b, c, s);
-  const [[loss, out], grads] = valueAndGrad(f, { hasAux: true })(trained, frozen, batch, config);
-  loss.dispose();
-  const sum = Object.fromEntries(Object.keys(acc).map((k) => [k, acc[k].add(grads[k])]));
-  return { ...out, acc: sum };
-}, { staticArgnums: [5] });
-
-/** Forward-only step: the same loss and outputs, no gradient. */
-const forwardMicroBatch = jit(function forwardMicroBatch(
-  trained: ParamTree,
-  frozen: ParamTree,
-  batch: DeviceBatch,
-  config: LossConfig,
-  s: StepStatics,
-): StepOutputs {
-  const [loss, out] = objective(trained, frozen, batch, config, s);
-  loss.dispose();
-  return out;
-}, { staticArgnums: [4] });
-
-/** Zeros with the keys and shapes of `params` (borrowed). */
-function zerosLike(params: ParamTree): ParamTree {
-  return Object.fromEntries(Object.entries(params).map(([k, p]) => [k, np.zeros(p.shape)]));
-}
-
-/** Copies a packed micro-batch onto the device. */
-function toDeviceBatch(p: PackedBatch): DeviceBatch {
-  const [rows, t] = p.shape;
-  const f32 = (x: Float32Array<ArrayBuffer>) => np.array(x, { shape: [rows, t] });
-  const loss: LossTokens = { weights: np.array(p.weights, { shape: p.shape }) };
-  if (p.logprobs) loss.logprobs = f32(p.logprobs);
-  if (p.advantages) loss.advantages = f32(p.advantages);
-  return { tokens: int32Array(p.tokens, [rows, t]), targets: int32Array(p.targets, p.shape), loss };
 }
 
 /**

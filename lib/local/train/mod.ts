@@ -5,7 +5,7 @@
  * @module
  */
 
-export { Learner, type LearnerOptions, type Trainable } from "./learner.ts";
+export { Learner, type LearnerOptions } from "./learner.ts";
 export { validateAdamParams, validateForwardBackward } from "./validate.ts";
 export { isLossFnName, LOSS_FN_NAMES, LOSSES, type LossFnName } from "./losses.ts";
 export {
@@ -15,4 +15,5 @@ export {
   type LearnerDatum,
   type LearnerTensor,
   type OptimizerState,
+  type Trainable,
 } from "./types.ts";

@@ -74,3 +74,6 @@ export interface ForwardBackwardResult {
   /** Keys are `<name>:<reduction>` (the SDK splits on the one colon), e.g. `loss:sum`. */
   metrics: Record<string, number>;
 }
+
+/** Which weights a learner trains: a LoRA adapter over frozen base weights, or all of them. */
+export type Trainable = "lora" | "full";
