@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import { type ImportGraph, importGraph, importLoops } from "./import_graph.ts";
+import { type ImportGraph, importGraph, importLoops } from "../import_graph.ts";
 
 /** The imports from `files` into `into` (path prefixes), as "file -> dependency". */
 function importsInto(graph: ImportGraph, files: (f: string) => boolean, into: string[]) {

@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 /** Files (relative to the repository root) and the local files each one imports. */
 export type ImportGraph = Map<string, string[]>;
 
-const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..");
 // `import … from "./x.ts"`, `export … from "./x.ts"`, `import "./x.ts"`, `import type …` alike.
 const SPECIFIER = /(?:^|\n)\s*(?:import|export)\b[^;"]*?["'](\.{1,2}\/[^"']+)["']/g;
 // `await import("./x.ts")`: a lazy import is a dependency too.

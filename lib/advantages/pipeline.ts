@@ -1,0 +1,222 @@
+/**
+ * Advantages: from the rewards of groups of episodes to one advantage per turn, by one named
+ * pipeline that covers the peer systems' choices:
+ *
+ * | mode | advantage of a turn | used by |
+ * | --- | --- | --- |
+ * | `raw` | the episode reward | OpenClaw (`compute_grpo_advantages` returns the reward as is) |
+ * | `group_centered` | episode reward − group mean | tinker-cookbook (Dr. GRPO: no std division) |
+ * | `group_zscore` | (reward − group mean) / (group std + eps) | GRPO as first published |
+ * | `batch_zscore` | (reward − batch mean) / (batch std + eps) | OpenReward's `centered_normalized` over a batch |
+ * | `discounted` | return G_t = r_t + γ·G_{t+1} of the turn | REINFORCE without a baseline |
+ * | `discounted_rebn` | G_t z-scored over every turn of the batch | GEM's `tinker_train.py` (ReBN) |
+ *
+ * Before that: turn rewards reduce to an episode reward (`sum`, `mean`, `max`, `min`), an
+ * optional `nonTerminalReward` replaces the rewards of non-final turns, and constant groups
+ * (every episode with the same reward, so no learning signal for group baselines) are kept,
+ * dropped, or dropped but one kept. After: optional clamps.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { mean, std } from "../util/stats.ts";
+
+/** How advantages are computed (see the module table). */
+export const AdvantageModeSchema = z.enum([
+  "raw",
+  "group_centered",
+  "group_zscore",
+  "batch_zscore",
+  "discounted",
+  "discounted_rebn",
+]);
+
+/** Settings of the advantage pipeline, with the cookbook's defaults. */
+export const AdvantageConfigSchema = z.object({
+  mode: AdvantageModeSchema.default("group_centered"),
+  /** Discount of the `discounted*` modes (GEM's default 0.9). */
+  gamma: z.number().min(0).max(1).default(0.9),
+  /** What to do with groups whose episodes all have the same reward. */
+  constantGroups: z.enum(["keep", "drop", "drop_keep_one"]).default("keep"),
+  /** How a multi-turn episode's turn rewards become its reward (episode modes). */
+  rewardReduction: z.enum(["sum", "mean", "max", "min"]).default("sum"),
+  /** Replaces the reward of every non-final turn (e.g. 0: only the outcome counts). */
+  nonTerminalReward: z.number().nullable().default(null),
+  /** Clamp the final advantages into [clampMin, clampMax]. */
+  clampMin: z.number().nullable().default(null),
+  clampMax: z.number().nullable().default(null),
+  /** Added to the std of z-scores (GEM uses 1e-9). */
+  eps: z.number().positive().default(1e-9),
+}).refine((c) => c.clampMin === null || c.clampMax === null || c.clampMin <= c.clampMax, {
+  message: "clampMin must not exceed clampMax",
+});
+
+/** Settings of the advantage pipeline. */
+export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
+
+/** The rewards of one episode, turn by turn (a single-turn episode has one). */
+export interface EpisodeRewards {
+  turnRewards: number[];
+}
+
+/** Summary of a batch's advantages and group outcomes, for logging. */
+export interface AdvantageStats {
+  mean: number;
+  std: number;
+  min: number;
+  max: number;
+  /** Share of groups whose episodes' rewards differ (the groups that teach something). */
+  fracMixed: number;
+  /** Share of constant groups with reward > 0 (all solved). */
+  fracAllGood: number;
+  /** Share of constant groups with reward ≤ 0 (all failed). */
+  fracAllBad: number;
+  /** Groups removed by the constant-group policy. */
+  droppedGroups: number;
+}
+
+/** Advantages per kept group, episode and turn, with the stats. */
+export interface AdvantageResult {
+  /** `advantages[i][e][t]` is turn t of episode e of the i-th kept group. */
+  advantages: number[][][];
+  /** Index (in the input) of each kept group. */
+  keptGroups: number[];
+  stats: AdvantageStats;
+}
+
+/**
+ * Runs the pipeline on groups of episodes (a group: episodes from the same start state).
+ *
+ * @example
+ * const { advantages } = computeAdvantages([[{ turnRewards: [1] }, { turnRewards: [0] }]]);
+ * // group_centered: [[[0.5], [-0.5]]]
+ */
+export function computeAdvantages(
+  groups: EpisodeRewards[][],
+  config: Partial<AdvantageConfig> = {},
+): AdvantageResult {
+  const cfg = AdvantageConfigSchema.parse(config);
+  const turnRewards = groups.map((g) => g.map((e) => adjustTurns(e.turnRewards, cfg)));
+  const episodeRewards = turnRewards.map((g) =>
+    g.map((turns) => reduce(turns, cfg.rewardReduction))
+  );
+
+  const constant = episodeRewards.map((rs) => rs.every((r) => r === rs[0]));
+  let kept = groups.map((_, i) => i);
+  if (cfg.constantGroups !== "keep") {
+    kept = kept.filter((i) => !constant[i]);
+    if (kept.length === 0 && cfg.constantGroups === "drop_keep_one" && groups.length > 0) {
+      kept = [0];
+    }
+  }
+
+  let advantages: number[][][];
+  switch (cfg.mode) {
+    case "raw":
+      advantages = kept.map((i) => broadcast(episodeRewards[i], turnRewards[i]));
+      break;
+    case "group_centered":
+    case "group_zscore":
+      advantages = kept.map((i) => {
+        const rs = episodeRewards[i];
+        const { mean, std } = moments(rs);
+        const scale = cfg.mode === "group_zscore" ? 1 / (std + cfg.eps) : 1;
+        return broadcast(rs.map((r) => (r - mean) * scale), turnRewards[i]);
+      });
+      break;
+    case "batch_zscore": {
+      const { mean, std } = moments(kept.flatMap((i) => episodeRewards[i]));
+      advantages = kept.map((i) =>
+        broadcast(episodeRewards[i].map((r) => (r - mean) / (std + cfg.eps)), turnRewards[i])
+      );
+      break;
+    }
+    case "discounted":
+    case "discounted_rebn": {
+      const returns = kept.map((i) =>
+        turnRewards[i].map((turns) => discountedReturns(turns, cfg.gamma))
+      );
+      if (cfg.mode === "discounted") advantages = returns;
+      else {
+        const { mean, std } = moments(returns.flat(2));
+        advantages = returns.map((g) => g.map((e) => e.map((x) => (x - mean) / (std + cfg.eps))));
+      }
+      break;
+    }
+  }
+
+  advantages = advantages.map((g) =>
+    g.map((e) => e.map((a) => clamp(a, cfg.clampMin, cfg.clampMax)))
+  );
+  return {
+    advantages,
+    keptGroups: kept,
+    stats: stats(advantages, episodeRewards, constant, groups.length - kept.length),
+  };
+}
+
+/** Monte Carlo returns `G_t = r_t + γ·G_{t+1}`. */
+export function discountedReturns(rewards: number[], gamma: number): number[] {
+  const out = new Array<number>(rewards.length);
+  let g = 0;
+  for (let t = rewards.length - 1; t >= 0; t--) out[t] = g = rewards[t] + gamma * g;
+  return out;
+}
+
+function adjustTurns(rewards: number[], cfg: AdvantageConfig): number[] {
+  if (rewards.length === 0) throw new Error("an episode must have at least one turn reward");
+  if (rewards.some((r) => !Number.isFinite(r))) throw new Error(`non-finite reward in ${rewards}`);
+  if (cfg.nonTerminalReward === null) return rewards;
+  return rewards.map((r, t) => (t === rewards.length - 1 ? r : cfg.nonTerminalReward!));
+}
+
+function reduce(xs: number[], how: AdvantageConfig["rewardReduction"]): number {
+  switch (how) {
+    case "sum":
+      return xs.reduce((a, b) => a + b, 0);
+    case "mean":
+      return xs.reduce((a, b) => a + b, 0) / xs.length;
+    case "max":
+      return Math.max(...xs);
+    case "min":
+      return Math.min(...xs);
+  }
+}
+
+/** An episode's scalar advantage on each of its turns. */
+function broadcast(perEpisode: number[], turns: number[][]): number[][] {
+  return perEpisode.map((a, e) => turns[e].map(() => a));
+}
+
+/** Mean and population std (as numpy's default, which the peer systems use). */
+function moments(xs: number[]): { mean: number; std: number } {
+  return { mean: mean(xs), std: std(xs) };
+}
+
+function clamp(x: number, lo: number | null, hi: number | null): number {
+  return Math.min(hi ?? Infinity, Math.max(lo ?? -Infinity, x));
+}
+
+function stats(
+  advantages: number[][][],
+  episodeRewards: number[][],
+  constant: boolean[],
+  dropped: number,
+): AdvantageStats {
+  const all = advantages.flat(2);
+  const { mean, std } = moments(all);
+  const n = episodeRewards.length || 1;
+  const good = episodeRewards.filter((rs, i) => constant[i] && rs[0] > 0).length;
+  const bad = episodeRewards.filter((rs, i) => constant[i] && !(rs[0] > 0)).length;
+  return {
+    mean,
+    std,
+    min: all.length ? Math.min(...all) : 0,
+    max: all.length ? Math.max(...all) : 0,
+    fracMixed: (episodeRewards.length - good - bad) / n,
+    fracAllGood: good / n,
+    fracAllBad: bad / n,
+    droppedGroups: dropped,
+  };
+}
