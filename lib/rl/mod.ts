@@ -7,3 +7,4 @@
 export * from "./types.ts";
 export * from "./records.ts";
 export * from "./text.ts";
+export * from "./staleness.ts";
