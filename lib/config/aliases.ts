@@ -65,6 +65,9 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   // ---- rollout ----
   env_id: { path: "rollout.env_id", from: ["GEM"] },
   env_module: { path: "rollout.env_module", from: ["tinkerbench"] },
+  execution: { path: "pipeline.mode", from: ["tinkerbench"] },
+  num_minibatches: { path: "pipeline.num_minibatches", from: ["tinker-cookbook"] },
+  max_steps_off_policy: { path: "pipeline.max_steps_off_policy", from: ["tinker-cookbook"] },
   batch_size: {
     path: "rollout.groups_per_batch",
     // GEM's batch_size counts transitions; here (as in OpenClaw and OpenReward) it counts groups.

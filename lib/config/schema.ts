@@ -150,6 +150,19 @@ export const CheckpointsSchema = z.object({
   ),
 }).strict();
 
+/** How sampling and training are scheduled against each other (docs/async.md). */
+export const PipelineSchema = z.object({
+  mode: z.enum(["sync", "stream", "async"]).default("sync").describe(
+    "sync: sample the batch, then train; stream: train each minibatch as soon as its groups are in; async: keep sampling while training",
+  ),
+  num_minibatches: int().min(1).default(1).describe(
+    "stream: forward_backward passes a step's groups are split into, each sent when ready",
+  ),
+  max_steps_off_policy: int().min(0).default(1).describe(
+    "async: most optimizer steps between the weights that sampled a group and the step that trains it",
+  ),
+}).strict();
+
 /** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */
 export const ProxySchema = z.object({
   host: z.string().min(1).default("127.0.0.1").describe("Address the proxy listens on"),
@@ -191,6 +204,9 @@ export const TrainConfigSchema = z.object({
   teacher: TeacherSchema.prefault({}).describe("The teacher of OPD"),
   logging: LoggingSchema.prefault({}).describe("Where the run is recorded"),
   checkpoints: CheckpointsSchema.prefault({}).describe("Saving and starting from states"),
+  pipeline: PipelineSchema.prefault({}).describe(
+    "Scheduling of sampling and training: sync, stream (minibatches) or async (off-policy)",
+  ),
   proxy: ProxySchema.nullable().default(null).describe(
     "An OpenAI-compatible proxy serving the policy (OpenClaw's); null: none. Setting any field turns it on",
   ),

@@ -24,6 +24,11 @@ export interface GroupSpec {
   id?: string;
   /** Labels kept on the group, e.g. the environment's name in a mix. */
   tags?: string[];
+  /**
+   * The group's index in sampler seeding (default: its position in the specs): a group played
+   * alone (the async trainer collects one at a time) samples as it would among its step's.
+   */
+  seedIndex?: number;
 }
 
 /** What to do with an episode that failed (stop reason "error", timeouts included). */
@@ -67,6 +72,11 @@ export interface CollectOptions {
   onProgress?: (progress: { done: number; total: number }) => void;
   /** The sampler's version, recorded on every turn (see `Turn.samplerVersion`). */
   samplerVersion?: number;
+  /**
+   * Called with each kept group as soon as its last episode settles (streamed minibatches
+   * train on groups before the whole collection is done).
+   */
+  onGroup?: (group: EpisodeGroup) => void;
 }
 
 /** What was left out, by reason. */
@@ -134,6 +144,8 @@ interface GroupState {
   kept: (Episode | undefined)[];
   dropped: boolean;
   abort: AbortController;
+  /** Episode slots settled so far. */
+  settled: number;
 }
 
 /**
@@ -160,6 +172,7 @@ export async function collectGroups(
     failures: opts.failures ?? { onError: "drop_episode" },
     renderer: undefined,
     onProgress: undefined,
+    onGroup: undefined,
   });
   if (!parsed.success) throw new Error(`collectGroups: ${formatZodError(parsed.error)}`);
   const o = parsed.data;
@@ -184,9 +197,29 @@ export async function collectGroups(
   let retries = 0;
   const total = specs.length * o.groupSize;
   let done = 0;
-  const settle = () => {
+  const finished: (EpisodeGroup | undefined)[] = Array(specs.length).fill(undefined);
+  // A group is decided once all its slots settle: kept (and announced) or dropped.
+  const finishGroup = (g: number) => {
+    const st = states[g];
+    if (st.dropped) return;
+    const episodes = st.kept.filter((e): e is Episode => e !== undefined);
+    if (episodes.length < policy.minEpisodesPerGroup) {
+      dropped.groupTooFewEpisodes++;
+      return;
+    }
+    finished[g] = {
+      id: st.spec.id ?? `g${g}`,
+      envId: st.env!.id,
+      envSeed: st.spec.envSeed,
+      tags: st.spec.tags ?? [],
+      episodes,
+    };
+    opts.onGroup?.(finished[g]!);
+  };
+  const settle = (g: number) => {
     done++;
     opts.onProgress?.({ done, total });
+    if (++states[g].settled === o.groupSize) finishGroup(g);
   };
 
   const states: GroupState[] = specs.map((spec) => ({
@@ -194,6 +227,7 @@ export async function collectGroups(
     kept: Array(o.groupSize).fill(undefined),
     dropped: false,
     abort: new AbortController(),
+    settled: 0,
   }));
   // Resets run concurrently: an environment's reset may be a network call.
   await Promise.all(states.map(async (st, g) => {
@@ -212,7 +246,7 @@ export async function collectGroups(
     const st = states[g];
     if (st.dropped) {
       if (st.env) dropped.episodeGroupDropped++;
-      return settle();
+      return settle(g);
     }
     for (let attempt = 0;; attempt++) {
       let ep: Episode;
@@ -223,7 +257,9 @@ export async function collectGroups(
           maxTokensPerEpisode: o.maxTokensPerEpisode,
           timeoutMs: o.timeoutMs,
           temperature: o.temperature,
-          seed: o.seed === undefined ? undefined : deriveSeed(o.seed, g, i, attempt),
+          seed: o.seed === undefined
+            ? undefined
+            : deriveSeed(o.seed, st.spec.seedIndex ?? g, i, attempt),
           renderer: opts.renderer,
           signal: st.abort.signal,
           samplerVersion: o.samplerVersion,
@@ -242,11 +278,11 @@ export async function collectGroups(
       if (st.dropped) {
         // The group was dropped while this episode played (it was aborted or finished late).
         dropped.episodeGroupDropped++;
-        return settle();
+        return settle(g);
       }
       if (ep.stopReason !== "error") {
         st.kept[i] = ep;
-        return settle();
+        return settle(g);
       }
       noteError({ groupIndex: g, episodeIndex: i, attempt, message: ep.error ?? "unknown error" });
       if (attempt < policy.maxRetries) {
@@ -260,7 +296,7 @@ export async function collectGroups(
         dropped.groupEpisodeFailed++;
         st.abort.abort(new Error("episode stopped: its group was dropped"));
       }
-      return settle();
+      return settle(g);
     }
   };
 
@@ -277,22 +313,7 @@ export async function collectGroups(
   };
   await Promise.all(Array.from({ length: Math.min(o.maxConcurrency, slots.length) }, worker));
 
-  const groups: EpisodeGroup[] = [];
-  for (const [g, st] of states.entries()) {
-    if (st.dropped) continue;
-    const episodes = st.kept.filter((e): e is Episode => e !== undefined);
-    if (episodes.length < policy.minEpisodesPerGroup) {
-      dropped.groupTooFewEpisodes++;
-      continue;
-    }
-    groups.push({
-      id: st.spec.id ?? `g${g}`,
-      envId: st.env!.id,
-      envSeed: st.spec.envSeed,
-      tags: st.spec.tags ?? [],
-      episodes,
-    });
-  }
+  const groups = finished.filter((g): g is EpisodeGroup => g !== undefined);
   const wallMs = performance.now() - started;
   const kept = groups.flatMap((gr) => gr.episodes);
   const durations = kept.map((e) => e.durationMs ?? 0);

@@ -1,6 +1,7 @@
 /**
  * A run's HTML report: Plotly charts of its metrics (reward and success, loss, sampler/learner
- * drift, advantages, tokens, timings, and the judges' numbers when the method has them),
+ * drift, advantages, tokens, timings, staleness, and the judges' numbers when the method has
+ * them) and a timeline of its last steps,
  * written as one self-contained `report.html` in the run directory. With several runs, each
  * chart compares them.
  *
@@ -14,8 +15,11 @@ import {
   type PlotlyFigure,
   readMetricsJsonl,
   runsComparisonFigure,
+  timelineFigure,
+  type TimingSpan,
   writeFiguresHtml,
 } from "../viz/mod.ts";
+import { readJsonl } from "./run_log.ts";
 
 /** The charts of a report: a title and the metric keys drawn together. */
 const CHARTS: Array<{ title: string; keys: string[] }> = [
@@ -43,6 +47,10 @@ const CHARTS: Array<{ title: string; keys: string[] }> = [
     keys: ["score/prm_eval_score", "score/hint_accepted_frac", "score/opd_advantage_mean"],
   },
   { title: "Time per step (s)", keys: ["time/sample", "time/score", "time/train", "time/step"] },
+  {
+    title: "Sampler staleness (steps off-policy)",
+    keys: ["async/off_policy_max", "async/off_policy_mean", "async/requeued"],
+  },
 ];
 
 /** The figures of one run's metric rows (charts whose metrics were never logged are left out). */
@@ -76,10 +84,11 @@ export async function writeRunReport(...logDirs: string[]): Promise<string> {
     rows: await readMetricsJsonl(join(dir, "metrics.jsonl")),
   })));
   if (runs.length === 1) {
+    const spans = (await readJsonl(join(logDirs[0], "timing_spans.jsonl"))) as TimingSpan[];
     return await writeFiguresHtml(
       join(logDirs[0], "report.html"),
       `${runs[0].name}: ${runs[0].rows.length} steps`,
-      runFigures(runs[0].rows),
+      [...runFigures(runs[0].rows), ...(spans.length ? [timelineFigure(spans)] : [])],
     );
   }
   return await writeFiguresHtml(

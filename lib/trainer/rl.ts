@@ -5,38 +5,39 @@
  * too (`collectGroups`, `gatherEvidence`, `composeAdvantages`, `scoredGroupsToDatums`); this file
  * only sequences them, checkpoints and logs.
  *
- * Each step's forward_backward, optim_step and the next sampler's weight save are submitted
- * together and awaited once (the server runs them in order). Every step writes a metrics row
- * and its rollouts; every `checkpoints.save_every` steps, and at the end, the state (weights and Adam)
- * is saved and recorded in `checkpoints.jsonl`. A rerun with the same log directory resumes
- * from the last record exactly: the environments' seeds and the sampling seeds are functions
- * of (seed, step, group), so the data cursor and the RNG state are the step itself.
+ * Execution modes (`pipeline.mode`): `sync` samples a step's groups, then trains; `stream`
+ * submits forward_backward for each minibatch of groups as soon as it is in (still on-policy);
+ * `async` keeps rollout workers sampling with the newest sampler while the trainer trains, paced
+ * so no group is more than `pipeline.max_steps_off_policy` steps stale (./rollouts.ts). Each
+ * step's forward_backward, optim_step and the next sampler's weight save are submitted together
+ * and awaited once (./update.ts). Every step writes a metrics row, its rollouts and its timing
+ * spans; every `checkpoints.save_every` steps, and at the end, the state (weights and Adam) is
+ * saved and recorded in `checkpoints.jsonl`. A rerun with the same log directory resumes from the
+ * last record exactly: environments' and sampling seeds are functions of (seed, step, group), so
+ * the data cursor is the step; in `async` mode the groups in flight at the checkpoint are played
+ * again (same seeds) with the resumed weights, and no step is trained twice.
  *
  * @module
  */
 
 import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
-import { scoredGroupsToDatums } from "../datums/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import { rolloutRecords } from "../rl/records.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
-import { collectGroups } from "../rollout/mod.ts";
 import {
-  composeAdvantages,
   evidencePlan,
   type EvidenceSources,
-  gatherEvidence,
   type MethodSettings,
   openEvidenceSources,
 } from "../scoring/mod.ts";
-import type { SamplingClient, ServiceClient, TrainingClient } from "../tinker/mod.ts";
-import type { ForwardBackwardOutput } from "../protocol/mod.ts";
+import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import { ConfigError } from "../config/load.ts";
-import { deriveSeed } from "../util/random.ts";
-import { advantageMetrics, episodeSucceeded, klMetrics, rolloutMetrics } from "./metrics.ts";
+import { advantageMetrics, episodeSucceeded, rolloutMetrics } from "./metrics.ts";
+import { AsyncRollouts, type RolloutSource, SyncRollouts } from "./rollouts.ts";
+import { StepUpdate } from "./update.ts";
 import { type CheckpointRecord, RunLog } from "./run_log.ts";
 
 /** One step's metrics row (tinker-cookbook names, see ./metrics.ts). */
@@ -77,6 +78,7 @@ export interface RLTrainResult {
  */
 export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const cfg = o.config;
+  checkPipeline(cfg);
   if (cfg.rollout.env_module) await importEnvModuleOrConfigError(cfg.rollout.env_module);
   const makeEnv = envFactory(cfg.rollout.env_id);
   const renderer = rendererFor(cfg.policy.model);
@@ -119,78 +121,86 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const plan = evidencePlan(method);
   const sources = await evidenceSources(cfg, plan, o.service, renderer);
   const lr = resolveLearningRate(cfg);
+  const mode = cfg.pipeline.mode;
+  const t0 = performance.now();
+  // Sampler version v carries the weights after v training steps: the run's steps so far.
   let sampler = await training.saveWeightsAndGetSamplingClient();
+  const ctx = { cfg, makeEnv, renderer, t0 };
+  const source: RolloutSource = mode === "async"
+    ? new AsyncRollouts(ctx, sampler, startStep, startStep + 1)
+    : new SyncRollouts(ctx, sampler, startStep);
+  const minibatch = mode === "stream"
+    ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
+    : Infinity;
 
-  for (let step = startStep + 1; step <= cfg.max_steps; step++) {
-    if (o.signal?.aborted) {
-      result.interrupted = true;
-      break;
-    }
-    const t0 = performance.now();
-    // The sampler of step s carries the weights after s − 1 optimizer steps.
-    const { groups, metrics: rolloutErrors } = await collect(
-      cfg,
-      step,
-      makeEnv,
-      sampler,
-      renderer,
-      step - 1,
-    );
-    const tSample = performance.now();
-    const evidence = await gatherEvidence(groups, plan, sources);
-    const composed = composeAdvantages(groups, evidence, method);
-    const datums = scoredGroupsToDatums(composed.groups);
-    const tScore = performance.now();
-
-    const m: Record<string, number> = {};
-    if (datums.length > 0) {
-      const fbs: Promise<ForwardBackwardOutput>[] = [];
-      const optims: Promise<unknown>[] = [];
-      for (let epoch = 0; epoch < cfg.optimizer.train_epochs; epoch++) {
-        fbs.push(
-          training.forwardBackward(datums, cfg.optimizer.loss_fn, cfg.optimizer.loss_fn_config)
-            .result(),
-        );
-        optims.push(training.optimStep({ learning_rate: lr }).result());
+  try {
+    for (let step = startStep + 1; step <= cfg.max_steps; step++) {
+      if (o.signal?.aborted) {
+        result.interrupted = true;
+        break;
       }
-      const nextSampler = training.saveWeightsAndGetSamplingClient().result();
-      const [fb] = await Promise.all(fbs);
-      await Promise.all(optims);
-      // The first epoch's pass saw the weights that sampled: its drift is the sampler's.
-      Object.assign(m, klMetrics(datums, fb));
-      for (const [k, v] of Object.entries(fb.metrics)) m[`train/${k}`] = v;
-      sampler = await nextSampler;
-    }
-    const tTrain = performance.now();
+      const tStep = performance.now();
+      const update = new StepUpdate({
+        training,
+        plan,
+        sources,
+        method,
+        lossFn: cfg.optimizer.loss_fn,
+        lossFnConfig: cfg.optimizer.loss_fn_config,
+        learningRate: lr,
+        epochs: cfg.optimizer.train_epochs,
+        t0,
+      });
+      // Streamed minibatches start training on the first groups while the rest still play.
+      let pending: EpisodeGroup[] = [];
+      const rollouts = await source.take(step, (g) => {
+        pending.push(g);
+        if (pending.length >= minibatch) update.add(pending.splice(0));
+      });
+      if (minibatch === Infinity) pending = rollouts.groups;
+      if (pending.length > 0 || rollouts.groups.length === 0) update.add(pending);
+      const tSampled = performance.now();
+      const out = await update.finish();
+      const tTrained = performance.now();
+      // A step with nothing to train leaves the weights as they were: same sampler, next version.
+      sampler = out.sampler ?? sampler;
+      source.setSampler(sampler, step);
 
-    const row: StepMetrics = {
-      step,
-      "progress/batch": step,
-      "progress/done_frac": step / cfg.max_steps,
-      "optim/lr": lr,
-      ...rolloutMetrics(groups),
-      ...rolloutErrors,
-      ...advantageMetrics(composed.advantageStats),
-      ...composed.metrics,
-      ...m,
-      "train/datums": datums.length,
-      "time/sample": (tSample - t0) / 1000,
-      "time/score": (tScore - tSample) / 1000,
-      "time/train": (tTrain - tScore) / 1000,
-      "time/step": (tTrain - t0) / 1000,
-    };
-    await log.writeRollouts(step, rolloutRecords(step, composed.groups, episodeSucceeded));
-    await log.appendMetrics(row);
-    result.history.push(row);
-    result.steps = step;
-    await o.onStep?.(row);
+      const row: StepMetrics = {
+        step,
+        "progress/batch": step,
+        "progress/done_frac": step / cfg.max_steps,
+        "optim/lr": lr,
+        ...rolloutMetrics(rollouts.groups),
+        ...rollouts.metrics,
+        ...advantageMetrics(out.composed.advantageStats),
+        ...out.composed.metrics,
+        ...out.metrics,
+        "train/datums": out.datums,
+        "time/sample": (tSampled - tStep) / 1000,
+        "time/train": (tTrained - tSampled) / 1000,
+        "time/step": (tTrained - tStep) / 1000,
+      };
+      await log.writeRollouts(step, rolloutRecords(step, out.groups, episodeSucceeded));
+      await log.appendSpans(step, [...rollouts.spans, ...out.spans, {
+        name: "step",
+        start: tStep - t0,
+        end: tTrained - t0,
+      }]);
+      await log.appendMetrics(row);
+      result.history.push(row);
+      result.steps = step;
+      await o.onStep?.(row);
 
-    if (
-      cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&
-      step < cfg.max_steps
-    ) {
-      result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
+      if (
+        cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&
+        step < cfg.max_steps
+      ) {
+        result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
+      }
     }
+  } finally {
+    await source.close();
   }
 
   if (result.steps > startStep || result.interrupted) {
@@ -210,6 +220,21 @@ export function defaultLogDir(cfg: TrainConfig): string {
   return `.tinkerbench/runs/${cfg.scoring.method}-${slug(cfg.rollout.env_id)}-${
     slug(cfg.policy.model)
   }-seed${cfg.seed}`;
+}
+
+/** Stream minibatches are composed apart: batch-normalised advantages would differ per minibatch. */
+function checkPipeline(cfg: TrainConfig): void {
+  const batchModes = ["batch_zscore", "discounted_rebn"];
+  if (
+    cfg.pipeline.mode === "stream" && cfg.pipeline.num_minibatches > 1 &&
+    batchModes.includes(cfg.advantages.mode)
+  ) {
+    throw new ConfigError(
+      `pipeline.mode stream: advantages.mode ${cfg.advantages.mode} normalises over the whole ` +
+        "batch; use a group mode (group_centered, group_zscore, raw, discounted) or " +
+        "pipeline.num_minibatches 1",
+    );
+  }
 }
 
 async function importEnvModuleOrConfigError(path: string): Promise<void> {
@@ -237,47 +262,6 @@ function rendererFor(model: string): Renderer {
   } catch (e) {
     throw new ConfigError(`policy.model: ${(e as Error).message}`);
   }
-}
-
-async function collect(
-  cfg: TrainConfig,
-  step: number,
-  makeEnv: () => AnyEnv,
-  sampler: SamplingClient,
-  renderer: Renderer,
-  samplerVersion: number,
-): Promise<{ groups: EpisodeGroup[]; metrics: Record<string, number> }> {
-  // Env seeds and sampling seeds are functions of (seed, step, group): resume needs nothing else.
-  const specs = Array.from({ length: cfg.rollout.groups_per_batch }, (_, g) => ({
-    makeEnv,
-    envSeed: deriveSeed(cfg.seed, step, g),
-    id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
-  }));
-  const res = await collectGroups(specs, sampler, {
-    groupSize: cfg.rollout.group_size,
-    maxConcurrency: cfg.rollout.max_concurrency,
-    maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
-    maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
-    timeoutMs: cfg.rollout.timeout_s === null ? undefined : cfg.rollout.timeout_s * 1000,
-    temperature: cfg.rollout.temperature,
-    seed: deriveSeed(cfg.seed, step, -1),
-    failures: { onError: cfg.rollout.on_error },
-    renderer,
-    samplerVersion,
-  });
-  const d = res.dropped;
-  return {
-    groups: res.groups,
-    metrics: {
-      "rollout_errors/error": d.episodeError,
-      "rollout_errors/timeout": d.episodeTimeout,
-      "rollout_errors/total": res.errors.length,
-      "rollout_errors/retries": res.retries,
-      "rollout_errors/groups_skipped": d.groupResetError + d.groupEpisodeFailed +
-        d.groupTooFewEpisodes,
-      "time/episodes_per_s": res.timing.episodesPerSecond,
-    },
-  };
 }
 
 /** The method's settings from the config. */

@@ -70,15 +70,16 @@ export class RunLog {
     await Deno.writeTextFile(join(this.dir, "config.json"), JSON.stringify(config, null, 2) + "\n");
   }
 
-  /** Drops metric rows and rollout files of steps after `step` (left by a crash). */
+  /** Drops metric rows, spans and rollout files of steps after `step` (left by a crash). */
   async rewindTo(step: number): Promise<{ droppedRows: number }> {
     const path = join(this.dir, "metrics.jsonl");
     const rows = await readJsonl(path);
-    const keep = rows.filter((r) => Number((r as { step?: number }).step) <= step);
-    // Rewritten even when no row goes: a line cut short by a crash must not stay in the file.
-    const tmp = `${path}.tmp`;
-    await Deno.writeTextFile(tmp, keep.map((r) => JSON.stringify(r) + "\n").join(""));
-    await Deno.rename(tmp, path);
+    const keep = await rewriteRows(path, rows, step);
+    await rewriteRows(
+      join(this.dir, "timing_spans.jsonl"),
+      await readJsonl(join(this.dir, "timing_spans.jsonl")),
+      step,
+    );
     for await (const e of Deno.readDir(join(this.dir, "rollouts"))) {
       const m = /^iteration_(\d+)\.jsonl$/.exec(e.name);
       if (m && Number(m[1]) > step) await Deno.remove(join(this.dir, "rollouts", e.name));
@@ -89,6 +90,18 @@ export class RunLog {
   /** Appends one step's metrics (the row must carry `step`). */
   async appendMetrics(row: { step: number } & Record<string, unknown>): Promise<void> {
     await appendLine(join(this.dir, "metrics.jsonl"), row);
+  }
+
+  /**
+   * Appends a step's timing spans (ms since the run started) to `timing_spans.jsonl`, one line
+   * each, for the report's timeline.
+   */
+  async appendSpans(
+    step: number,
+    spans: { name: string; start: number; end: number }[],
+  ): Promise<void> {
+    const text = spans.map((s) => JSON.stringify({ step, ...s }) + "\n").join("");
+    await Deno.writeTextFile(join(this.dir, "timing_spans.jsonl"), text, { append: true });
   }
 
   /** Writes a step's rollout records (one JSON line each) to its own iteration file. */
@@ -126,6 +139,18 @@ export async function readJsonl(path: string): Promise<unknown[]> {
     }
   });
   return rows;
+}
+
+/**
+ * Rewrites a JSONL file with the rows of steps up to `step`; rewritten even when no row goes, so a
+ * line cut short by a crash does not stay in the file.
+ */
+async function rewriteRows(path: string, rows: unknown[], step: number): Promise<unknown[]> {
+  const keep = rows.filter((r) => Number((r as { step?: number }).step) <= step);
+  const tmp = `${path}.tmp`;
+  await Deno.writeTextFile(tmp, keep.map((r) => JSON.stringify(r) + "\n").join(""));
+  await Deno.rename(tmp, path);
+  return keep;
 }
 
 async function appendLine(path: string, row: unknown): Promise<void> {

@@ -12,3 +12,4 @@ export * from "./html.ts";
 export * from "./jupyter.ts";
 export * from "./transcripts.ts";
 export * from "./logprobs.ts";
+export * from "./timeline.ts";

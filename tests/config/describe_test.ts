@@ -30,6 +30,7 @@ Deno.test("describe: every field has a type, a default and a one-line descriptio
     "teacher",
     "logging",
     "checkpoints",
+    "pipeline",
     "proxy",
     "environments",
   ]);

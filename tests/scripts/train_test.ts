@@ -57,44 +57,47 @@ Deno.test("train script: --help lists every setting by section, with its alias f
   assert.match(out.stdout, /--save-interval, --save-every/);
 });
 
-Deno.test("train script: kill -9 mid-run, rerun the same command: it resumes, no duplicated rows", async () => {
-  const home = await Deno.makeTempDir();
-  const logDir = join(await Deno.makeTempDir(), "run");
-  const args = [
-    "--model-name=local/tiny",
-    "--max-steps=6",
-    "--save-interval=2",
-    "--batch-size=1",
-    "--group-size=2",
-    "--max-tokens=8",
-    `--log-path=${logDir}`,
-  ];
-  const first = train(args, home);
-  // Wait until step 3 is written (so step 2's checkpoint exists), then kill without warning.
-  const metrics = join(logDir, "metrics.jsonl");
-  for (let i = 0; i < 600; i++) {
-    if ((await readJsonl(metrics)).length >= 3) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  first.kill("SIGKILL");
-  const killed = await finish(first);
-  assert.notEqual(killed.code, 0);
-  const before = (await readJsonl(metrics)).length;
-  assert.ok(before >= 3 && before < 6, `killed mid-run (${before} rows)`);
+for (const mode of ["sync", "async"]) {
+  Deno.test(`train script (${mode}): kill -9 mid-run, rerun the same command: it resumes, no step trained twice`, async () => {
+    const home = await Deno.makeTempDir();
+    const logDir = join(await Deno.makeTempDir(), "run");
+    const args = [
+      "--model-name=local/tiny",
+      "--max-steps=6",
+      "--save-interval=2",
+      "--batch-size=1",
+      "--group-size=2",
+      "--max-tokens=8",
+      `--log-path=${logDir}`,
+      `--execution=${mode}`,
+    ];
+    const first = train(args, home);
+    // Wait until step 3 is written (so step 2's checkpoint exists), then kill without warning.
+    const metrics = join(logDir, "metrics.jsonl");
+    for (let i = 0; i < 600; i++) {
+      if ((await readJsonl(metrics)).length >= 3) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    first.kill("SIGKILL");
+    const killed = await finish(first);
+    assert.notEqual(killed.code, 0);
+    const before = (await readJsonl(metrics)).length;
+    assert.ok(before >= 3 && before < 6, `killed mid-run (${before} rows)`);
 
-  const second = await finish(train(args, home));
-  assert.equal(second.code, 0, second.stderr);
-  const resumedAt = Number(/resuming after step (\d+)/.exec(second.stdout)?.[1]);
-  assert.ok(resumedAt >= 2 && resumedAt <= before, `resumed after step ${resumedAt}`);
-  const rows = (await readJsonl(metrics)) as { step: number }[];
-  assert.deepEqual(rows.map((r) => r.step), [1, 2, 3, 4, 5, 6]);
-  const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as { kind: string }[];
-  assert.equal(ckpts.at(-1)?.kind, "final");
-  const iterations = [...Deno.readDirSync(join(logDir, "rollouts"))].map((e) => e.name).sort();
-  assert.equal(iterations.length, 6);
-  const report = await Deno.readTextFile(join(logDir, "report.html"));
-  assert.match(report, /Plotly\.newPlot\("fig0"/);
-});
+    const second = await finish(train(args, home));
+    assert.equal(second.code, 0, second.stderr);
+    const resumedAt = Number(/resuming after step (\d+)/.exec(second.stdout)?.[1]);
+    assert.ok(resumedAt >= 2 && resumedAt <= before, `resumed after step ${resumedAt}`);
+    const rows = (await readJsonl(metrics)) as { step: number }[];
+    assert.deepEqual(rows.map((r) => r.step), [1, 2, 3, 4, 5, 6]);
+    const ckpts = (await readJsonl(join(logDir, "checkpoints.jsonl"))) as { kind: string }[];
+    assert.equal(ckpts.at(-1)?.kind, "final");
+    const iterations = [...Deno.readDirSync(join(logDir, "rollouts"))].map((e) => e.name).sort();
+    assert.equal(iterations.length, 6);
+    const report = await Deno.readTextFile(join(logDir, "report.html"));
+    assert.match(report, /Plotly\.newPlot\("fig0"/);
+  });
+}
 
 Deno.test("train script: Ctrl-C finishes the step, saves a checkpoint and exits cleanly", async () => {
   const home = await Deno.makeTempDir();

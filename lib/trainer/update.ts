@@ -1,0 +1,183 @@
+/**
+ * One step's update of the policy, from its groups: each minibatch of groups is scored
+ * (evidence, then composition) and its forward_backward submitted as soon as it is ready; then
+ * the optimizer step, further epochs over the whole batch, and the next sampler's save, all
+ * pipelined (submitted together, awaited once). `sync` and `async` steps are one minibatch;
+ * `stream` steps several.
+ *
+ * @module
+ */
+
+import type { ForwardBackwardOutput } from "../protocol/mod.ts";
+import type { Datum } from "../protocol/mod.ts";
+import { scoredGroupsToDatums } from "../datums/mod.ts";
+import type { EpisodeGroup, ScoredGroup } from "../rl/types.ts";
+import {
+  composeAdvantages,
+  type ComposedBatch,
+  type EvidencePlan,
+  type EvidenceSources,
+  gatherEvidence,
+  type MethodSettings,
+} from "../scoring/mod.ts";
+import type { SamplingClient, TrainingClient } from "../tinker/mod.ts";
+import { klMetrics } from "./metrics.ts";
+import type { LossFnType } from "../protocol/mod.ts";
+
+/** What the update needs besides its groups. */
+export interface UpdateContext {
+  training: TrainingClient;
+  plan: EvidencePlan;
+  sources: EvidenceSources;
+  method: MethodSettings;
+  lossFn: LossFnType;
+  lossFnConfig: Record<string, number>;
+  learningRate: number;
+  epochs: number;
+  /** `performance.now()` at the run's start: spans are measured from it. */
+  t0: number;
+}
+
+interface Minibatch {
+  composed: ComposedBatch;
+  datums: Datum[];
+  fb: Promise<ForwardBackwardOutput> | null;
+}
+
+/** What a finished update gives the trainer. */
+export interface UpdateResult {
+  /** Every group, scored (the rollout store's records). */
+  groups: ScoredGroup[];
+  /** Advantage stats and `score/*` metrics of the whole step. */
+  composed: ComposedBatch;
+  datums: number;
+  /** `optim/*` drift metrics and `train/*` metrics of the first epoch. */
+  metrics: Record<string, number>;
+  /** The sampler of the updated weights; null when nothing was trained. */
+  sampler: SamplingClient | null;
+  spans: { name: string; start: number; end: number }[];
+}
+
+/** A step's update, fed minibatch by minibatch. */
+export class StepUpdate {
+  readonly #ctx: UpdateContext;
+  readonly #minibatches: Promise<Minibatch>[] = [];
+  /** Serializes submissions, so forward_backward calls go out in minibatch order. */
+  #chain: Promise<unknown> = Promise.resolve();
+  readonly #spans: UpdateResult["spans"] = [];
+  #trainStart: number | null = null;
+
+  constructor(ctx: UpdateContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Scores a minibatch of groups and submits its forward_backward. */
+  add(groups: EpisodeGroup[]): void {
+    const c = this.#ctx;
+    const start = performance.now() - c.t0;
+    const scored = (async () => {
+      const evidence = await gatherEvidence(groups, c.plan, c.sources);
+      const composed = composeAdvantages(groups, evidence, c.method);
+      this.#spans.push({ name: "score", start, end: performance.now() - c.t0 });
+      return { composed, datums: scoredGroupsToDatums(composed.groups) };
+    })();
+    const mb = this.#chain.then(() => scored).then(({ composed, datums }): Minibatch => {
+      if (datums.length === 0) return { composed, datums, fb: null };
+      this.#trainStart ??= performance.now() - c.t0;
+      const fb = c.training.forwardBackward(datums, c.lossFn, c.lossFnConfig).result();
+      return { composed, datums, fb };
+    });
+    this.#chain = mb.catch(() => {});
+    this.#minibatches.push(mb);
+  }
+
+  /** Submits the optimizer step (and further epochs), then waits for the new sampler. */
+  async finish(): Promise<UpdateResult> {
+    const c = this.#ctx;
+    const mbs = await Promise.all(this.#minibatches);
+    const datums = mbs.flatMap((m) => m.datums);
+    const groups = mbs.flatMap((m) => m.composed.groups);
+    const composed = mergeComposed(mbs.map((m) => m.composed), groups);
+    const metrics: Record<string, number> = {};
+    let sampler: SamplingClient | null = null;
+    if (datums.length > 0) {
+      this.#trainStart ??= performance.now() - c.t0;
+      const later: Promise<unknown>[] = [
+        c.training.optimStep({ learning_rate: c.learningRate }).result(),
+      ];
+      for (let epoch = 1; epoch < c.epochs; epoch++) {
+        later.push(c.training.forwardBackward(datums, c.lossFn, c.lossFnConfig).result());
+        later.push(c.training.optimStep({ learning_rate: c.learningRate }).result());
+      }
+      const next = c.training.saveWeightsAndGetSamplingClient().result();
+      const fbs = await Promise.all(mbs.filter((m) => m.fb).map((m) => m.fb!));
+      await Promise.all(later);
+      // The first epoch's passes saw the weights that sampled: their drift is the sampler's.
+      const withFb = mbs.filter((m) => m.fb);
+      Object.assign(
+        metrics,
+        klMetrics(withFb.flatMap((m) => m.datums), {
+          ...fbs[0],
+          loss_fn_outputs: fbs.flatMap((f) => f.loss_fn_outputs),
+        }),
+      );
+      for (const [k, v] of Object.entries(sumMetrics(fbs))) metrics[`train/${k}`] = v;
+      sampler = await next;
+      this.#spans.push({ name: "train", start: this.#trainStart, end: performance.now() - c.t0 });
+    }
+    return { groups, composed, datums: datums.length, metrics, sampler, spans: this.#spans };
+  }
+}
+
+/**
+ * The step's composition from its minibatches': counts add up, rates and advantage stats are
+ * averaged weighted by groups (composition is group-local in stream mode: the trainer refuses
+ * batch-normalised advantage modes there); one minibatch is returned as it is.
+ */
+function mergeComposed(parts: ComposedBatch[], groups: ScoredGroup[]): ComposedBatch {
+  if (parts.length === 1) return parts[0];
+  const count = (k: string) => parts.reduce((a, p) => a + (p.metrics[k] ?? 0), 0);
+  const weighted = (k: string) => {
+    const ws = parts.filter((p) => p.metrics[k] !== undefined);
+    const n = ws.reduce((a, p) => a + p.groups.length, 0);
+    return n ? ws.reduce((a, p) => a + p.metrics[k] * p.groups.length, 0) / n : undefined;
+  };
+  const metrics: Record<string, number> = {};
+  for (const k of new Set(parts.flatMap((p) => Object.keys(p.metrics)))) {
+    const isCount = /(_turns|errors|_samples)$/.test(k);
+    const v = isCount ? count(k) : weighted(k);
+    if (v !== undefined) metrics[k] = v;
+  }
+  const stats = parts.map((p) => p.advantageStats).filter((s) => s !== null);
+  const n = (i: number) => parts[i].groups.length;
+  const total = parts.reduce((a, p) => a + p.groups.length, 0) || 1;
+  const avg = (f: (s: NonNullable<ComposedBatch["advantageStats"]>) => number) =>
+    parts.reduce((a, p, i) => a + (p.advantageStats ? f(p.advantageStats) * n(i) : 0), 0) / total;
+  return {
+    groups,
+    metrics,
+    advantageStats: stats.length
+      ? {
+        mean: avg((s) => s.mean),
+        std: avg((s) => s.std),
+        min: Math.min(...stats.map((s) => s.min)),
+        max: Math.max(...stats.map((s) => s.max)),
+        fracMixed: avg((s) => s.fracMixed),
+        fracAllGood: avg((s) => s.fracAllGood),
+        fracAllBad: avg((s) => s.fracAllBad),
+        droppedGroups: stats.reduce((a, s) => a + s.droppedGroups, 0),
+      }
+      : null,
+  };
+}
+
+/** `…:sum` metrics add up over passes; others average. */
+function sumMetrics(fbs: ForwardBackwardOutput[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of new Set(fbs.flatMap((f) => Object.keys(f.metrics)))) {
+    const vs = fbs.map((f) => f.metrics[k]).filter((v) => v !== undefined);
+    const total = vs.reduce((a, b) => a + b, 0);
+    out[k] = k.endsWith(":sum") ? total : total / vs.length;
+  }
+  return out;
+}
