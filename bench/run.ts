@@ -16,10 +16,11 @@ import { initEngine } from "../lib/local/engine.ts";
 import { benchEncodings, benchPipelining } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
+import { runPipelineBench } from "./pipeline.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout"];
+const SUITES = ["local_engine", "client", "rollout", "pipeline"];
 /** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
@@ -35,6 +36,7 @@ for (const name of only) {
 await initEngine();
 if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
+if (only.includes("pipeline")) await writeResult("pipeline", await runPipelineBench(log));
 if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }
