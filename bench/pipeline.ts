@@ -8,34 +8,11 @@
 
 import { join } from "node:path";
 import { loadTrainConfig } from "../lib/config/mod.ts";
-import { type Env, register } from "../lib/envs/mod.ts";
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { trainRL } from "../lib/trainer/rl.ts";
 import { readJsonl } from "../lib/trainer/run_log.ts";
 import type { TimingSpan } from "../lib/viz/mod.ts";
-
-/** One turn; reward 1 when the first byte is even: groups are mixed, so every step trains. */
-class EvenByte implements Env {
-  readonly id = "bench:EvenByte-v0";
-  readonly maxTurns = 1;
-  reset() {
-    return { observation: "Say anything.", info: {} };
-  }
-  step(action: string) {
-    const even = new TextEncoder().encode(action)[0] % 2 === 0;
-    return {
-      observation: "ok",
-      reward: even ? 1 : 0,
-      terminated: true,
-      truncated: false,
-      info: {},
-    };
-  }
-  spawn(): Env {
-    return new EvenByte();
-  }
-}
 
 /** The fixed workload. */
 export const PIPELINE_BENCH = {
@@ -67,7 +44,7 @@ async function runArm(arm: string): Promise<Record<string, number>> {
     const config = await loadTrainConfig({
       flags: {
         model_name: b.model,
-        env_id: "bench:EvenByte-v0",
+        env_id: "debug:EvenFirstByte-v0",
         max_steps: b.steps,
         batch_size: b.groupsPerBatch,
         group_size: b.groupSize,
@@ -102,7 +79,6 @@ async function runArm(arm: string): Promise<Record<string, number>> {
 
 /** Every arm, `rounds` times in alternating order; medians and ratios to sync. */
 export async function runPipelineBench(log: (m: string) => void): Promise<object> {
-  register("bench:EvenByte-v0", () => new EvenByte());
   const names = Object.keys(ARMS);
   const runs: Record<string, Record<string, number>[]> = Object.fromEntries(
     names.map((n) => [n, []]),

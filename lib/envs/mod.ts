@@ -18,3 +18,4 @@ export * from "./wrappers.ts";
 export * from "./registry.ts";
 export * from "./message_env.ts";
 export * from "./modules.ts";
+export * from "./even_byte.ts";

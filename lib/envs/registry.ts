@@ -12,6 +12,7 @@ import { TowerOfHanoi } from "./tower_of_hanoi.ts";
 import { Minesweeper } from "./minesweeper.ts";
 import { FifteenPuzzle } from "./fifteen_puzzle.ts";
 import { Arithmetic } from "./arithmetic.ts";
+import { EvenFirstByte } from "./even_byte.ts";
 
 const LEVELS = ["easy", "hard", "random"] as const;
 
@@ -27,6 +28,7 @@ const BUILTINS: Record<string, () => SyncEnv> = Object.fromEntries([
   ]),
   ["math:Arithmetic-v0-easy", () => new Arithmetic("easy")],
   ["math:Arithmetic-v0-hard", () => new Arithmetic("hard")],
+  ["debug:EvenFirstByte-v0", () => new EvenFirstByte()],
 ]);
 
 const FACTORIES: Record<string, () => AnyEnv> = { ...BUILTINS };

@@ -1,65 +1,11 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { startLocalServer } from "../../lib/local/server/mod.ts";
-import { ServiceClient } from "../../lib/tinker/mod.ts";
-import { ConfigError, loadTrainConfig, type TrainConfig } from "../../lib/config/mod.ts";
+import { ConfigError } from "../../lib/config/mod.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
-import { type Env, register } from "../../lib/envs/mod.ts";
 import { parseRolloutRecord } from "../../lib/rl/records.ts";
 import { offPolicySteps } from "../../lib/rl/staleness.ts";
-
-/** One turn; reward 1 when the action's first byte is even (a random model: about half). */
-class EvenByte implements Env {
-  readonly id = "test:EvenByte-pipeline-v0";
-  readonly maxTurns = 1;
-  reset() {
-    return { observation: "Say anything.", info: {} };
-  }
-  step(action: string) {
-    const even = new TextEncoder().encode(action)[0] % 2 === 0;
-    return {
-      observation: even ? "Even." : "Odd.",
-      reward: even ? 1 : 0,
-      terminated: true,
-      truncated: false,
-      info: {},
-    };
-  }
-  spawn(): Env {
-    return new EvenByte();
-  }
-}
-register("test:EvenByte-pipeline-v0", () => new EvenByte());
-
-async function config(over: Record<string, unknown>): Promise<TrainConfig> {
-  return await loadTrainConfig({
-    flags: {
-      model_name: "local/tiny",
-      env_id: "test:EvenByte-pipeline-v0",
-      max_tokens: 2,
-      batch_size: 4,
-      group_size: 8,
-      learning_rate: 1e-2,
-      lora_rank: 4,
-      seed: 3,
-      ...over,
-    },
-  });
-}
-
-async function withService<T>(fn: (s: ServiceClient) => Promise<T>): Promise<T> {
-  const server = await startLocalServer({
-    dataDir: await Deno.makeTempDir({ prefix: "tb-pipe-" }),
-  });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-  try {
-    return await fn(service);
-  } finally {
-    service.close();
-    await server.close();
-  }
-}
+import { tinyConfig, withService } from "./fixtures.ts";
 
 for (
   const [mode, over] of [
@@ -71,7 +17,7 @@ for (
     await withService(async (service) => {
       const dir = await Deno.makeTempDir({ prefix: `tb-pipe-${mode}-` });
       const run = await trainRL({
-        config: await config({ max_steps: 12, ...over }),
+        config: await tinyConfig({ max_steps: 12, max_tokens: 2, group_size: 8, ...over }),
         service,
         logDir: dir,
       });
@@ -92,7 +38,7 @@ Deno.test("pipeline async: never trains on a group more than max_steps_off_polic
     for (const maxOff of [0, 1]) {
       const dir = await Deno.makeTempDir({ prefix: "tb-pipe-stale-" });
       const run = await trainRL({
-        config: await config({
+        config: await tinyConfig({
           max_steps: 6,
           batch_size: 2,
           group_size: 4,
@@ -132,7 +78,7 @@ Deno.test("pipeline stream: batch-normalised advantages are refused with several
   await withService(async (service) => {
     await assert.rejects(
       trainRL({
-        config: await config({
+        config: await tinyConfig({
           max_steps: 1,
           execution: "stream",
           num_minibatches: 2,

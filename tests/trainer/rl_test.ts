@@ -1,65 +1,8 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { startLocalServer } from "../../lib/local/server/mod.ts";
-import { ServiceClient } from "../../lib/tinker/mod.ts";
-import { loadTrainConfig, type TrainConfig } from "../../lib/config/mod.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
-import { type Env, register } from "../../lib/envs/mod.ts";
-
-/**
- * A one-turn task a random model gets right half the time (the action's first byte is even),
- * so groups have mixed rewards and every step trains on a real advantage.
- */
-class EvenFirstByte implements Env {
-  readonly id = "test:EvenFirstByte-v0";
-  readonly maxTurns = 1;
-  reset() {
-    return { observation: "Say anything.", info: {} };
-  }
-  step(action: string) {
-    const even = new TextEncoder().encode(action)[0] % 2 === 0;
-    return {
-      observation: even ? "Even." : "Odd.",
-      reward: even ? 1 : 0,
-      terminated: true,
-      truncated: false,
-      info: {},
-    };
-  }
-  spawn(): Env {
-    return new EvenFirstByte();
-  }
-}
-register("test:EvenFirstByte-v0", () => new EvenFirstByte());
-
-async function tinyConfig(over: Record<string, unknown>): Promise<TrainConfig> {
-  return await loadTrainConfig({
-    flags: {
-      model_name: "local/tiny",
-      env_id: "test:EvenFirstByte-v0",
-      max_tokens: 8,
-      batch_size: 4,
-      group_size: 4,
-      learning_rate: 1e-2,
-      lora_rank: 4,
-      seed: 3,
-      ...over,
-    },
-  });
-}
-
-async function withService<T>(fn: (s: ServiceClient) => Promise<T>): Promise<T> {
-  const dataDir = await Deno.makeTempDir({ prefix: "tb-trainer-" });
-  const server = await startLocalServer({ dataDir });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-  try {
-    return await fn(service);
-  } finally {
-    service.close();
-    await server.close();
-  }
-}
+import { tinyConfig, withService } from "./fixtures.ts";
 
 const actions = async (dir: string, step: number) =>
   (await readJsonl(join(dir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`)))
