@@ -112,10 +112,10 @@ export function sampleHistory(rows: MetricsRow[], n = 10): StepSummary[] {
 }
 
 /**
- * The last lines of a run's log that say what went wrong: its `error:` line when there is one
- * (the trainer's one-line user errors), else its last non-empty lines.
+ * What a run's log says went wrong: its last `error:` line (the trainer's one-line errors and
+ * Deno's uncaught exceptions both start so), else, with `orLastLines`, its last lines.
  */
-export async function logTail(runDir: string, lines = 5): Promise<string | null> {
+export async function logError(runDir: string, orLastLines = 0): Promise<string | null> {
   let text: string;
   try {
     text = await Deno.readTextFile(runPaths(runDir).log);
@@ -125,7 +125,7 @@ export async function logTail(runDir: string, lines = 5): Promise<string | null>
   const all = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.trim() !== "");
   const error = all.findLast((l) => /^error: /.test(l));
   if (error) return error;
-  return all.slice(-lines).join("\n") || null;
+  return orLastLines > 0 ? all.slice(-orLastLines).join("\n") || null : null;
 }
 
 /** Whether a file exists. */

@@ -16,7 +16,7 @@ import { ConfigError, loadTrainConfig } from "../config/mod.ts";
 import { writeRunReport } from "../trainer/report.ts";
 import { type FieldValue, type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";
-import { exists, logTail, readCheckpoints, readMetrics, runPaths } from "./run_files.ts";
+import { exists, logError, readCheckpoints, readMetrics, runPaths } from "./run_files.ts";
 import type { RunRecord, RunState, RunStore } from "./store.ts";
 import { EvalQueue } from "./eval_queue.ts";
 
@@ -269,7 +269,8 @@ export class RunManager {
           ? "the training process ended while the server was down"
           : "the training process was killed")
         : `the training process exited with code ${code}`;
-      const tail = await logTail(run.runDir);
+      // A process that exited by itself says why in its log; a killed one has nothing to add.
+      const tail = await logError(run.runDir, code === null ? 0 : 3);
       error = `${why}${tail ? `: ${tail}` : ""}; POST /runs/${run.id}/resume continues from ` +
         (last ? `step ${last.step}` : "the start");
     }

@@ -284,6 +284,38 @@ Deno.test("runs API: a run that ignores its stop past the grace period is killed
   }, { stopGraceS: 0 });
 });
 
+Deno.test("runs API: a run that crashes or is killed is marked crashed, says why, and the server carries on", async () => {
+  await withServer(async (_server, client) => {
+    // No TINKER_API_KEY: the local backend refuses the cloud model once the run starts.
+    await prepare(client, { ...TINY_RUN, model_name: "Qwen/Qwen3-8B", total_steps: 2 });
+    const bad = await client.startRun();
+    const crashed = await waitFor("the crash", async () => {
+      const s = await client.getRun(bad.run_id);
+      return s.state === "running" ? undefined : s;
+    });
+    assert.equal(crashed.state, "crashed");
+    assert.match(crashed.error ?? "", /exited with code \d+: error: .*Qwen\/Qwen3-8B/);
+
+    await client.editConfig("model_name", "local/tiny");
+    await client.editConfig("total_steps", 100);
+    const run = await client.startRun();
+    const s = await waitFor("step 1", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.step >= 1 ? s : undefined;
+    });
+    Deno.kill(s.pid!, "SIGKILL");
+    const killed = await waitFor("the kill to be noticed", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.state === "running" ? undefined : s;
+    });
+    assert.equal(killed.state, "crashed");
+    assert.match(killed.error ?? "", /^the training process was killed; POST \/runs\/\w+\/resume/);
+    assert.equal((await client.health()).status, "ok");
+    assert.equal((await client.resumeRun(run.run_id)).state, "running");
+    await client.stopRun(run.run_id);
+  });
+});
+
 function config(
   view: { configurable_fields: { name: string; current_value: unknown }[] },
   name: string,
