@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { ConfigError, loadTrainConfig } from "../config/mod.ts";
 import { writeRunReport } from "../trainer/report.ts";
-import { type FieldValue, type RunConfig, trainingSettings } from "./fields.ts";
+import { type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";
 import { exists, logError, readCheckpoints, readMetrics, runPaths } from "./run_files.ts";
 import type { RunRecord, RunState, RunStore } from "./store.ts";
@@ -308,9 +308,4 @@ export class RunManager {
 
 function byQueued(a: RunRecord, b: RunRecord): number {
   return a.queuedAt < b.queuedAt ? -1 : a.queuedAt > b.queuedAt ? 1 : 0;
-}
-
-/** The value of a field in a stored run's config. */
-export function configValue(run: RunRecord, field: string): FieldValue {
-  return (run.config[field] ?? null) as FieldValue;
 }

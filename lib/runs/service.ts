@@ -198,11 +198,14 @@ export class RunsService implements RunsApi {
         throw fieldError(e, sel.config);
       }
     }
+    const id = this.#newRunId();
+    // Runs started from one selection share its name; the id keeps each one's name its own.
+    const taken = this.store.listRuns().some((r) => r.name === config.wandb_name);
     let run: RunRecord;
     try {
       run = await this.manager.create({
-        id: this.#newRunId(),
-        name: String(config.wandb_name),
+        id,
+        name: taken ? `${config.wandb_name}-${id}` : String(config.wandb_name),
         environment: sel.environment,
         config,
         wandbProject: wandb_project,

@@ -7,6 +7,8 @@
 
 import type { RunsApi } from "../../lib/runs/schemas.ts";
 
+export { isAlive } from "../../lib/runs/process.ts";
+
 /** A run of a few steps that each take well under a second: local/tiny, one group of two. */
 export const TINY_RUN: Record<string, unknown> = {
   model_name: "local/tiny",
@@ -94,14 +96,4 @@ export async function startServerProcess(
       await exit();
     },
   };
-}
-
-/** Whether a process still runs (and is not a zombie). */
-export function processRuns(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    return false;
-  }
 }

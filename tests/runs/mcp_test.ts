@@ -7,6 +7,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { assert } from "../assert.ts";
 import { TOOL_NAMES } from "../../lib/runs/mcp.ts";
 import { listEnvs } from "../../lib/envs/registry.ts";
+import { startRunsServer } from "../../lib/runs/server.ts";
 import { TINY_RUN, waitFor } from "./helpers.ts";
 
 const SCRIPT = new URL("../../scripts/mcp.ts", import.meta.url).pathname;
@@ -90,5 +91,33 @@ Deno.test("mcp: the SDK's client lists the tools, lists environments and starts 
     throw new Error(`${(e as Error).message}\nserver stderr:\n${stderr}`);
   } finally {
     await client.close();
+  }
+});
+
+Deno.test("mcp --url: the tools drive a running runs server over HTTP", async () => {
+  const server = await startRunsServer({
+    dataDir: await Deno.makeTempDir({ prefix: "tb-mcp-url-" }),
+    port: 0,
+    apiKey: "k",
+  });
+  const client = new Client({ name: "tinkerbench-test", version: "1.0.0" });
+  try {
+    await client.connect(
+      new StdioClientTransport({
+        command: Deno.execPath(),
+        args: ["run", "-A", SCRIPT, "--url", server.url, "--api-key", "k"],
+        env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+        stderr: "ignore",
+      }),
+    );
+    const res = await client.callTool({
+      name: "rl_select_environment",
+      arguments: { name: "math:Arithmetic-v0-easy" },
+    });
+    assert.equal(res.isError ?? false, false);
+    assert.equal((await server.service.health()).environment, "math:Arithmetic-v0-easy");
+  } finally {
+    await client.close();
+    await server.close();
   }
 });

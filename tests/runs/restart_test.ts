@@ -7,7 +7,7 @@
 import { assert } from "../assert.ts";
 import { RunsClient } from "../../lib/runs/client.ts";
 import { readMetrics } from "../../lib/runs/run_files.ts";
-import { prepare, processRuns, startServerProcess, TINY_RUN, waitFor } from "./helpers.ts";
+import { isAlive, prepare, startServerProcess, TINY_RUN, waitFor } from "./helpers.ts";
 
 const SCRIPT = new URL("../../scripts/runs.ts", import.meta.url).pathname;
 
@@ -35,7 +35,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
 
     // 1. The server dies; the training process does not.
     await server.kill();
-    assert.ok(processRuns(pid), "the run outlives its server");
+    assert.ok(isAlive(pid, null), "the run outlives its server");
     server = await startServerProcess(dataDir);
     assert.match(server.output(), /runs: 2 recorded, 1 running, 0 queued/);
     client = new RunsClient({ baseUrl: server.url });
@@ -51,7 +51,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
     Deno.kill(pid, "SIGKILL");
     await waitFor(
       "the run's process to end",
-      () => Promise.resolve(processRuns(pid) ? undefined : true),
+      () => Promise.resolve(isAlive(pid, null) ? undefined : true),
     );
     server = await startServerProcess(dataDir);
     client = new RunsClient({ baseUrl: server.url });
