@@ -12,8 +12,10 @@ import { RunsClient } from "../lib/runs/client.ts";
 import { createMcpServer } from "../lib/runs/mcp.ts";
 import { RunsService } from "../lib/runs/service.ts";
 import { LeaseError } from "../lib/runs/store.ts";
+import { EnvModuleError } from "../lib/envs/modules.ts";
 
 const USAGE = `usage: deno task mcp [--data-dir DIR] [--max-concurrent 1] [--stop-grace-s 120]
+                     [--env-module my_env.ts ...]
        deno task mcp --url http://127.0.0.1:8080 [--api-key KEY]
 
   Serves the RL tools (rl_list_environments, rl_select_environment, rl_get_current_config,
@@ -28,6 +30,7 @@ const Flags = z.object({
   "stop-grace-s": z.coerce.number().min(0).max(86_400).default(120),
   url: z.string().url().optional(),
   "api-key": z.string().min(1).optional(),
+  "env-module": z.array(z.string().min(1)).default([]),
   help: z.boolean().default(false),
 });
 
@@ -42,6 +45,7 @@ await runCli(async () => {
     "stop-grace-s": { type: "string" },
     url: { type: "string" },
     "api-key": { type: "string" },
+    "env-module": { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   }, Flags);
   if (flags.help) return console.error(USAGE);
@@ -52,9 +56,10 @@ await runCli(async () => {
         dataDir: flags["data-dir"],
         maxConcurrent: flags["max-concurrent"],
         stopGraceS: flags["stop-grace-s"],
+        envModules: flags["env-module"],
       });
     } catch (e) {
-      if (e instanceof LeaseError) throw new UsageError(e.message);
+      if (e instanceof LeaseError || e instanceof EnvModuleError) throw new UsageError(e.message);
       throw e;
     }
   }

@@ -12,6 +12,7 @@ import { make } from "../envs/registry.ts";
 import { getRenderer } from "../renderers/mod.ts";
 import { collectGroups } from "../rollout/mod.ts";
 import { episodeSucceeded } from "../trainer/metrics.ts";
+import { mean } from "../util/stats.ts";
 import { type PolicySource, withPolicy } from "./policy.ts";
 
 /**
@@ -66,7 +67,7 @@ export async function evaluatePolicy(o: EvalOptions): Promise<EvalResult> {
     return {
       episodes: episodes.length,
       percentCorrect: episodes.filter(episodeSucceeded).length / episodes.length,
-      rewardMean: episodes.reduce((a, e) => a + e.totalReward, 0) / episodes.length,
+      rewardMean: mean(episodes.map((e) => e.totalReward)),
     };
   });
 }

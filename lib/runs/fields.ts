@@ -269,6 +269,17 @@ export const FIELDS: readonly FieldSpec[] = [
     description: "Held-out episodes per evaluated checkpoint (0: no evaluation).",
   },
   {
+    name: "env_module",
+    type: "string",
+    allowed: "set by the server",
+    schema: z.string() as z.ZodType<FieldValue>,
+    trainingKey: "env_module",
+    default: null,
+    description: "The module that registers the environment (environments loaded with " +
+      "`deno task runs --env-module`); null for built-in ones.",
+    locked: { why: "follows the selected environment" },
+  },
+  {
     name: "log_path",
     type: "string",
     allowed: "set by the server",
@@ -297,10 +308,17 @@ export class FieldError extends Error {
   }
 }
 
-/** The default configuration of an environment, with a fresh run name. */
-export function defaultConfig(environment: string, now = new Date()): RunConfig {
+/**
+ * The default configuration of an environment, with a fresh run name. `envModule` is the module
+ * that registers it, for environments that are not built in.
+ */
+export function defaultConfig(
+  environment: string,
+  { now = new Date(), envModule = null }: { now?: Date; envModule?: string | null } = {},
+): RunConfig {
   const config: RunConfig = Object.fromEntries(FIELDS.map((f) => [f.name, f.default]));
   config.environment = environment;
+  config.env_module = envModule;
   config.wandb_name = runNameFor(environment, now);
   return config;
 }
@@ -387,11 +405,16 @@ export function trainingSettings(config: RunConfig, logPath: string): Record<str
 }
 
 /** A stored configuration brought up to the current table (fields added later get defaults). */
-export function completeConfig(stored: Record<string, unknown>, environment: string): RunConfig {
-  const config = defaultConfig(environment);
+export function completeConfig(
+  stored: Record<string, unknown>,
+  environment: string,
+  envModule: string | null,
+): RunConfig {
+  const config = defaultConfig(environment, { envModule });
   for (const f of FIELDS) {
     if (f.name in stored) config[f.name] = stored[f.name] as FieldValue;
   }
   config.environment = environment;
+  config.env_module = envModule;
   return config;
 }

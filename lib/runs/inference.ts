@@ -7,8 +7,10 @@
  * @module
  */
 
+import { asMessageEnv } from "../envs/message_env.ts";
 import { make } from "../envs/registry.ts";
-import { getRenderer } from "../renderers/mod.ts";
+import { getRenderer, type Message } from "../renderers/mod.ts";
+import { withTools } from "../renderers/tools.ts";
 import { type PolicySource, withPolicy } from "./policy.ts";
 
 /** Options of {@link testInference}. */
@@ -49,22 +51,24 @@ export async function testInference(o: InferenceOptions): Promise<InferenceResul
   const renderer = getRenderer(o.modelName);
   const n = o.prompts?.length ? o.prompts.length : o.count;
   const episodes = await Promise.all(Array.from({ length: n }, async (_, i) => {
-    const env = make(o.environment);
-    const first = await env.reset(o.seed + i);
-    return { env, prompt: o.prompts?.length ? o.prompts[i] : first.observation };
+    const env = asMessageEnv(make(o.environment));
+    const { messages } = await env.reset(o.seed + i);
+    const given = o.prompts?.length ? o.prompts[i] : undefined;
+    const opening: Message[] = given === undefined ? messages : [{ role: "user", content: given }];
+    return {
+      env,
+      prompt: given ?? messages.map((m) => m.content).join("\n\n"),
+      // Tools are declared as the rollout declares them, so tool-using envs can be answered.
+      tokens: renderer.buildGenerationPrompt(withTools(opening, env.tools ?? [])),
+    };
   }));
   return await withPolicy(
     o.dataDir,
     o.policy,
     (sampler) =>
-      Promise.all(episodes.map(async ({ env, prompt }, i) => {
+      Promise.all(episodes.map(async ({ env, prompt, tokens }, i) => {
         const res = await sampler.sample({
-          prompt: {
-            chunks: [{
-              type: "encoded_text",
-              tokens: renderer.buildGenerationPrompt([{ role: "user", content: prompt }]),
-            }],
-          },
+          prompt: { chunks: [{ type: "encoded_text", tokens }] },
           samplingParams: {
             maxTokens: o.maxTokens,
             temperature: o.temperature,
@@ -73,17 +77,17 @@ export async function testInference(o: InferenceOptions): Promise<InferenceResul
           },
         });
         const parsed = renderer.parseResponse(res.sequences[0].tokens);
-        const step = await env.step(parsed.message.content);
+        const step = await env.step(parsed.message);
         const reason = typeof step.info.reason === "string" ? step.info.reason : null;
         return {
           prompt,
           response: parsed.message.content,
           env_seed: o.seed + i,
-          format_ok: parsed.ok && !FORMAT_ERROR_REASONS.has(reason ?? ""),
+          format_ok: parsed.ok && !parsed.error && !FORMAT_ERROR_REASONS.has(reason ?? ""),
           reward: step.reward,
           verifier: {
             reason,
-            feedback: step.observation,
+            feedback: step.messages.map((m) => m.content).join("\n"),
             episode_over: step.terminated || step.truncated,
           },
           truncated: !parsed.ok,

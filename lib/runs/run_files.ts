@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { mean } from "../util/stats.ts";
 import { type CheckpointRecord, CheckpointRecordSchema, readJsonl } from "../trainer/run_log.ts";
 
 /** The trainer's metric names the API reports (tinker-cookbook's names). */
@@ -98,7 +99,7 @@ export function estimateSecondsLeft(rows: MetricsRow[], totalSteps: number): num
   const recent = rows.slice(-5).map((r) => r[METRIC.stepTime]).filter(Number.isFinite);
   if (recent.length === 0) return null;
   const left = Math.max(0, totalSteps - (rows.at(-1)?.step ?? 0));
-  return Math.round(left * recent.reduce((a, b) => a + b, 0) / recent.length);
+  return Math.round(left * mean(recent));
 }
 
 /** Up to `n` rows spread evenly over the run, always including the last. */

@@ -56,6 +56,7 @@ export class RunManager {
   readonly #killed = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #polling: Promise<void> | null = null;
+  #closed = false;
 
   constructor(store: RunStore, o: RunManagerOptions) {
     this.store = store;
@@ -84,6 +85,7 @@ export class RunManager {
 
   /** Stops watching; running training processes go on and a later server adopts them. */
   async close(): Promise<void> {
+    this.#closed = true;
     clearInterval(this.#timer);
     await this.#polling;
     await this.evals.close();
@@ -180,6 +182,8 @@ export class RunManager {
 
   /** One round of watching: ended processes, overdue stops, new checkpoints, free slots. */
   poll(): Promise<void> {
+    // A process can end after close (its exit wakes a poll): the store may be gone by then.
+    if (this.#closed) return Promise.resolve();
     this.#polling ??= this.#poll().finally(() => (this.#polling = null));
     return this.#polling;
   }

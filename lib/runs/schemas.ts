@@ -8,6 +8,7 @@
 
 import { z } from "zod";
 import { CheckpointRecordSchema } from "../trainer/run_log.ts";
+import { formatZodError } from "../util/zod.ts";
 import { RunStateSchema } from "./store.ts";
 
 const fieldValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -288,10 +289,7 @@ export class RunsError extends Error {
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const where = issue.path.length ? issue.path.join(".") : "body";
-  const keys = issue.code === "unrecognized_keys" ? `: ${issue.keys.join(", ")}` : "";
-  throw new RunsError(400, { error: `${where}: ${issue.message}${keys}` });
+  throw new RunsError(400, { error: formatZodError(parsed.error) });
 }
 
 /**

@@ -10,6 +10,7 @@
 
 import { join } from "node:path";
 import { TinkerAPIError } from "../tinker/http.ts";
+import { mean } from "../util/stats.ts";
 import {
   completeConfig,
   defaultConfig,
@@ -18,7 +19,13 @@ import {
   type RunConfig,
   validateField,
 } from "./fields.ts";
-import { describeEnvironment, listEnvironments, resolveEnvironment } from "./environments.ts";
+import {
+  describeEnvironment,
+  envModuleOf,
+  listEnvironments,
+  loadEnvModule,
+  resolveEnvironment,
+} from "./environments.ts";
 import { testInference } from "./inference.ts";
 import { isAlive, selfIdentity } from "./process.ts";
 import { readCheckpoints } from "./run_files.ts";
@@ -56,6 +63,8 @@ export interface RunsServiceOptions {
   stopGraceS?: number;
   /** How often runs are checked, in ms (default 1000). */
   pollMs?: number;
+  /** Modules that register environments (`--env-module`), imported before anything else. */
+  envModules?: string[];
 }
 
 interface Selection {
@@ -93,6 +102,7 @@ export class RunsService implements RunsApi {
 
   /** Opens the service on a data dir (see {@link RunsServiceOptions}). */
   static async open(o: RunsServiceOptions): Promise<RunsService> {
+    for (const path of o.envModules ?? []) await loadEnvModule(path);
     const home = join(o.dataDir, "runs-api");
     await Deno.mkdir(join(home, "runs"), { recursive: true });
     const store = new RunStore(join(home, "runs.db"));
@@ -146,7 +156,10 @@ export class RunsService implements RunsApi {
         available: listEnvironments().map((e) => e.name),
       });
     }
-    const selection: Selection = { environment: id, config: defaultConfig(id) };
+    const selection: Selection = {
+      environment: id,
+      config: defaultConfig(id, { envModule: envModuleOf(id) }),
+    };
     this.store.setSetting("selection", selection);
     return Promise.resolve({
       message: `Selected environment: ${id} (its default config is loaded)`,
@@ -311,7 +324,6 @@ export class RunsService implements RunsApi {
       }
       throw e;
     }
-    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / (xs.length || 1);
     return {
       environment,
       model,
@@ -330,7 +342,7 @@ export class RunsService implements RunsApi {
     if (!stored || resolveEnvironment(stored.environment) !== stored.environment) return null;
     return {
       environment: stored.environment,
-      config: completeConfig(stored.config, stored.environment),
+      config: completeConfig(stored.config, stored.environment, envModuleOf(stored.environment)),
     };
   }
 

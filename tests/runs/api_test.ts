@@ -13,7 +13,7 @@ import { prepare, TINY_RUN, waitFor } from "./helpers.ts";
 
 async function withServer(
   fn: (server: RunsServer, client: RunsClient) => Promise<void>,
-  opts: { apiKey?: string; stopGraceS?: number } = {},
+  opts: { apiKey?: string; stopGraceS?: number; envModules?: string[] } = {},
 ) {
   const server = await startRunsServer({
     dataDir: await Deno.makeTempDir({ prefix: "tb-runs-" }),
@@ -91,14 +91,14 @@ Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothi
       ["/config", '{"field":"temperature","value":[1]}', 400, /temperature must be a number/],
       ["/config", '{"field":"group_size",', 400, /request body is not valid JSON/],
       ["/config", "[1,2]", 400, /must be a JSON object/],
-      ["/config", '{"value":3}', 400, /^field: /],
-      ["/config", '{"field":"seed","value":1,"x":2}', 400, /unrecognized key.*: x/i],
+      ["/config", '{"value":3}', 400, /^field /],
+      ["/config", '{"field":"seed","value":1,"x":2}', 400, /Unrecognized key.*"x"/],
       ["/runs", '{"bogus":1}', 400, /unknown field "bogus"/],
       ["/runs", '{"lora_rank":"big"}', 400, /lora_rank must be an integer/],
-      ["/runs", '{"wandb_project":5}', 400, /^wandb_project: /],
+      ["/runs", '{"wandb_project":5}', 400, /^wandb_project /],
       ["/runs", "not json", 400, /not valid JSON/],
-      ["/test/inference", '{"max_tokens":"lots"}', 400, /^max_tokens: /],
-      ["/test/inference", '{"prompts":"hi"}', 400, /^prompts: /],
+      ["/test/inference", '{"max_tokens":"lots"}', 400, /^max_tokens /],
+      ["/test/inference", '{"prompts":"hi"}', 400, /^prompts /],
       ["/test/inference", '{"run_id":"nope"}', 404, /run "nope" not found/],
       ["/runs/nope/stop", undefined, 404, /run "nope" not found/],
       ["/runs/nope/resume", undefined, 404, /run "nope" not found/],
@@ -314,6 +314,40 @@ Deno.test("runs API: a run that crashes or is killed is marked crashed, says why
     assert.equal((await client.resumeRun(run.run_id)).state, "running");
     await client.stopRun(run.run_id);
   });
+});
+
+const SAY_YES = new URL("./fixtures/say_yes_env.ts", import.meta.url).pathname;
+
+Deno.test("runs API: an environment from --env-module is listed, selectable, and its runs load the module", async () => {
+  await withServer(async (_server, client) => {
+    const env = (await client.listEnvironments()).find((e) => e.name === "test:SayYes-v0");
+    assert.deepEqual(env, {
+      name: "test:SayYes-v0",
+      class_name: "SayYes",
+      file_path: "tests/runs/fixtures/say_yes_env.ts",
+      description: "A user environment for the runs API tests: one short turn, so local/tiny " +
+        "(context 256) plays it.",
+    });
+    const sel = await client.selectEnvironment("SayYes-v0");
+    assert.equal(sel.config.env_module, SAY_YES);
+    await assert.rejects(() => client.editConfig("env_module", null), /env_module is locked/);
+    for (const [field, value] of Object.entries({ ...TINY_RUN, total_steps: 1 })) {
+      await client.editConfig(field, value);
+    }
+    const inf = await client.testInference({ count: 1, max_tokens: 8 });
+    assert.equal(inf.results[0].prompt, "Say yes.");
+    assert.match(inf.results[0].verifier.feedback, /^(Right|No yes)\.$/);
+    const run = await client.startRun();
+    assert.match(
+      await Deno.readTextFile(run.paths.config),
+      new RegExp(`^env_module: ${SAY_YES}$`, "m"),
+    );
+    const done = await waitFor("the run to finish", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.state === "running" || s.state === "queued" ? undefined : s;
+    });
+    assert.equal(done.state, "finished", done.error ?? "");
+  }, { envModules: [SAY_YES] });
 });
 
 function config(

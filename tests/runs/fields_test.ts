@@ -1,6 +1,6 @@
 import { parse as parseYaml } from "yaml";
 import { assert } from "../assert.ts";
-import { loadTrainConfig } from "../../lib/config/mod.ts";
+import { listConfigFields, loadTrainConfig } from "../../lib/config/mod.ts";
 import {
   defaultConfig,
   describeFields,
@@ -34,7 +34,12 @@ Deno.test("runs fields: the seed's names are there, and locked ones are explaine
     ]
   ) assert.ok(names.includes(seed), seed);
   const { configurable, locked } = describeFields(defaultConfig("game:GuessTheNumber-v0-easy"));
-  assert.deepEqual(locked.map((f) => f.name), ["use_wandb", "environment", "log_path"]);
+  assert.deepEqual(locked.map((f) => f.name), [
+    "use_wandb",
+    "environment",
+    "env_module",
+    "log_path",
+  ]);
   assert.ok(locked.every((f) => f.locked_because && f.locked_because.length > 10));
   assert.equal(configurable.find((f) => f.name === "total_steps")?.training_key, "max_steps");
   assert.equal(
@@ -107,4 +112,11 @@ Deno.test("runs fields: a run's config file has the trainer's flat keys and the 
   const text = JSON.stringify(settings);
   await loadTrainConfig({ file: { path: "run.yaml", text } }); // throws on any unknown key
   assert.deepEqual(parseYaml(text), settings);
+});
+
+Deno.test("runs fields: every training key of the table is a name the training config knows", () => {
+  const known = new Set(listConfigFields().flatMap((f) => [f.path, ...f.aliases]));
+  for (const f of FIELDS) {
+    if (f.trainingKey !== null) assert.ok(known.has(f.trainingKey), `${f.name} → ${f.trainingKey}`);
+  }
 });
