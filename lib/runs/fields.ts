@@ -9,14 +9,18 @@
  */
 
 import { z } from "zod";
-import { localModelNames } from "../local/models.ts";
-import { getRenderer } from "../renderers/mod.ts";
+import {
+  bool,
+  choice,
+  type FieldType,
+  type FieldValue,
+  int,
+  modelName,
+  num,
+  runName,
+} from "./field_kinds.ts";
 
-/** The value kinds a field can hold, as reported to agents. */
-export type FieldType = "integer" | "number" | "boolean" | "string" | "enum";
-
-/** A value of a field (JSON). */
-export type FieldValue = string | number | boolean | null;
+export { checkModelName, type FieldType, type FieldValue } from "./field_kinds.ts";
 
 /** One row of the table. */
 export interface FieldSpec {
@@ -34,80 +38,6 @@ export interface FieldSpec {
   /** Locked fields show their value but cannot be edited; `why` says who sets them. */
   locked?: { why: string };
 }
-
-const isNumberText = (s: string) => s.trim() !== "" && Number.isFinite(Number(s));
-
-/** Numbers may come as JSON numbers or numeric strings: agents often quote them. */
-function numeric(inner: z.ZodNumber, nullable: boolean): z.ZodType<FieldValue> {
-  const fromText = z.string().refine(isNumberText, "not a number").transform(Number).pipe(inner);
-  const base = z.union([inner, fromText]);
-  return (nullable
-    ? z.union([z.null(), z.literal("null").transform(() => null), base])
-    : base) as z.ZodType<FieldValue>;
-}
-
-function int(min: number, max: number) {
-  return {
-    type: "integer" as const,
-    allowed: `an integer from ${min} to ${max}`,
-    schema: numeric(z.number().int().min(min).max(max), false),
-  };
-}
-
-function num(min: number, max: number, { nullable = false, exclusiveMin = false } = {}) {
-  const inner = exclusiveMin ? z.number().gt(min).max(max) : z.number().min(min).max(max);
-  const range = exclusiveMin ? `above ${min} and at most ${max}` : `from ${min} to ${max}`;
-  return {
-    type: "number" as const,
-    allowed: `a number ${range}${nullable ? ", or null" : ""}`,
-    schema: numeric(inner, nullable),
-  };
-}
-
-function choice(values: readonly [string, ...string[]]) {
-  return {
-    type: "enum" as const,
-    allowed: `one of ${values.join(", ")}`,
-    schema: z.enum(values) as z.ZodType<FieldValue>,
-  };
-}
-
-function bool() {
-  const text = z.enum(["true", "false"]).transform((s) => s === "true");
-  return {
-    type: "boolean" as const,
-    allowed: "true or false",
-    schema: z.union([z.boolean(), text]) as z.ZodType<FieldValue>,
-  };
-}
-
-/** A model this machine can train: a local model, or a Qwen3 model on the Tinker cloud. */
-export function checkModelName(name: string): string | null {
-  if (name.startsWith("local/")) {
-    return localModelNames().includes(name) ? null : "no such local model";
-  }
-  try {
-    getRenderer(name);
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
-
-const modelName = {
-  type: "string" as const,
-  allowed: `a local model (${localModelNames().join(", ")}) or Qwen/Qwen3-* with TINKER_API_KEY`,
-  schema: z.string().min(1).superRefine((s, ctx) => {
-    const problem = checkModelName(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  }) as z.ZodType<FieldValue>,
-};
-
-const runName = {
-  type: "string" as const,
-  allowed: "1 to 100 characters: letters, digits, and . _ : -",
-  schema: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/) as z.ZodType<FieldValue>,
-};
 
 /**
  * Every field, in the order `GET /config` lists them. The seed's names come first. Locked:
