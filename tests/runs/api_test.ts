@@ -259,14 +259,14 @@ Deno.test("runs API: stopping a running run saves an interrupted checkpoint; res
 
 Deno.test("runs API: a run that ignores its stop past the grace period is killed, and resumes from its checkpoint", async () => {
   await withServer(async (_server, client) => {
-    // After Ctrl-C the trainer finishes its step, saves and writes its report: far longer than
-    // the next check (0.2 s), so with a grace of 0 s it is always killed first.
     await prepare(client, { ...TINY_RUN, total_steps: 4, steps_per_eval: 1, eval_episodes: 0 });
     const run = await client.startRun();
-    await waitFor(
-      "step 1",
-      async () => ((await client.getRun(run.run_id)).step >= 1 ? true : undefined),
-    );
+    const s = await waitFor("step 1's checkpoint", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.last_checkpoint ? s : undefined;
+    });
+    // A hung trainer: frozen, it cannot act on the Ctrl-C, so only the kill ends it.
+    Deno.kill(s.pid!, "SIGSTOP");
     await client.stopRun(run.run_id);
     const killed = await waitFor("the kill", async () => {
       const s = await client.getRun(run.run_id);
