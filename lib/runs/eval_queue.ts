@@ -1,0 +1,111 @@
+/**
+ * Evaluates every checkpoint of every run once, one at a time, in the server: a run's
+ * checkpoints are found in its `checkpoints.jsonl` as they appear, and each result (or the
+ * reason it failed) is stored, so a restarted server only evaluates what is still missing.
+ *
+ * @module
+ */
+
+import type { CheckpointRecord } from "../trainer/run_log.ts";
+import { evaluatePolicy } from "./evaluate.ts";
+import { readCheckpoints } from "./run_files.ts";
+import type { RunRecord, RunStore } from "./store.ts";
+
+interface Job {
+  run: RunRecord;
+  checkpoint: CheckpointRecord;
+}
+
+/** The server's queue of checkpoint evaluations. */
+export class EvalQueue {
+  readonly #store: RunStore;
+  readonly #dataDir: string;
+  readonly #pending: Job[] = [];
+  /** `run id + state path` of every job pending or running. */
+  readonly #known = new Set<string>();
+  #current: Promise<void> | null = null;
+  #currentRun: string | null = null;
+  #closed = false;
+
+  constructor(store: RunStore, dataDir: string) {
+    this.#store = store;
+    this.#dataDir = dataDir;
+  }
+
+  /** Queues the run's checkpoints that have no evaluation yet. */
+  async scan(run: RunRecord): Promise<void> {
+    if (this.#closed || !(Number(run.config.eval_episodes) > 0)) return;
+    const done = new Set(this.#store.evalsFor(run.id).map((e) => e.checkpoint));
+    for (const checkpoint of await readCheckpoints(run.runDir)) {
+      const key = `${run.id} ${checkpoint.state_path}`;
+      if (done.has(checkpoint.state_path) || this.#known.has(key)) continue;
+      this.#known.add(key);
+      this.#pending.push({ run, checkpoint });
+    }
+    this.#pump();
+  }
+
+  /** Whether a checkpoint of this run waits for or is in evaluation. */
+  isPending(runId: string): boolean {
+    return this.#currentRun === runId || this.#pending.some((j) => j.run.id === runId);
+  }
+
+  /** Drops what is queued and waits for the evaluation in progress. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#pending.length = 0;
+    await this.#current;
+  }
+
+  #pump(): void {
+    if (this.#current || this.#closed) return;
+    const job = this.#pending.shift();
+    if (!job) return;
+    this.#currentRun = job.run.id;
+    this.#current = this.#evaluate(job).finally(() => {
+      this.#known.delete(`${job.run.id} ${job.checkpoint.state_path}`);
+      this.#current = null;
+      this.#currentRun = null;
+      this.#pump();
+    });
+  }
+
+  async #evaluate({ run, checkpoint }: Job): Promise<void> {
+    const c = run.config;
+    const record = {
+      runId: run.id,
+      checkpoint: checkpoint.state_path,
+      step: checkpoint.step,
+      kind: checkpoint.kind,
+      createdAt: "",
+    };
+    try {
+      const r = await evaluatePolicy({
+        dataDir: this.#dataDir,
+        environment: run.environment,
+        modelName: String(c.model_name),
+        policy: { checkpoint },
+        episodes: Number(c.eval_episodes),
+        maxTokens: Number(c.max_token_length),
+        temperature: Number(c.temperature),
+      });
+      this.#store.putEval({
+        ...record,
+        episodes: r.episodes,
+        percentCorrect: r.percentCorrect,
+        rewardMean: r.rewardMean,
+        error: null,
+        createdAt: new Date().toISOString(),
+      });
+    } catch (e) {
+      this.#store.putEval({
+        ...record,
+        episodes: 0,
+        percentCorrect: null,
+        rewardMean: null,
+        error: (e as Error).message.split("\n")[0],
+        createdAt: new Date().toISOString(),
+      });
+    }
+  }
+}
