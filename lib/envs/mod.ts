@@ -19,3 +19,8 @@ export * from "./registry.ts";
 export * from "./message_env.ts";
 export * from "./modules.ts";
 export * from "./even_byte.ts";
+export * from "./tool_env.ts";
+export * from "./tool_task_env.ts";
+export * from "./tool_games.ts";
+export * from "./whodunit.ts";
+export * from "./word_problems.ts";

@@ -13,6 +13,11 @@ import { Minesweeper } from "./minesweeper.ts";
 import { FifteenPuzzle } from "./fifteen_puzzle.ts";
 import { Arithmetic } from "./arithmetic.ts";
 import { EvenFirstByte } from "./even_byte.ts";
+import type { ToolEnvironment } from "./tool_env.ts";
+import { builtinGameToolEnvironments } from "./tool_games.ts";
+import { localTasks, ToolTaskEnv } from "./tool_task_env.ts";
+import { whoDunIt } from "./whodunit.ts";
+import { wordProblems } from "./word_problems.ts";
 
 const LEVELS = ["easy", "hard", "random"] as const;
 
@@ -31,7 +36,44 @@ const BUILTINS: Record<string, () => SyncEnv> = Object.fromEntries([
   ["debug:EvenFirstByte-v0", () => new EvenFirstByte()],
 ]);
 
-const FACTORIES: Record<string, () => AnyEnv> = { ...BUILTINS };
+/**
+ * Tool environments by registry id: the games and the arithmetic task with move tools
+ * (`tool:GuessTheNumber-v0-easy`, ...), WhoDunIt and the word problems. `make` plays them in
+ * process; `deno task envs serve` serves them over the Open Reward Standard.
+ */
+const TOOL_ENVIRONMENTS: Record<string, ToolEnvironment> = {
+  ...builtinGameToolEnvironments(),
+  "tool:WhoDunIt-v0-easy": whoDunIt("easy"),
+  "tool:WhoDunIt-v0-hard": whoDunIt("hard"),
+  "tool:WordProblems-v0": wordProblems(),
+};
+
+const toolEnv = (id: string, env: ToolEnvironment) => () =>
+  new ToolTaskEnv(localTasks(env), { id });
+
+const FACTORIES: Record<string, () => AnyEnv> = {
+  ...BUILTINS,
+  ...Object.fromEntries(Object.entries(TOOL_ENVIRONMENTS).map(([id, e]) => [id, toolEnv(id, e)])),
+};
+
+/**
+ * Registers a tool environment (the Open Reward Standard's shape) under an id: `make(id)` plays
+ * it in process, and `deno task envs serve` serves it under its ORS name.
+ *
+ * @example
+ * registerToolEnvironment("custom:Echo-v0", echoEnvironment);
+ */
+export function registerToolEnvironment(id: string, env: ToolEnvironment): void {
+  const clash = Object.values(TOOL_ENVIRONMENTS).find((e) => e.name === env.name);
+  if (clash) throw new Error(`a tool environment named ${JSON.stringify(env.name)} exists`);
+  register(id, toolEnv(id, env));
+  TOOL_ENVIRONMENTS[id] = env;
+}
+
+/** The registered tool environments by registry id. */
+export function listToolEnvironments(): Readonly<Record<string, ToolEnvironment>> {
+  return { ...TOOL_ENVIRONMENTS };
+}
 
 /**
  * Registers an environment (text or message-level) under a new id (as GEM's `register`), so

@@ -71,6 +71,14 @@ export interface MessageStepResult {
   truncated: boolean;
   /** Diagnostics (`reason`, ...); not for the agent. */
   info: Record<string, unknown>;
+  /**
+   * The rewards the environment gave in this step, one per call that gave one (an Open Reward
+   * tool output's reward may be null: such calls are left out); absent means `[reward]`.
+   * `reward` is their sum.
+   */
+  rewards?: number[];
+  /** Tool calls of the action that failed (unknown tool, invalid input). */
+  failedToolCalls?: number;
 }
 
 /**
@@ -110,6 +118,11 @@ export interface MessageEnv {
   step(action: Message): Awaitable<MessageStepResult>;
   /** As {@link Env.spawn}. */
   spawn(sameState?: boolean): MessageEnv;
+  /**
+   * Releases what the episode holds (an Open Reward session); the rollout calls it when an
+   * episode ends, and on a group's reset copy once its episodes are done.
+   */
+  close?(): Awaitable<void>;
 }
 
 /** Either shape; the registry holds both. */

@@ -1,0 +1,399 @@
+/**
+ * An Open Reward Standard server for this project's tool environments, compatible with the
+ * reference Python client (`openrewardstandard/python-sdk`) and OpenReward's: the same routes
+ * (`/{env}/...` per environment, bare paths routed by `X-Deployment` or redirected to the first
+ * environment), `create_session` and `call` as server-sent events, results cut into 4096-character
+ * chunks, `: ping` comments every 10 s while a tool runs, reattaching with `task_id`, errors as
+ * `{"detail": …}`. Every block carries `detail` and every tool output all four keys; task
+ * responses carry `env_name` (the traps of wave2-protocols.md §1.6). `GET /environments` lists
+ * each environment's ORS name, description, splits and tools.
+ *
+ * @module
+ */
+
+import { type Context, Hono } from "hono";
+import type { z } from "zod";
+import type { ToolEnvironment } from "../envs/tool_env.ts";
+import { type CallTask, HttpError, SessionTable, type SessionTableOptions } from "./sessions.ts";
+import { chunkResult, sseEvent, ssePing } from "./sse.ts";
+import {
+  CallBodySchema,
+  CreateBodySchema,
+  type EnvironmentInfo,
+  pySlice,
+  SplitBodySchema,
+  TaskBodySchema,
+  TaskRangeBodySchema,
+  toOrsToolSpec,
+} from "./wire.ts";
+
+/** Options of {@link createOrsApp}. */
+export interface OrsAppOptions extends Partial<SessionTableOptions> {
+  /** The environments served; the first is the default of bare paths and of `create`. */
+  environments: readonly ToolEnvironment[];
+  /** Registry ids by ORS name, for `GET /environments`. */
+  registryIds?: Readonly<Record<string, string>>;
+  /** Keep-alive comment interval while a tool runs (default 10 s, the reference's). */
+  pingMs?: number;
+  /** `/tasks` lists at most this many tasks; bigger splits are index-based (default 10,000). */
+  listLimit?: number;
+  /** Fault injection for client tests: the next `dropCallStreams` call streams end after `task_id`. */
+  faults?: { dropCallStreams?: number };
+}
+
+/** The app and its state. */
+export interface OrsApp {
+  /** Serves one request (bare paths routed as the reference's middleware does). */
+  fetch(req: Request): Promise<Response>;
+  readonly sessions: SessionTable;
+  /** Ends stale sessions and old calls (the server runs it every 5 s). */
+  reap(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SSE_HEADERS = {
+  "Content-Type": "text/event-stream",
+  "Cache-Control": "no-cache",
+  "Connection": "keep-alive",
+  "X-Accel-Buffering": "no",
+};
+const ROOT_ROUTES = new Set([
+  "",
+  "health",
+  "version",
+  "ping",
+  "list_environments",
+  "environments",
+  "create",
+  "delete",
+  "create_session",
+  "delete_session",
+]);
+
+/**
+ * The ORS app over tool environments (use {@link startOrsServer} to serve it on a port).
+ *
+ * @example
+ * const app = createOrsApp({ environments: [wordProblems()] });
+ * const res = await app.fetch(new Request("http://x/list_environments"));
+ */
+export function createOrsApp(opts: OrsAppOptions): OrsApp {
+  if (opts.environments.length === 0) throw new Error("an ORS server needs an environment");
+  const envs = new Map<string, ToolEnvironment>();
+  for (const e of opts.environments) {
+    const key = e.name.toLowerCase();
+    if (envs.has(key)) throw new Error(`two environments are named ${JSON.stringify(e.name)}`);
+    if (e.tools.length === 0 || e.splits.length === 0) {
+      throw new Error(`environment ${e.name} needs at least one tool and one split`);
+    }
+    envs.set(key, e);
+  }
+  const first = [...envs.keys()][0];
+  const sessions = new SessionTable({
+    staleMs: opts.staleMs ?? 900_000,
+    lingerMs: opts.lingerMs ?? 60_000,
+    maxSessions: opts.maxSessions ?? Infinity,
+  });
+  const pingMs = opts.pingMs ?? 10_000;
+  const listLimit = opts.listLimit ?? 10_000;
+  const faults = { dropCallStreams: opts.faults?.dropCallStreams ?? 0 };
+
+  const envOf = (name: string | null | undefined): ToolEnvironment => {
+    const e = envs.get((name ?? first).toLowerCase());
+    if (!e) throw new HttpError(404, `unknown environment '${name}'`);
+    return e;
+  };
+  const checkSplit = (e: ToolEnvironment, split: string) => {
+    if (!e.splits.some((s) => s.name === split)) throw new HttpError(400, "Invalid split");
+  };
+  const taskAt = async (e: ToolEnvironment, split: string, index: number) => {
+    checkSplit(e, split);
+    try {
+      return await e.getTask(split, index);
+    } catch (err) {
+      if (err instanceof RangeError) throw new HttpError(400, "Invalid index");
+      throw err;
+    }
+  };
+
+  const app = new Hono();
+  app.onError((err, c) => {
+    if (err instanceof HttpError) return c.json({ detail: err.detail }, err.status as 400);
+    return c.json({ detail: `${err.name}: ${err.message}` }, 500);
+  });
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.get("/version", (c) => c.json({ version: "tinkerbench", build_sha: null }));
+  app.get("/list_environments", (c) => c.json([...envs.keys()]));
+  app.get("/environments", (c) =>
+    c.json([...envs.values()].map((e): EnvironmentInfo => ({
+      name: e.name.toLowerCase(),
+      description: e.description,
+      splits: [...e.splits],
+      tools: e.tools.map((t) => t.name),
+      registry_id: opts.registryIds?.[e.name] ?? null,
+    }))));
+
+  app.post("/create_session", () =>
+    new Response(
+      concat(sseEvent("task_id", sessions.issue()), sseEvent("end", "")),
+      { headers: SSE_HEADERS },
+    ));
+  app.post("/create", async (c) => {
+    const sid = sidOf(c);
+    const body = await readBody(c, CreateBodySchema);
+    const e = envOf(body.env_name);
+    const task = body.task_spec ?? await taskAt(e, body.split!, body.index!);
+    sessions.create(sid, e, task, { ...secretsHeader(c), ...(body.secrets ?? {}) });
+    return c.json({ sid });
+  });
+  app.post("/ping", (c) => {
+    sessions.ping(sidOf(c));
+    return c.json({ status: "ok" });
+  });
+  app.post("/delete", async (c) => {
+    const sid = sidOf(c);
+    await sessions.end(sid);
+    return c.json({ sid });
+  });
+  app.post("/delete_session", (c) => {
+    const sid = sidOf(c);
+    sessions.release(sid);
+    return c.json({ sid });
+  });
+
+  app.get(
+    "/:env/tools",
+    (c) => c.json({ tools: envOf(c.req.param("env")).tools.map(toOrsToolSpec) }),
+  );
+  app.get("/:env/splits", (c) => c.json(envOf(c.req.param("env")).splits));
+  app.post("/:env/tasks", async (c) => {
+    const e = envOf(c.req.param("env"));
+    const { split } = await readBody(c, SplitBodySchema);
+    checkSplit(e, split);
+    let tasks: Record<string, unknown>[];
+    if (e.listTasks) tasks = await e.listTasks(split);
+    else {
+      const n = await e.numTasks(split);
+      if (n > listLimit) {
+        throw new HttpError(
+          400,
+          `list_tasks is not supported for this environment (${n} tasks). Use the index-based ` +
+            "API (num_tasks + get_task) instead.",
+        );
+      }
+      tasks = await Promise.all(Array.from({ length: n }, (_, i) => e.getTask(split, i)));
+    }
+    return c.json({ tasks, env_name: c.req.param("env") });
+  });
+  app.post("/:env/num_tasks", async (c) => {
+    const e = envOf(c.req.param("env"));
+    const { split } = await readBody(c, SplitBodySchema);
+    checkSplit(e, split);
+    return c.json({ num_tasks: await e.numTasks(split) });
+  });
+  app.post("/:env/task", async (c) => {
+    const e = envOf(c.req.param("env"));
+    const { split, index } = await readBody(c, TaskBodySchema);
+    return c.json({ task: await taskAt(e, split, index), env_name: c.req.param("env") });
+  });
+  app.post("/:env/task_range", async (c) => {
+    const e = envOf(c.req.param("env"));
+    const b = await readBody(c, TaskRangeBodySchema);
+    checkSplit(e, b.split);
+    const [start, stop] = pySlice(await e.numTasks(b.split), b.start, b.stop);
+    if (stop - start > listLimit) throw new HttpError(400, "Invalid index range");
+    const tasks = await Promise.all(
+      Array.from({ length: stop - start }, (_, i) => e.getTask(b.split, start + i)),
+    );
+    return c.json({ tasks, env_name: c.req.param("env") });
+  });
+
+  app.get("/:env/prompt", async (c) => {
+    const s = await sessions.session(sidOf(c));
+    return c.json(await s.prompt());
+  });
+  app.get("/:env/task_tools", async (c) => {
+    const s = await sessions.session(sidOf(c));
+    return c.json({ tools: (await s.tools()).map(toOrsToolSpec) });
+  });
+  app.post("/:env/call", async (c) => {
+    const sid = sidOf(c);
+    const body = await readBody(c, CallBodySchema);
+    const s = await sessions.session(sid);
+    let task: CallTask | undefined;
+    if (body.task_id) task = sessions.call(body.task_id);
+    else task = sessions.startCall(s, body.name, body.input);
+    const drop = faults.dropCallStreams > 0 && !body.task_id;
+    if (drop) faults.dropCallStreams--;
+    return new Response(callStream(task, pingMs, drop), { headers: SSE_HEADERS });
+  });
+
+  const fetch = (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    const segment = url.pathname.replace(/^\/+/, "").split("/", 1)[0].toLowerCase();
+    if (ROOT_ROUTES.has(segment) || envs.has(segment)) return Promise.resolve(app.fetch(req));
+    // Bare paths: the hosted gateway routes on X-Deployment ("Org/Env"); the reference server
+    // redirects everything else to its first environment.
+    const deployment = req.headers.get("X-Deployment");
+    if (deployment) {
+      const name = deployment.split("/").at(-1)!.toLowerCase();
+      const key = envs.has(name) ? name : deployment.toLowerCase();
+      if (!envs.has(key)) return Promise.resolve(json(404, { detail: "Deployment not found." }));
+      url.pathname = `/${key}${url.pathname}`;
+      // A new request from parts: copying `req` whole would read its signal, which Deno's
+      // server aborts once a response is sent (a warning per request).
+      const init = { method: req.method, headers: req.headers, body: req.body };
+      return Promise.resolve(app.fetch(new Request(url, init)));
+    }
+    url.pathname = `/${first}${url.pathname}`;
+    return Promise.resolve(new Response(null, { status: 308, headers: { Location: `${url}` } }));
+  };
+  return {
+    fetch,
+    sessions,
+    reap: () => sessions.reap(),
+    close: () => sessions.closeAll(),
+  };
+}
+
+/** The SSE stream of a call: `task_id`, pings while it runs, then its chunks or its error. */
+function callStream(task: CallTask | undefined, pingMs: number, drop: boolean): ReadableStream {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (bytes: Uint8Array) => {
+        try {
+          controller.enqueue(bytes);
+        } catch { /* the client went away; the task goes on for a reattach */ }
+      };
+      if (!task) {
+        send(sseEvent("error", "unknown task_id"));
+        return controller.close();
+      }
+      send(sseEvent("task_id", task.id));
+      if (drop) return controller.close(); // ends without `end`: the client must reattach
+      timer = setInterval(() => send(ssePing()), pingMs);
+      await task.done;
+      clearInterval(timer);
+      if (task.error !== undefined) send(sseEvent("error", task.error.replace(/[\r\n]+/g, " ")));
+      else {
+        const chunks = chunkResult(task.result!);
+        chunks.forEach((d, i) => send(sseEvent(i === chunks.length - 1 ? "end" : "chunk", d)));
+      }
+      try {
+        controller.close();
+      } catch { /* already cancelled */ }
+    },
+    cancel() {
+      clearInterval(timer);
+    },
+  });
+}
+
+function sidOf(c: Context): string {
+  const sid = c.req.header("X-Session-ID")?.trim();
+  if (!sid) throw new HttpError(400, "X-Session-ID header is required");
+  return sid;
+}
+
+/** Secrets from `X-Secrets`: base64 JSON of `{name: {value}}` (openreward) or `{name: value}`. */
+function secretsHeader(c: Context): Record<string, string> {
+  const raw = c.req.header("X-Secrets");
+  if (!raw) return {};
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(base64Bytes(raw)));
+    return Object.fromEntries(
+      Object.entries(parsed as Record<string, unknown>).map(([k, v]) => [
+        k,
+        typeof v === "object" && v !== null ? String((v as { value?: unknown }).value) : String(v),
+      ]),
+    );
+  } catch {
+    throw new HttpError(400, "X-Secrets is not base64-encoded JSON");
+  }
+}
+
+function base64Bytes(s: string): Uint8Array {
+  return Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0));
+}
+
+async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  let raw: unknown = {};
+  const text = await c.req.text();
+  if (text.trim()) {
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new HttpError(422, "body is not JSON");
+    }
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    throw new HttpError(
+      422,
+      r.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "),
+    );
+  }
+  return r.data;
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
+}
+
+/** A running ORS server. */
+export interface OrsServer {
+  url: string;
+  port: number;
+  app: OrsApp;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves tool environments over ORS on a port (0: a free one), with the idle reaper running.
+ *
+ * @example
+ * const server = await startOrsServer({ environments: [whoDunIt("easy")], port: 0 });
+ * const client = new OrsClient({ baseUrl: server.url });
+ * await server.close();
+ */
+export async function startOrsServer(
+  opts: OrsAppOptions & { port?: number; hostname?: string; reapEveryMs?: number },
+): Promise<OrsServer> {
+  const app = createOrsApp(opts);
+  const hostname = opts.hostname ?? "127.0.0.1";
+  const abort = new AbortController();
+  const { promise: listening, resolve } = Promise.withResolvers<number>();
+  const server = Deno.serve(
+    { port: opts.port ?? 0, hostname, signal: abort.signal, onListen: ({ port }) => resolve(port) },
+    (req) => app.fetch(req),
+  );
+  const port = await listening;
+  const reaper = setInterval(() => void app.reap(), opts.reapEveryMs ?? 5000);
+  return {
+    url: `http://${hostname}:${port}`,
+    port,
+    app,
+    async close() {
+      clearInterval(reaper);
+      await app.close();
+      abort.abort();
+      await server.finished;
+    },
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The ORS server's state: sessions (an id from `create_session`, then a task session opened in
+ * the background by `create`, which every later call waits for) and tool-call tasks (a `call`
+ * runs as a task that outlives its HTTP stream, so a client whose connection dropped reattaches
+ * with its `task_id`; finished tasks linger for a while). An idle reaper ends stale sessions.
+ *
+ * @module
+ */
+
+import type { RunToolOutput, TaskSession, ToolEnvironment } from "../envs/tool_env.ts";
+
+/** An HTTP error with ORS's `{"detail": …}` body. */
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(readonly status: number, readonly detail: string) {
+    super(detail);
+  }
+}
+
+/** One session after `create`. */
+interface Active {
+  env: ToolEnvironment;
+  ready: Promise<TaskSession>;
+  session?: TaskSession;
+}
+
+/** A tool call running (or finished) on the server. */
+export interface CallTask {
+  id: string;
+  /** Settles when the call is done (never rejects). */
+  done: Promise<void>;
+  /** The `RunToolOutput` JSON, or the message of the exception the tool threw. */
+  result?: string;
+  error?: string;
+  completedAt?: number;
+}
+
+/** Timings of the session table. */
+export interface SessionTableOptions {
+  /** A session idle this long is ended (default 900 s, the reference server's). */
+  staleMs: number;
+  /** Finished calls are kept this long for reattaching clients (default 60 s). */
+  lingerMs: number;
+  /** At most this many sessions at once; `create_session` beyond is a 429. */
+  maxSessions: number;
+}
+
+/** Sessions and call tasks of one server. */
+export class SessionTable {
+  readonly #opts: SessionTableOptions;
+  /** Every issued session id, with its last activity. */
+  readonly #lastSeen = new Map<string, number>();
+  readonly #active = new Map<string, Active>();
+  /** Ended sessions, so their calls get 410 instead of 404. */
+  readonly #ended = new Set<string>();
+  readonly #calls = new Map<string, CallTask>();
+  /** Counters for tests and benchmarks. */
+  readonly stats = { created: 0, ended: 0, calls: 0, reattached: 0, rejected: 0 };
+
+  constructor(opts: SessionTableOptions) {
+    this.#opts = opts;
+  }
+
+  /** Sessions issued and not ended. */
+  get open(): number {
+    return this.#lastSeen.size;
+  }
+
+  /** A new session id (`create_session`); a 429 at capacity. */
+  issue(): string {
+    if (this.#lastSeen.size >= this.#opts.maxSessions) {
+      this.stats.rejected++;
+      throw new HttpError(
+        429,
+        `environment at maximum capacity (${this.#opts.maxSessions} sessions); retry later`,
+      );
+    }
+    const sid = crypto.randomUUID();
+    this.#lastSeen.set(sid, performance.now());
+    return sid;
+  }
+
+  /** `create`: opens the task's session in the background; later calls wait for it. */
+  create(
+    sid: string,
+    env: ToolEnvironment,
+    task: Record<string, unknown>,
+    secrets: Record<string, string>,
+  ): void {
+    if (this.#active.has(sid)) throw new HttpError(400, "Session already exists");
+    this.#lastSeen.set(sid, performance.now());
+    this.#ended.delete(sid);
+    const entry: Active = { env, ready: Promise.resolve().then(() => env.open(task, secrets)) };
+    entry.ready.then((s) => (entry.session = s), () => {});
+    this.#active.set(sid, entry);
+    this.stats.created++;
+  }
+
+  /** The ready session of `sid`: 404 unknown, 410 ended, setup failures rethrown. */
+  async session(sid: string): Promise<TaskSession> {
+    const entry = this.#active.get(sid);
+    if (!entry) {
+      if (this.#ended.has(sid)) throw new HttpError(410, "Session deleted");
+      throw new HttpError(404, "Active environment not found");
+    }
+    this.#lastSeen.set(sid, performance.now());
+    return await entry.ready;
+  }
+
+  /** `ping`: 404 when the session is not active. */
+  ping(sid: string): void {
+    if (!this.#active.has(sid)) throw new HttpError(404, "Active environment not found");
+    this.#lastSeen.set(sid, performance.now());
+  }
+
+  /** `delete`: tears the task session down (idempotent). */
+  async end(sid: string): Promise<void> {
+    this.#lastSeen.delete(sid);
+    const entry = this.#active.get(sid);
+    if (!entry) return;
+    this.#active.delete(sid);
+    this.#ended.add(sid);
+    this.stats.ended++;
+    try {
+      await (await entry.ready).close?.();
+    } catch { /* a failed setup or teardown leaves nothing to tear down */ }
+  }
+
+  /** `delete_session`: forgets an id that never got a task. */
+  release(sid: string): void {
+    if (!this.#active.has(sid)) this.#lastSeen.delete(sid);
+  }
+
+  /** Starts a tool call as a task. */
+  startCall(session: TaskSession, name: string, input: unknown): CallTask {
+    const task: CallTask = { id: crypto.randomUUID().replaceAll("-", ""), done: Promise.resolve() };
+    task.done = Promise.resolve()
+      .then(() => session.call(name, input))
+      .then(
+        (r: RunToolOutput) => void (task.result = JSON.stringify(r)),
+        (e) => void (task.error = e instanceof Error ? e.message : String(e)),
+      )
+      .finally(() => (task.completedAt = performance.now()));
+    this.#calls.set(task.id, task);
+    this.stats.calls++;
+    return task;
+  }
+
+  /** A call task to reattach to, or undefined when unknown (or evicted). */
+  call(taskId: string): CallTask | undefined {
+    const t = this.#calls.get(taskId);
+    if (t) this.stats.reattached++;
+    return t;
+  }
+
+  /** Ends stale sessions and forgets calls finished longer ago than the linger time. */
+  async reap(now = performance.now()): Promise<void> {
+    for (const [id, t] of this.#calls) {
+      if (t.completedAt !== undefined && now - t.completedAt > this.#opts.lingerMs) {
+        this.#calls.delete(id);
+      }
+    }
+    const stale = [...this.#lastSeen].filter(([, seen]) => now - seen > this.#opts.staleMs);
+    await Promise.all(stale.map(([sid]) => this.end(sid)));
+  }
+
+  /** Ends every session (server shutdown). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#lastSeen.keys(), ...this.#active.keys()].map((s) => this.end(s)));
+    await Promise.all([...this.#calls.values()].map((t) => t.done));
+  }
+}
