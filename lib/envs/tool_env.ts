@@ -133,20 +133,23 @@ export function defineTool<S extends z.ZodObject, T>(
   input: S,
   run: (state: T, args: z.infer<S>) => Awaitable<ToolOutput>,
 ): ToolDef<T> {
-  const spec: ToolSpec = { name, description, parameters: jsonSchemaOf(input) };
+  // Strict, as the declared schema says (`additionalProperties: false`): a misspelt argument
+  // is an error the agent sees, not silently dropped.
+  const strict = input.strict();
+  const spec: ToolSpec = { name, description, parameters: jsonSchemaOf(strict) };
   return {
     spec,
     bind: (state) => ({
       spec,
       async run(raw) {
-        const parsed = input.safeParse(raw ?? {});
+        const parsed = strict.safeParse(raw ?? {});
         if (!parsed.success) {
           const issues = parsed.error.issues.map((i) =>
             `${i.path.length ? i.path.join(".") + ": " : ""}${i.message}`
           );
           return { ok: false, error: `Tool input validation error: ${issues.join("; ")}` };
         }
-        return { ok: true, output: await run(state, parsed.data) };
+        return { ok: true, output: await run(state, parsed.data as z.infer<S>) };
       },
     }),
   };

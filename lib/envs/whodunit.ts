@@ -28,8 +28,8 @@ import {
 
 /** Sizes of a level: items per category, whether the motive is asked. */
 export const WHODUNIT_LEVELS = {
-  easy: { items: 4, motive: false, maxTurns: 16 },
-  hard: { items: 5, motive: true, maxTurns: 22 },
+  easy: { items: 4, motive: false, maxTurns: 20 },
+  hard: { items: 5, motive: true, maxTurns: 26 },
 } as const;
 
 /** A level of the game. */

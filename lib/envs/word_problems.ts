@@ -113,7 +113,7 @@ const TEMPLATES: Record<string, Template> = {
     };
   },
   discount: (r) => {
-    const pct = [10, 20, 25, 50][r.int(4)], price = 4 * between(r, 5, 50);
+    const pct = [10, 20, 25, 50][r.int(4)], price = 20 * between(r, 1, 15);
     const count = between(r, 1, 4);
     return {
       question: `A jacket costs $${price}. It is on sale for ${pct}% off. How many dollars do ` +
@@ -122,7 +122,8 @@ const TEMPLATES: Record<string, Template> = {
     };
   },
   savings: (r, n, p) => {
-    const weekly = between(r, 3, 20), weeks = between(r, 2, 12), spent = between(r, 1, 20);
+    const weekly = between(r, 3, 20), weeks = between(r, 2, 12);
+    const spent = between(r, 1, Math.min(20, weekly * weeks - 1));
     return {
       question: `${n} saves $${weekly} every week for ${weeks} weeks, then spends $${spent} ` +
         `on a gift. How many dollars does ${p} have saved now?`,

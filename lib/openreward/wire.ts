@@ -106,11 +106,13 @@ export const EnvironmentInfoSchema = z.object({
 /** One entry of `GET /environments`. */
 export type EnvironmentInfo = z.infer<typeof EnvironmentInfoSchema>;
 
-/** A project tool spec on the wire: `parameters` becomes `input_schema` (null when empty). */
+/**
+ * A project tool spec on the wire: `parameters` becomes `input_schema`. A tool without
+ * arguments keeps its empty object schema (the reference server sends null there; both are
+ * valid), so a prompt declares the same tools in process and over HTTP.
+ */
 export function toOrsToolSpec(t: ToolSpec): OrsToolSpec {
-  const props = (t.parameters as { properties?: Record<string, unknown> }).properties;
-  const empty = !props || Object.keys(props).length === 0;
-  return { name: t.name, description: t.description, input_schema: empty ? null : t.parameters };
+  return { name: t.name, description: t.description, input_schema: t.parameters };
 }
 
 /** An ORS tool spec as the project's (a null schema becomes an empty object schema). */

@@ -58,6 +58,11 @@ export interface Turn {
   /** The turn's reward from its environment (or the client, through the proxy). */
   reward: number;
   /**
+   * The rewards that make up `reward` when the environment gave them separately, one per tool
+   * call that gave one (a tool may give none); absent means `[reward]`.
+   */
+  rewards?: number[];
+  /**
    * The messages that followed the action: the env's reply or tool results, or the agent's next
    * user message (its next state, read by the PRM judge and the OPD hint); [] when nothing did.
    */
@@ -84,6 +89,12 @@ export interface Episode {
   seed?: number;
   /** Attempts it took under a retry failure policy (1 = first try). */
   attempts?: number;
+  /** Tool calls made (environments with tools only), malformed ones included. */
+  toolCalls?: number;
+  /** Tool calls that failed: malformed, unknown tool, invalid input. */
+  failedToolCalls?: number;
+  /** Malformed tool calls, answered by the rollout with a corrective message. */
+  invalidToolCalls?: number;
 }
 
 /** Episodes from one start state: the unit GRPO centres rewards over. */

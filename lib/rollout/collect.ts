@@ -14,7 +14,7 @@ import type { Message, Renderer } from "../renderers/types.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";
 import { deriveSeed } from "../util/random.ts";
 import { formatZodError } from "../util/zod.ts";
-import { runEpisode, type Sampler } from "./episode.ts";
+import { runEpisode, type Sampler, type ToolUseOptions } from "./episode.ts";
 
 /** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
 export interface GroupSpec {
@@ -29,6 +29,8 @@ export interface GroupSpec {
    * alone (the async trainer collects one at a time) samples as it would among its step's.
    */
   seedIndex?: number;
+  /** Sampling of this group's episodes, over the collection's (per-environment settings). */
+  sampling?: { temperature?: number; topP?: number; topK?: number };
 }
 
 /** What to do with an episode that failed (stop reason "error", timeouts included). */
@@ -77,6 +79,13 @@ export interface CollectOptions {
    * train on groups before the whole collection is done).
    */
   onGroup?: (group: EpisodeGroup) => void;
+  /** Nucleus and top-k sampling (default: off). */
+  topP?: number;
+  topK?: number;
+  /** Tokens per episode's whole conversation, prompt included (see `RolloutOptions`). */
+  maxTotalTokens?: number;
+  /** How environments that declare tools are played. */
+  toolUse?: ToolUseOptions;
 }
 
 /** What was left out, by reason. */
@@ -127,6 +136,9 @@ const OptionsSchema = z.object({
   temperature: z.number().min(0).optional(),
   seed: z.number().int().optional(),
   samplerVersion: z.number().int().min(0).optional(),
+  topP: z.number().gt(0).max(1).optional(),
+  topK: z.number().int().min(-1).optional(),
+  maxTotalTokens: z.number().int().min(1).optional(),
   failures: z.object({
     onError: z.enum(["drop_episode", "retry", "drop_group"]),
     maxRetries: z.number().int().min(0).optional(),
@@ -173,6 +185,7 @@ export async function collectGroups(
     renderer: undefined,
     onProgress: undefined,
     onGroup: undefined,
+    toolUse: undefined,
   });
   if (!parsed.success) throw new Error(`collectGroups: ${formatZodError(parsed.error)}`);
   const o = parsed.data;
@@ -256,7 +269,11 @@ export async function collectGroups(
           maxTurns: o.maxTurns,
           maxTokensPerEpisode: o.maxTokensPerEpisode,
           timeoutMs: o.timeoutMs,
-          temperature: o.temperature,
+          temperature: st.spec.sampling?.temperature ?? o.temperature,
+          topP: st.spec.sampling?.topP ?? o.topP,
+          topK: st.spec.sampling?.topK ?? o.topK,
+          maxTotalTokens: o.maxTotalTokens,
+          toolUse: opts.toolUse,
           seed: o.seed === undefined
             ? undefined
             : deriveSeed(o.seed, st.spec.seedIndex ?? g, i, attempt),
@@ -312,6 +329,8 @@ export async function collectGroups(
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.maxConcurrency, slots.length) }, worker));
+  // The reset copies may still hold what reset opened (an Open Reward session nobody stepped).
+  await Promise.all(states.map((st) => Promise.resolve(st.env?.close?.()).catch(() => {})));
 
   const groups = finished.filter((g): g is EpisodeGroup => g !== undefined);
   const wallMs = performance.now() - started;

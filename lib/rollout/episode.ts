@@ -8,11 +8,11 @@
  */
 
 import { asMessageEnv } from "../envs/message_env.ts";
-import type { AnyEnv, MessageEnv } from "../envs/types.ts";
+import type { AnyEnv, MessageEnv, MessageStepResult } from "../envs/types.ts";
 import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import { withTools } from "../renderers/tools.ts";
-import type { Message, Renderer } from "../renderers/types.ts";
+import type { Message, Renderer, ToolSpec } from "../renderers/types.ts";
 import type { Episode, EpisodeStopReason, Turn } from "../rl/types.ts";
 import type { SampleArgs } from "../tinker/mod.ts";
 
@@ -54,6 +54,41 @@ export interface RolloutOptions {
   signal?: AbortSignal;
   /** The sampler's version (the training step of its weights), recorded on every turn. */
   samplerVersion?: number;
+  /** Nucleus sampling (default: off). */
+  topP?: number;
+  /** Top-k sampling (default: off). */
+  topK?: number;
+  /**
+   * At most this many tokens in the whole conversation, prompt included (OpenReward's
+   * `max_total_tokens`): a turn samples at most what is left, and an episode that runs out stops
+   * with "max_tokens".
+   */
+  maxTotalTokens?: number;
+  /** How environments that declare tools are played. */
+  toolUse?: ToolUseOptions;
+}
+
+/** How a rollout plays an environment that declares tools. */
+export interface ToolUseOptions {
+  /**
+   * Stop sampling at the end of a tool call (`</tool_call>`) as well as at the end of the
+   * message (default true): the call goes to the environment at once, and the message is closed
+   * in the next prompt (weight 0), as OpenReward's trainer does.
+   */
+  stopAtToolCall?: boolean;
+  /**
+   * The reward of a turn whose tool call does not parse (default 0; negative to penalise). Such
+   * a call is not sent to the environment: the rollout answers with a corrective user message
+   * ({@link invalidToolCallMessage}) and the episode goes on; the episode counts it.
+   */
+  invalidCallReward?: number;
+  /** Declares the tools in the opening messages (default {@link withTools}: Qwen3's format). */
+  declareTools?: (opening: Message[], tools: readonly ToolSpec[]) => Message[];
+}
+
+/** What the agent is told when its tool call does not parse (OpenReward's trainer's words). */
+export function invalidToolCallMessage(error: string): string {
+  return `Tool call parse error: ${error}. Please ensure tool arguments are valid JSON.`;
 }
 
 /** Raised inside an episode that ran past its `timeoutMs`. */
@@ -86,6 +121,8 @@ export async function runEpisode(
   const turns: Turn[] = [];
   let sampledTokens = 0;
   let stopReason: EpisodeStopReason = "max_turns";
+  const tools = env.tools ?? [];
+  const calls = { toolCalls: 0, failedToolCalls: 0, invalidToolCalls: 0 };
   const finish = (extra: Partial<Episode> = {}): Episode => ({
     envId: env.id,
     turns,
@@ -95,11 +132,16 @@ export async function runEpisode(
     sampledTokens,
     durationMs: performance.now() - started,
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    ...(tools.length ? calls : {}),
   });
   try {
     const renderer = opts.renderer ?? new ChatMLRenderer();
+    const toolStop = tools.length && (opts.toolUse?.stopAtToolCall ?? true)
+      ? toolCallStop(renderer)
+      : null;
     // A copy: the opening is shared by every episode of a group.
-    const conversation: Message[] = [...withTools(opening, env.tools ?? [])];
+    const declare = opts.toolUse?.declareTools ?? withTools;
+    const conversation: Message[] = [...declare(opening, tools)];
     let observation: Message[] = [...conversation];
     let prompt = renderer.buildGenerationPrompt(conversation);
     const maxTurns = opts.maxTurns ?? env.maxTurns;
@@ -108,9 +150,12 @@ export async function runEpisode(
       if (deadline !== undefined && performance.now() >= deadline) {
         throw new EpisodeTimeoutError(opts.timeoutMs!);
       }
-      const budget = opts.maxTokensPerEpisode === undefined
-        ? Infinity
-        : opts.maxTokensPerEpisode - sampledTokens;
+      const budget = Math.min(
+        opts.maxTokensPerEpisode === undefined
+          ? Infinity
+          : opts.maxTokensPerEpisode - sampledTokens,
+        opts.maxTotalTokens === undefined ? Infinity : opts.maxTotalTokens - prompt.length,
+      );
       if (budget <= 0) {
         stopReason = "max_tokens";
         break;
@@ -121,8 +166,10 @@ export async function runEpisode(
           samplingParams: {
             maxTokens: Math.min(opts.maxTokensPerTurn, budget),
             temperature: opts.temperature ?? 1,
+            ...(opts.topP === undefined ? {} : { topP: opts.topP }),
+            ...(opts.topK === undefined ? {} : { topK: opts.topK }),
             seed: opts.seed === undefined ? undefined : opts.seed + t,
-            stop: renderer.stopSequences(),
+            stop: toolStop?.stop ?? renderer.stopSequences(),
           },
         }),
         opts,
@@ -130,8 +177,17 @@ export async function runEpisode(
       );
       const seq = res.sequences[0];
       sampledTokens += seq.tokens.length;
-      const parsed = renderer.parseResponse(seq.tokens);
-      const step = await withinLimits(env.step(parsed.message), opts, deadline);
+      // Stopped at the end of a tool call: the message is complete, closed by the renderer's
+      // end token in the next prompt (not sampled, so not trained).
+      const closing = toolStop && endsWith(seq.tokens, toolStop.close) ? toolStop.end : [];
+      const parsed = renderer.parseResponse([...seq.tokens, ...closing]);
+      const invalidCall = tools.length > 0 && parsed.ok && parsed.error !== undefined;
+      const step: MessageStepResult = invalidCall
+        ? invalidCallStep(parsed.error!, opts.toolUse?.invalidCallReward ?? 0)
+        : await withinLimits(env.step(parsed.message), opts, deadline);
+      calls.toolCalls += (parsed.message.toolCalls?.length ?? 0) + (invalidCall ? 1 : 0);
+      calls.invalidToolCalls += invalidCall ? 1 : 0;
+      calls.failedToolCalls += (step.failedToolCalls ?? 0) + (invalidCall ? 1 : 0);
       turns.push({
         observation,
         observationTokens: prompt,
@@ -139,6 +195,7 @@ export async function runEpisode(
         actionTokens: seq.tokens,
         logprobs: seq.logprobs ?? [],
         reward: step.reward,
+        ...(step.rewards ? { rewards: step.rewards } : {}),
         nextState: step.messages,
         stopReason: parsed.ok ? "stop" : "length",
         samplerVersion: opts.samplerVersion ?? 0,
@@ -154,7 +211,7 @@ export async function runEpisode(
       }
       conversation.push(parsed.message, ...step.messages);
       prompt = renderer.continuation
-        ? [...prompt, ...seq.tokens, ...renderer.continuation(step.messages)]
+        ? [...prompt, ...seq.tokens, ...closing, ...renderer.continuation(step.messages)]
         : renderer.buildGenerationPrompt(conversation);
       observation = step.messages;
     }
@@ -162,8 +219,46 @@ export async function runEpisode(
     stopReason = "error";
     const timedOut = e instanceof EpisodeTimeoutError;
     return finish({ error: (e as Error).message, ...(timedOut ? { timedOut } : {}) });
+  } finally {
+    // Releases the env's session; bounded by the episode's limits, a failure is not the episode's.
+    await withinLimits(env.close?.(), opts, deadline).catch(() => {});
   }
   return finish();
+}
+
+/** The step a rollout answers a tool call that does not parse with (the env is not called). */
+function invalidCallStep(error: string, reward: number): MessageStepResult {
+  return {
+    messages: [{ role: "user", content: invalidToolCallMessage(error) }],
+    reward,
+    rewards: reward === 0 ? [] : [reward],
+    terminated: false,
+    truncated: false,
+    info: { reason: "invalid_tool_call" },
+  };
+}
+
+/**
+ * Stops at the end of a tool call: the renderer's stop tokens plus `</tool_call>` (one token id
+ * where the tokenizer has it as a token, as Qwen3's does; else every stop as a string), the
+ * tokens that end a call, and the token that closes a message.
+ */
+function toolCallStop(
+  renderer: Renderer,
+): { stop: number[] | string[]; close: number[]; end: number[] } | null {
+  const ends = renderer.stopSequences();
+  if (ends.length === 0) return null;
+  const close = renderer.tokenizer.encode("</tool_call>");
+  const stop = close.length === 1
+    ? [...ends, close[0]]
+    : [...ends.map((id) => renderer.tokenizer.decode([id])), "</tool_call>"];
+  return { stop, close, end: [ends[0]] };
+}
+
+function endsWith(xs: readonly number[], suffix: readonly number[]): boolean {
+  if (suffix.length === 0 || suffix.length > xs.length) return false;
+  const off = xs.length - suffix.length;
+  return suffix.every((x, i) => xs[off + i] === x);
 }
 
 /**

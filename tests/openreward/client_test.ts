@@ -1,5 +1,6 @@
 import { assert } from "../assert.ts";
 import {
+  fromOrsToolSpec,
   OrsCapacityError,
   OrsClient,
   OrsError,
@@ -56,8 +57,20 @@ Deno.test("ors client: every stateless endpoint against the project's server", a
       "secrets",
       "finish",
     ]);
-    // A zero-argument tool has a null input schema on the wire, an empty object schema here.
-    assert.deepEqual((await env.tools())[2].parameters, { type: "object", properties: {} });
+    // A zero-argument tool keeps its (strict) empty object schema.
+    assert.deepEqual((await env.tools())[2].parameters, {
+      type: "object",
+      properties: {},
+      additionalProperties: false,
+    });
+    // A null schema (the reference server's for such tools) reads as an empty object schema.
+    assert.deepEqual(
+      fromOrsToolSpec({ name: "t", description: "", input_schema: null }).parameters,
+      {
+        type: "object",
+        properties: {},
+      },
+    );
     // Bad input: one-line errors with the server's detail.
     await rejection(() => env.numTasks("nope"), OrsError, "Invalid split");
     await rejection(() => env.task("train", 5), OrsError, "Invalid index");
