@@ -27,6 +27,7 @@ const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
          [--model-name local/games] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
+         [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
          [key=value ...] [--help]
 Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
 (--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
@@ -38,6 +39,8 @@ Rerun the same command to resume; Ctrl-C saves a checkpoint and exits.`;
 function flagOptions() {
   const options: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {
     "config-path": { type: "string" },
+    // OpenReward's trainer spells it with an underscore.
+    "config_path": { type: "string" },
     overrides: { type: "string", multiple: true },
     help: { type: "boolean" },
   };
@@ -73,7 +76,9 @@ await runCli(async () => {
       `unexpected argument ${JSON.stringify(bad)}: settings are --flag VALUE or key=value`,
     );
   }
-  const { "config-path": configPath, overrides, help: _, ...flags } = values;
+  const { "config-path": dashed, config_path: underscored, overrides, help: _, ...flags } = values;
+  if (dashed && underscored) throw new UsageError("give --config-path or --config_path, not both");
+  const configPath = dashed ?? underscored;
 
   let config: TrainConfig;
   try {
@@ -87,11 +92,8 @@ await runCli(async () => {
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
   }
-  if (config.proxy !== null || Object.keys(config.environments).length > 0) {
-    throw new UsageError(
-      `${config.proxy !== null ? "proxy" : "environments"}: not used by deno task train yet ` +
-        "(it trains on rollout.env_id)",
-    );
+  if (config.proxy !== null) {
+    throw new UsageError("proxy: not used by deno task train yet (it trains on rollout.env_id)");
   }
   const logDir = config.logging.log_path ?? defaultLogDir(config);
 
@@ -106,9 +108,11 @@ await runCli(async () => {
   Deno.addSignalListener("SIGINT", onSigint);
 
   const tinker = await connectTinker();
+  const envNames = Object.keys(config.environments);
   console.log(
     `backend: ${tinker.backend} (${tinker.url}); ${config.scoring.method} on ` +
-      `${config.rollout.env_id} with ${config.policy.model}; run directory ${logDir}`,
+      `${envNames.length ? envNames.join(" + ") : config.rollout.env_id} with ` +
+      `${config.policy.model}; run directory ${logDir}`,
   );
   let bar: ProgressBar | undefined;
   try {
@@ -128,16 +132,16 @@ await runCli(async () => {
       service: tinker.service,
       logDir,
       signal: abort.signal,
-      onStart: ({ startStep, resumedFrom }) => {
+      onStart: ({ startStep, resumedFrom, maxSteps }) => {
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
         }
-        if (startStep >= config.max_steps) {
+        if (startStep >= maxSteps) {
           console.log(
             `this run is complete (${startStep} steps); use another --log-path to start over`,
           );
         }
-        bar = new ProgressBar("train", config.max_steps);
+        bar = new ProgressBar("train", maxSteps);
         bar.update(startStep);
       },
       onStep: (m) =>

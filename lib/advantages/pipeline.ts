@@ -58,6 +58,12 @@ export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
 /** The rewards of one episode, turn by turn (a single-turn episode has one). */
 export interface EpisodeRewards {
   turnRewards: number[];
+  /**
+   * The episode's reward when it was fixed upstream (OpenReward's per-environment reduction,
+   * non-terminal reward and clamps): used instead of reducing `turnRewards` by the episode
+   * modes; the discounted modes still use the turn rewards.
+   */
+  reward?: number;
 }
 
 /** Summary of a batch's advantages and group outcomes, for logging. */
@@ -98,8 +104,8 @@ export function computeAdvantages(
 ): AdvantageResult {
   const cfg = AdvantageConfigSchema.parse(config);
   const turnRewards = groups.map((g) => g.map((e) => adjustTurns(e.turnRewards, cfg)));
-  const episodeRewards = turnRewards.map((g) =>
-    g.map((turns) => reduce(turns, cfg.rewardReduction))
+  const episodeRewards = turnRewards.map((g, i) =>
+    g.map((turns, e) => groups[i][e].reward ?? reduce(turns, cfg.rewardReduction))
   );
 
   const constant = episodeRewards.map((rs) => rs.every((r) => r === rs[0]));

@@ -53,6 +53,8 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
     path: "policy.lora_rank",
     from: ["OpenClaw", "GEM", "OpenReward", "tinker-cookbook"],
   },
+  tokenizer_name: { path: "policy.tokenizer", from: ["OpenReward"] },
+  thinking: { path: "policy.thinking", from: ["OpenReward"] },
   // ---- optimizer ----
   learning_rate: {
     path: "optimizer.learning_rate",
@@ -62,6 +64,7 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   loss_fn: { path: "optimizer.loss_fn", from: ["OpenClaw", "OpenReward", "tinker-cookbook"] },
   loss_fn_config: { path: "optimizer.loss_fn_config", from: ["OpenReward", "tinker-cookbook"] },
   train_epochs: { path: "optimizer.train_epochs", from: ["tinkerbench"] },
+  weight_decay: { path: "optimizer.weight_decay", from: ["OpenReward"] },
   // ---- rollout ----
   env_id: { path: "rollout.env_id", from: ["GEM"] },
   env_module: { path: "rollout.env_module", from: ["tinkerbench"] },
@@ -76,7 +79,11 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   groups_per_batch: { path: "rollout.groups_per_batch", from: ["tinker-cookbook"] },
   group_size: { path: "rollout.group_size", from: ["GEM", "tinker-cookbook"] },
   num_env: { path: "rollout.max_concurrency", from: ["GEM"] },
-  max_rollout_concurrency: { path: "rollout.max_concurrency", from: ["OpenReward"] },
+  max_active_tasks: { path: "rollout.max_concurrency", from: ["OpenReward"] },
+  max_rollout_concurrency: { path: "rollout.concurrency_limit", from: ["OpenReward"] },
+  max_total_tokens: { path: "rollout.max_total_tokens", from: ["OpenReward"] },
+  max_rollout_retries: { path: "rollout.max_retries", from: ["OpenReward"] },
+  system_prompt_template: { path: "rollout.system_prompt_template", from: ["OpenReward"] },
   max_tokens: { path: "rollout.max_tokens_per_turn", from: ["GEM", "tinker-cookbook"] },
   max_response_tokens: { path: "rollout.max_tokens_per_turn", from: ["OpenReward"] },
   max_tokens_per_episode: { path: "rollout.max_tokens_per_episode", from: ["tinkerbench"] },
@@ -86,6 +93,29 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   rollout_on_error: { path: "rollout.on_error", from: ["tinkerbench"] },
   template: { path: "rollout.template", from: ["GEM"] },
   // ---- advantages ----
+  advantage_calculation: {
+    path: "advantages.mode",
+    from: ["OpenReward"],
+    value: {
+      rule: "direct → raw, centered → group_centered, centered_normalized → group_zscore",
+      map: (v) => {
+        const modes: Record<string, string> = {
+          direct: "raw",
+          centered: "group_centered",
+          centered_normalized: "group_zscore",
+        };
+        const mode = modes[String(v)];
+        if (!mode) {
+          throw new Error(
+            `advantage_calculation ${
+              JSON.stringify(v)
+            }: expected direct, centered or centered_normalized`,
+          );
+        }
+        return mode;
+      },
+    },
+  },
   gamma: { path: "advantages.gamma", from: ["GEM"] },
   use_rebn: {
     path: "advantages.mode",
@@ -122,6 +152,9 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   teacher_model_name: { path: "teacher.model", from: ["OpenClaw"] },
   // ---- logging, checkpoints ----
   log_path: { path: "logging.log_path", from: ["OpenReward", "tinker-cookbook"] },
+  wandb_project_name: { path: "logging.project_name", from: ["OpenReward"] },
+  wandb_run_name: { path: "logging.run_name", from: ["OpenReward"] },
+  openreward_run_name: { path: "logging.openreward_run_name", from: ["OpenReward"] },
   log_dir: { path: "logging.log_path", from: ["GEM"] },
   save_interval: { path: "checkpoints.save_every", from: ["OpenClaw"] },
   save_every: {
@@ -176,15 +209,10 @@ export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set([
  */
 export const UNSUPPORTED_SEED_NAMES: Readonly<Record<string, string>> = {
   env_wrappers: "GEM's wrappers are not offered: turns go through the model's chat renderer",
-  advantage_calculation:
-    "OpenReward's; set advantages.mode (raw, group_centered, group_zscore, batch_zscore)",
   wandb_project: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
   wandb_name: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
   record_dir: "OpenClaw's records are the run directory's rollouts/ store (logging.log_path)",
   api_key: "keys are read from environment variables, never from the config",
-  max_total_tokens: "OpenReward's; the closest are rollout.max_tokens_per_episode and _per_turn",
-  num_epochs: "OpenReward's passes over the task list; runs here stop at max_steps",
-  weight_decay: "not a setting yet: the server's default (0 on the local backend)",
   kl_penalty_coef:
     "the cookbook's KL penalty centres the per-token KL; the closest is scoring.kl_loss_coef",
 };

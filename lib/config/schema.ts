@@ -19,6 +19,12 @@ export const PolicySchema = z.object({
     "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
   ),
   lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter"),
+  tokenizer: z.string().min(1).nullable().default(null).describe(
+    "Tokenizer and chat format to render with, when not the model's (e.g. Qwen/Qwen3-8B); null: the model's",
+  ),
+  thinking: z.boolean().default(false).describe(
+    "Qwen3's enable_thinking: the policy may reason in a think block before answering",
+  ),
 }).strict();
 
 /** The optimizer and the loss. */
@@ -34,6 +40,7 @@ export const OptimizerSchema = z.object({
   train_epochs: int().min(1).default(1).describe(
     "forward_backward + optim_step passes over each step's batch",
   ),
+  weight_decay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
 }).strict();
 
 /** Collecting episodes: the environment, the batch, sampling and failures. */
@@ -57,12 +64,25 @@ export const RolloutSchema = z.object({
   max_tokens_per_episode: int().min(1).nullable().default(null).describe(
     "Action tokens per episode over all its turns; null: only the per-turn limit",
   ),
+  max_total_tokens: int().min(1).nullable().default(null).describe(
+    "Tokens of an episode's whole conversation, prompt included; null: no limit",
+  ),
   temperature: z.number().min(0).default(1).describe("Sampling temperature of rollouts"),
   timeout_s: z.number().positive().nullable().default(null).describe(
     "Wall-clock limit per episode in seconds; null: none",
   ),
   on_error: z.enum(["retry", "drop_episode", "drop_group"]).default("retry").describe(
     "A failed episode (error or timeout): retry it with a fresh seed, drop it, or drop its group",
+  ),
+  max_retries: int().min(0).default(2).describe("Retries of a failed episode under on_error=retry"),
+  concurrency_limit: int().min(1).nullable().default(null).describe(
+    "Episodes in flight at most, when lower than max_concurrency; null: max_concurrency",
+  ),
+  system_prompt_template: z.string().min(1).nullable().default(null).describe(
+    "System prompt of tool environments, {tools} standing for one JSON line per tool; null: Qwen3's tool section",
+  ),
+  invalid_tool_call_reward: z.number().default(0).describe(
+    "Reward of a turn whose tool call does not parse (answered with a corrective message)",
   ),
   template: z.enum(["chat"]).default("chat").describe(
     "How observations become prompts: the model's chat renderer (GEM's text templates are not offered)",
@@ -138,6 +158,15 @@ export const LoggingSchema = z.object({
   log_path: z.string().min(1).nullable().default(null).describe(
     "Run directory (config, metrics, checkpoints, rollouts); null: .tinkerbench/runs/<method>-<env>-<model>-seed<N>",
   ),
+  project_name: z.string().min(1).nullable().default(null).describe(
+    "Project label of the run, kept in config.json (no W&B here)",
+  ),
+  run_name: z.string().min(1).nullable().default(null).describe(
+    "Run label, kept in config.json (no W&B here)",
+  ),
+  openreward_run_name: z.string().min(1).nullable().default(null).describe(
+    "Run name of trajectories uploaded to OpenReward (with OPENREWARD_API_KEY); null: the run label or directory name",
+  ),
 }).strict();
 
 /** Saving and starting from states. */
@@ -175,19 +204,65 @@ export const ProxySchema = z.object({
   ),
 }).strict();
 
-/** One environment of a multi-environment run. */
+/** A split of an environment's tasks in a multi-environment run. */
+export const SplitEntrySchema = z.object({
+  shuffle: z.boolean().default(true).describe("Shuffle the split's tasks (with the run's seed)"),
+  num_samples: int().min(1).nullable().default(null).describe(
+    "Tasks taken from the split (after shuffling); null: all",
+  ),
+}).strict();
+
+const secretsMap = () => z.record(z.string().min(1), z.string().nullable());
+
+/** One environment of a multi-environment run (OpenReward's keys, plus env_id, base_url, weight). */
 export const EnvironmentEntrySchema = z.object({
   env_id: z.string().min(1).nullable().default(null).describe(
-    "Environment id in the registry; null: the entry's name",
+    "Environment id in the registry; null: the entry's name when registered",
+  ),
+  base_url: z.url().nullable().default(null).describe(
+    "An ORS server that serves this environment under the entry's name (e.g. deno task envs serve)",
   ),
   weight: z.number().positive().default(1).describe(
     "Relative share of each step's groups drawn from this environment",
   ),
-}).strict();
-
+  splits: z.record(z.string().min(1), SplitEntrySchema).default({
+    train: { shuffle: true, num_samples: null },
+  }).describe("Splits whose tasks are drawn, with their sampling"),
+  num_rollouts: int().min(2).nullable().default(null).describe(
+    "Episodes per task group (at least 2); null: rollout.group_size",
+  ),
+  max_failing_rollouts: int().min(0).default(0).describe(
+    "A group with more failed episodes is left out; fewer are dropped from it",
+  ),
+  temperature: z.number().min(0).max(2).nullable().default(null).describe(
+    "Sampling temperature; null: rollout.temperature",
+  ),
+  top_p: z.number().min(0).max(1).nullable().default(null).describe("Nucleus sampling; null: off"),
+  top_k: int().min(0).nullable().default(null).describe("Top-k sampling; null or 0: off"),
+  reward_reduction: z.enum(["sum", "mean", "max", "min"]).default("sum").describe(
+    "How an episode's tool rewards become its reward",
+  ),
+  nonterminal_reward: z.number().nullable().default(null).describe(
+    "Added to the rewards of an episode that did not finish; null: none",
+  ),
+  min_reward: z.number().nullable().default(null).describe("Lower clamp of episode rewards"),
+  max_reward: z.number().nullable().default(null).describe("Upper clamp of episode rewards"),
+  max_turns: int().min(1).nullable().default(null).describe(
+    "Turn limit of an episode; null: the environment's (32 for an ORS server's)",
+  ),
+  secrets: secretsMap().nullable().default(null).describe(
+    "This environment's session secrets, over the top-level ones; null: the top-level ones",
+  ),
+}).strict().refine(
+  (e) => e.min_reward === null || e.max_reward === null || e.min_reward <= e.max_reward,
+  { message: "min_reward must not exceed max_reward", path: ["min_reward"] },
+);
 /** Every setting of a training run, with its default. */
 export const TrainConfigSchema = z.object({
   max_steps: int().min(1).default(1000).describe("Training steps of the run"),
+  num_epochs: int().min(1).nullable().default(null).describe(
+    "With environments: passes over their tasks, num_epochs × (tasks ÷ groups per batch) steps instead of max_steps",
+  ),
   seed: int().default(0).describe(
     "Seed of the LoRA init, environments and sampling (each a function of seed, step, group)",
   ),
@@ -211,9 +286,36 @@ export const TrainConfigSchema = z.object({
     "An OpenAI-compatible proxy serving the policy (OpenClaw's); null: none. Setting any field turns it on",
   ),
   environments: z.record(z.string().min(1), EnvironmentEntrySchema).default({}).describe(
-    "Environments of a multi-environment run by name; empty: rollout.env_id alone",
+    "Environments of a multi-environment run by name (a registry id, an ORS server's name with base_url, or Org/Env on OpenReward); empty: rollout.env_id alone",
   ),
-}).strict();
+  secrets: secretsMap().default({}).describe(
+    "Secrets for environment sessions by name; null: the environment variable of the upper-cased name",
+  ),
+}).strict().superRefine((cfg, ctx) => {
+  // OpenReward's rules, with num_rollouts defaulting to the group size.
+  for (const [name, e] of Object.entries(cfg.environments)) {
+    const n = e.num_rollouts ?? cfg.rollout.group_size;
+    const path = [
+      "environments",
+      name,
+      e.num_rollouts === null ? "max_failing_rollouts" : "num_rollouts",
+    ];
+    if (n < 2) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["environments", name, "num_rollouts"],
+        message: `num_rollouts must be at least 2 (it is rollout.group_size = ${n} when not set)`,
+      });
+    } else if (n - e.max_failing_rollouts < 2) {
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message:
+          `num_rollouts - max_failing_rollouts must be >= 2 (${n} - ${e.max_failing_rollouts})`,
+      });
+    }
+  }
+});
 
 /** A full training configuration. */
 export type TrainConfig = z.infer<typeof TrainConfigSchema>;

@@ -14,3 +14,5 @@ export * from "./session.ts";
 export * from "./client.ts";
 export * from "./sessions.ts";
 export * from "./server.ts";
+export * from "./rewards.ts";
+export * from "./prompt.ts";

@@ -29,6 +29,8 @@ export interface GroupSpec {
    * alone (the async trainer collects one at a time) samples as it would among its step's.
    */
   seedIndex?: number;
+  /** Episodes of this group (default: the collection's `groupSize`). */
+  groupSize?: number;
   /** Sampling of this group's episodes, over the collection's (per-environment settings). */
   sampling?: { temperature?: number; topP?: number; topK?: number };
 }
@@ -208,7 +210,8 @@ export async function collectGroups(
     if (errors.length < MAX_ERRORS) errors.push(e);
   };
   let retries = 0;
-  const total = specs.length * o.groupSize;
+  const sizes = specs.map((s) => s.groupSize ?? o.groupSize);
+  const total = sizes.reduce((a, b) => a + b, 0);
   let done = 0;
   const finished: (EpisodeGroup | undefined)[] = Array(specs.length).fill(undefined);
   // A group is decided once all its slots settle: kept (and announced) or dropped.
@@ -232,12 +235,12 @@ export async function collectGroups(
   const settle = (g: number) => {
     done++;
     opts.onProgress?.({ done, total });
-    if (++states[g].settled === o.groupSize) finishGroup(g);
+    if (++states[g].settled === sizes[g]) finishGroup(g);
   };
 
-  const states: GroupState[] = specs.map((spec) => ({
+  const states: GroupState[] = specs.map((spec, g) => ({
     spec,
-    kept: Array(o.groupSize).fill(undefined),
+    kept: Array(sizes[g]).fill(undefined),
     dropped: false,
     abort: new AbortController(),
     settled: 0,
@@ -319,7 +322,7 @@ export async function collectGroups(
 
   // A fixed pool of workers pulls episode slots group by group: at most maxConcurrency in flight.
   const slots = states.flatMap((_, g) =>
-    Array.from({ length: o.groupSize }, (_, i) => [g, i] as const)
+    Array.from({ length: sizes[g] }, (_, i) => [g, i] as const)
   );
   let next = 0;
   const worker = async () => {

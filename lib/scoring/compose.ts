@@ -20,6 +20,7 @@
 import { type AdvantageConfig, type AdvantageStats, computeAdvantages } from "../advantages/mod.ts";
 import type {
   Dispatch,
+  Episode,
   EpisodeGroup,
   Method,
   ScoredGroup,
@@ -44,6 +45,11 @@ export interface MethodSettings {
   wRl: number;
   /** Per-token KL penalty coefficient against the reference policy (0: off). */
   klCoef: number;
+  /**
+   * Episode rewards fixed upstream (a multi-environment run's per-environment reduction and
+   * clamps, lib/trainer/mix.ts): the RL term uses them instead of reducing turn rewards.
+   */
+  episodeRewards?: ReadonlyMap<Episode, number>;
 }
 
 /** What a batch's composition yields. */
@@ -97,7 +103,12 @@ export function composeAdvantages(
   let advantageStats: AdvantageStats | null = null;
   if (s.method !== "opd") {
     const res = computeAdvantages(
-      groups.map((g) => g.episodes.map((e) => ({ turnRewards: e.turns.map(reward) }))),
+      groups.map((g) =>
+        g.episodes.map((e) => ({
+          turnRewards: e.turns.map(reward),
+          reward: s.rewardSource === "env" ? s.episodeRewards?.get(e) : undefined,
+        }))
+      ),
       s.advantages,
     );
     kept = new Set(res.keptGroups);

@@ -16,11 +16,18 @@ export function episodeSucceeded(e: Episode): boolean {
   return e.totalReward >= 1 - 1e-9;
 }
 
-/** Rollout metrics of a batch of groups, over all and per environment when they mix. */
+/**
+ * Rollout metrics of a batch of groups, over all and per environment when they mix (by the
+ * group's first tag, else its env id).
+ */
 export function rolloutMetrics(groups: EpisodeGroup[]): Record<string, number> {
   const m: Record<string, number> = {};
   const byEnv = new Map<string, Episode[][]>();
-  for (const g of groups) byEnv.set(g.envId, [...(byEnv.get(g.envId) ?? []), g.episodes]);
+  // A group's first tag names its environment in a mix (its config name); else its env id.
+  for (const g of groups) {
+    const key = g.tags[0] ?? g.envId;
+    byEnv.set(key, [...(byEnv.get(key) ?? []), g.episodes]);
+  }
   Object.assign(m, prefixed("env/all", groups.map((g) => g.episodes)));
   if (byEnv.size > 1) { for (const [id, gs] of byEnv) Object.assign(m, prefixed(`env/${id}`, gs)); }
   return m;

@@ -39,6 +39,7 @@ import { advantageMetrics, episodeSucceeded, rolloutMetrics } from "./metrics.ts
 import { AsyncRollouts, type RolloutSource, SyncRollouts } from "./rollouts.ts";
 import { StepUpdate } from "./update.ts";
 import { type CheckpointRecord, RunLog } from "./run_log.ts";
+import { EnvironmentMix, MixRollouts, redactSecrets } from "./mix.ts";
 
 /** One step's metrics row (tinker-cookbook names, see ./metrics.ts). */
 export type StepMetrics = { step: number } & Record<string, number>;
@@ -54,7 +55,9 @@ export interface RLTrainOptions {
   /** Called after each step, e.g. for a progress bar. */
   onStep?: (m: StepMetrics) => void | Promise<void>;
   /** Called once the run knows where it starts (fresh or resumed). */
-  onStart?: (info: { startStep: number; resumedFrom: CheckpointRecord | null }) => void;
+  onStart?: (
+    info: { startStep: number; resumedFrom: CheckpointRecord | null; maxSteps: number },
+  ) => void;
 }
 
 /** How a run ended. */
@@ -77,13 +80,15 @@ export interface RLTrainResult {
  * await trainRL({ config, service: tinker.service, logDir: ".tinkerbench/runs/demo" });
  */
 export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
-  const cfg = o.config;
-  checkPipeline(cfg);
-  if (cfg.rollout.env_module) await importEnvModuleOrConfigError(cfg.rollout.env_module);
-  const makeEnv = envFactory(cfg.rollout.env_id);
-  const renderer = rendererFor(cfg.policy.model);
+  checkPipeline(o.config);
+  if (o.config.rollout.env_module) await importEnvModuleOrConfigError(o.config.rollout.env_module);
+  // With an environments: map, each step mixes them (./mix.ts); num_epochs sets the steps.
+  const mix = await EnvironmentMix.open(o.config);
+  const cfg = mix ? { ...o.config, max_steps: mix.steps } : o.config;
+  const makeEnv = mix ? () => make(cfg.rollout.env_id) : envFactory(cfg.rollout.env_id);
+  const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
   const log = await RunLog.open(o.logDir);
-  await log.writeConfig(cfg);
+  await log.writeConfig(redactSecrets(cfg));
 
   // Resume: the run directory's own last checkpoint (exact, with optimizer), else
   // --resume-from-ckpt (weights only, the step count starts again, as OpenClaw does).
@@ -107,7 +112,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     });
     await log.rewindTo(0);
   }
-  o.onStart?.({ startStep, resumedFrom });
+  o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
   const result: RLTrainResult = {
     steps: startStep,
     resumedFrom,
@@ -126,7 +131,9 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   // Sampler version v carries the weights after v training steps: the run's steps so far.
   let sampler = await training.saveWeightsAndGetSamplingClient();
   const ctx = { cfg, makeEnv, renderer, t0 };
-  const source: RolloutSource = mode === "async"
+  const source: RolloutSource = mix
+    ? new MixRollouts(mix, ctx, sampler, startStep)
+    : mode === "async"
     ? new AsyncRollouts(ctx, sampler, startStep, startStep + 1)
     : new SyncRollouts(ctx, sampler, startStep);
   const minibatch = mode === "stream"
@@ -144,10 +151,12 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
         training,
         plan,
         sources,
-        method,
+        // A mix fixes episode rewards by its environments' rules as their groups come in.
+        method: mix ? { ...method, episodeRewards: mix.episodeRewards } : method,
         lossFn: cfg.optimizer.loss_fn,
         lossFnConfig: cfg.optimizer.loss_fn_config,
         learningRate: lr,
+        weightDecay: cfg.optimizer.weight_decay,
         epochs: cfg.optimizer.train_epochs,
         t0,
       });
@@ -217,13 +226,20 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
 /** The default run directory of a configuration, so that rerunning a command resumes it. */
 export function defaultLogDir(cfg: TrainConfig): string {
   const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
-  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(cfg.rollout.env_id)}-${
+  const names = Object.keys(cfg.environments);
+  const env = names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
+  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(env)}-${
     slug(cfg.policy.model)
   }-seed${cfg.seed}`;
 }
 
 /** Stream minibatches are composed apart: batch-normalised advantages would differ per minibatch. */
 function checkPipeline(cfg: TrainConfig): void {
+  if (cfg.pipeline.mode === "async" && Object.keys(cfg.environments).length > 0) {
+    throw new ConfigError(
+      "pipeline.mode async: not offered with environments yet; use sync or stream",
+    );
+  }
   const batchModes = ["batch_zscore", "discounted_rebn"];
   if (
     cfg.pipeline.mode === "stream" && cfg.pipeline.num_minibatches > 1 &&
@@ -256,9 +272,9 @@ function envFactory(envId: string): () => AnyEnv {
   return () => make(envId);
 }
 
-function rendererFor(model: string): Renderer {
+function rendererFor(model: string, thinking: boolean): Renderer {
   try {
-    return getRenderer(model);
+    return getRenderer(model, { enableThinking: thinking });
   } catch (e) {
     throw new ConfigError(`policy.model: ${(e as Error).message}`);
   }

@@ -31,6 +31,7 @@ import {
   type Sampler,
 } from "../rollout/mod.ts";
 import { deriveSeed } from "../util/random.ts";
+import { templateDeclaration } from "../openreward/prompt.ts";
 import { mean } from "../util/stats.ts";
 
 /** A step's groups and what collecting them cost. */
@@ -71,15 +72,22 @@ export function collectOptions(
   const r = ctx.cfg.rollout;
   return {
     groupSize: r.group_size,
-    maxConcurrency: r.max_concurrency,
+    maxConcurrency: r.concurrency_limit ?? r.max_concurrency,
     maxTokensPerTurn: r.max_tokens_per_turn,
     maxTokensPerEpisode: r.max_tokens_per_episode ?? undefined,
+    maxTotalTokens: r.max_total_tokens ?? undefined,
     timeoutMs: r.timeout_s === null ? undefined : r.timeout_s * 1000,
     temperature: r.temperature,
     seed: deriveSeed(ctx.cfg.seed, step, -1),
-    failures: { onError: r.on_error },
+    failures: { onError: r.on_error, maxRetries: r.max_retries },
     renderer: ctx.renderer,
     samplerVersion: version,
+    toolUse: {
+      invalidCallReward: r.invalid_tool_call_reward,
+      ...(r.system_prompt_template
+        ? { declareTools: templateDeclaration(r.system_prompt_template) }
+        : {}),
+    },
   };
 }
 

@@ -33,6 +33,8 @@ export interface UpdateContext {
   lossFn: LossFnType;
   lossFnConfig: Record<string, number>;
   learningRate: number;
+  /** Adam's decoupled weight decay (default 0). */
+  weightDecay?: number;
   epochs: number;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
@@ -102,12 +104,13 @@ export class StepUpdate {
     let sampler: SamplingClient | null = null;
     if (datums.length > 0) {
       this.#trainStart ??= performance.now() - c.t0;
+      const adam = { learning_rate: c.learningRate, weight_decay: c.weightDecay ?? 0 };
       const later: Promise<unknown>[] = [
-        c.training.optimStep({ learning_rate: c.learningRate }).result(),
+        c.training.optimStep(adam).result(),
       ];
       for (let epoch = 1; epoch < c.epochs; epoch++) {
         later.push(c.training.forwardBackward(datums, c.lossFn, c.lossFnConfig).result());
-        later.push(c.training.optimStep({ learning_rate: c.learningRate }).result());
+        later.push(c.training.optimStep(adam).result());
       }
       const next = c.training.saveWeightsAndGetSamplingClient().result();
       const fbs = await Promise.all(mbs.filter((m) => m.fb).map((m) => m.fb!));

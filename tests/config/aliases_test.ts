@@ -17,6 +17,9 @@ const FIELDS = new Map(listConfigFields().map((f) => [f.path, f]));
 /** A value other than the default that the field accepts, as text and as it loads. */
 function sample(f: ConfigField): { text: string; value: unknown } {
   if (f.type === "boolean") return { text: String(!f.default), value: !f.default };
+  if (f.type.startsWith("map of string to string")) {
+    return { text: "beta=abc", value: { beta: "abc" } };
+  }
   if (f.type.startsWith("map")) return { text: "beta=0.5", value: { beta: 0.5 } };
   if (f.type.startsWith("url")) {
     return { text: "http://127.0.0.1:9/v1", value: "http://127.0.0.1:9/v1" };
@@ -68,6 +71,7 @@ Deno.test("aliases: every alias sets its path, from a file, a flag, the environm
     use_rebn: { text: "false", value: "discounted" },
     remove_constant_reward_groups: { text: "true", value: "drop_keep_one" },
     save_every: { text: "-1", value: 0 },
+    advantage_calculation: { text: "centered_normalized", value: "group_zscore" },
   };
   for (const [name, alias] of Object.entries(CONFIG_ALIASES)) {
     const field = FIELDS.get(alias.path);

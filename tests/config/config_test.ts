@@ -3,6 +3,7 @@ import { assert } from "../assert.ts";
 import {
   advantageConfig,
   ConfigError,
+  EnvironmentEntrySchema,
   loadTrainConfig,
   resolveLearningRate,
   TrainConfigSchema,
@@ -131,8 +132,8 @@ Deno.test("config: mistakes are one line naming the source, the key and what is 
     /^flags: --batch-size and --rollout.groups-per-batch both set rollout.groups_per_batch$/,
   );
   await fails(
-    { overrides: ["num_env=2", "max_rollout_concurrency=3"] },
-    /^--overrides: num_env and max_rollout_concurrency both set rollout.max_concurrency$/,
+    { overrides: ["num_env=2", "max_active_tasks=3"] },
+    /^--overrides: num_env and max_active_tasks both set rollout.max_concurrency$/,
   );
   await fails(
     { overrides: ["use_rebn=true", "advantages.mode=raw"] },
@@ -225,9 +226,10 @@ Deno.test("config: proxy is off until a field is set; environments is a map", as
     },
     overrides: ["environments.wordle.env_id=game:Wordle-v0-easy"],
   });
+  const entry = EnvironmentEntrySchema.parse({});
   assert.deepEqual(envs.environments, {
-    "game:GuessTheNumber-v0-easy": { env_id: null, weight: 2 },
-    wordle: { env_id: "game:Wordle-v0-easy", weight: 1 },
+    "game:GuessTheNumber-v0-easy": { ...entry, weight: 2 },
+    wordle: { ...entry, env_id: "game:Wordle-v0-easy" },
   });
   const err = await loadTrainConfig({
     file: { path: "e.yaml", text: "environments:\n  a: { wieght: 2 }\n" },

@@ -33,6 +33,7 @@ Deno.test("describe: every field has a type, a default and a one-line descriptio
     "pipeline",
     "proxy",
     "environments",
+    "secrets",
   ]);
 });
 

@@ -1,0 +1,264 @@
+/**
+ * Multi-environment training, as OpenReward's trainer does it: the config's `environments:` map
+ * names each environment (./mix_sources.ts), its splits, group size (`num_rollouts`), sampling and
+ * reward settings. Each step splits the batch's task groups among the environments by `weight`,
+ * plays them in one collection, computes each episode's reward by its environment's rules, leaves
+ * out a group with more than `max_failing_rollouts` failed episodes (dropping the failures of the
+ * others) and groups whose rewards have a standard deviation under 1e-8, and reports metrics per
+ * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
+ *
+ * @module
+ */
+
+import type { TrainConfig } from "../config/mod.ts";
+import { ConfigError } from "../config/errors.ts";
+import { OrsClient } from "../openreward/client.ts";
+import { episodeReward, sampleStd } from "../openreward/rewards.ts";
+import type { Episode, EpisodeGroup } from "../rl/types.ts";
+import { collectGroups, type GroupSpec } from "../rollout/collect.ts";
+import type { Sampler } from "../rollout/episode.ts";
+import { deriveSeed, Rng } from "../util/random.ts";
+import { rolloutMetrics } from "./metrics.ts";
+import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
+import { type MixEnvironment, resolveEnvironment, type TaskPool } from "./mix_sources.ts";
+import {
+  collectionMetrics,
+  collectOptions,
+  type RolloutContext,
+  type RolloutSource,
+  type StepRollouts,
+} from "./rollouts.ts";
+
+export type { MixEnvironment } from "./mix_sources.ts";
+
+/** A group spec of the mix: which environment it plays. */
+export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
+
+/** The environments of a run's `environments:` map, with their tasks. */
+export class EnvironmentMix {
+  readonly environments: MixEnvironment[];
+  /**
+   * The rewards of the current step's kept episodes by their environments' rules; composition
+   * reads them (`MethodSettings.episodeRewards`) as groups come in.
+   */
+  readonly episodeRewards = new Map<Episode, number>();
+  readonly #cfg: TrainConfig;
+
+  private constructor(cfg: TrainConfig, environments: MixEnvironment[]) {
+    this.#cfg = cfg;
+    this.environments = environments;
+  }
+
+  /**
+   * Resolves every environment and counts its tasks; a mistake (an unknown name, an ORS server
+   * that does not serve it, a missing key or secret) is a {@link ConfigError} naming the entry.
+   * Null when the config has no environments.
+   *
+   * @example
+   * const mix = await EnvironmentMix.open(cfg);
+   * mix?.groupSpecs(1); // step 1's groups
+   */
+  static async open(cfg: TrainConfig): Promise<EnvironmentMix | null> {
+    const entries = Object.entries(cfg.environments);
+    if (entries.length === 0) return null;
+    const clients = new Map<string, OrsClient>();
+    const envs = await Promise.all(
+      entries.map(([name, entry], e) => resolveEnvironment(cfg, name, entry, e, clients)),
+    );
+    return new EnvironmentMix(cfg, envs);
+  }
+
+  /** Steps of the run: `num_epochs` passes over the task groups, else `max_steps`. */
+  get steps(): number {
+    const epochs = this.#cfg.num_epochs;
+    if (epochs === null) return this.#cfg.max_steps;
+    const tasks = this.environments.flatMap((e) => e.pools).reduce((n, p) => n + p.size, 0);
+    if (!Number.isFinite(tasks)) {
+      throw new ConfigError(
+        "num_epochs: an environment without a task list (a registry game) has no epochs; set " +
+          "its splits' num_samples, or use max_steps",
+      );
+    }
+    return Math.max(1, epochs * Math.floor(tasks / this.#cfg.rollout.groups_per_batch));
+  }
+
+  /**
+   * The step's task groups: split among environments in proportion to their weights (largest
+   * remainders, ties broken at random per step), tasks drawn without repeats within a step.
+   */
+  groupSpecs(step: number): MixGroupSpec[] {
+    const cfg = this.#cfg;
+    const counts = allocate(
+      cfg.rollout.groups_per_batch,
+      this.environments.map((e) => e.entry.weight),
+      new Rng(deriveSeed(cfg.seed, step, -7)),
+    );
+    const specs: MixGroupSpec[] = [];
+    this.environments.forEach((env, e) => {
+      const draws = new Rng(deriveSeed(cfg.seed, step, e, -8));
+      for (const [split, task] of drawTasks(env.pools, counts[e], draws)) {
+        const g = specs.length;
+        specs.push({
+          env,
+          makeEnv: env.makeEnv(split),
+          envSeed: task,
+          groupSize: env.groupSize,
+          id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
+          tags: [env.name, split],
+          seedIndex: g,
+          sampling: {
+            temperature: env.entry.temperature ?? undefined,
+            topP: env.entry.top_p ?? undefined,
+            topK: env.entry.top_k ? env.entry.top_k : undefined,
+          },
+        });
+      }
+    });
+    return specs;
+  }
+
+  /**
+   * A played group by its environment's rules: the kept group (its failures dropped, rewards
+   * recorded) or null when it is left out, and what happened, for metrics.
+   */
+  judge(
+    spec: MixGroupSpec,
+    g: EpisodeGroup | null,
+  ): { kept: EpisodeGroup | null; outcome: GroupOutcome } {
+    const env = spec.env;
+    const scored = (g?.episodes ?? []).map((e) => ({ e, r: episodeReward(e, env.entry) }));
+    const ok = scored.filter((x) => x.r !== null && (x.e.sampledTokens ?? 0) > 0);
+    const failed = env.groupSize - ok.length;
+    let excluded: GroupOutcome["excluded"] = null;
+    if (ok.length === 0 || failed > env.entry.max_failing_rollouts) excluded = "failing";
+    else if (ok.length > 1 && sampleStd(ok.map((x) => x.r!)) < 1e-8) excluded = "constant";
+    const outcome = { env: env.name, episodes: scored, failed, excluded };
+    if (excluded) return { kept: null, outcome };
+    for (const x of ok) this.episodeRewards.set(x.e, x.r!);
+    return { kept: { ...g!, episodes: ok.map((x) => x.e) }, outcome };
+  }
+}
+
+/**
+ * The mix as the trainer's rollout source (`sync` and `stream` modes): each step's groups over
+ * all environments in one collection, each group judged by its environment's rules as soon as it
+ * is played (so a stream minibatch trains only kept groups).
+ */
+export class MixRollouts implements RolloutSource {
+  #sampler: Sampler;
+  #version: number;
+
+  constructor(
+    readonly mix: EnvironmentMix,
+    readonly ctx: RolloutContext,
+    sampler: Sampler,
+    version: number,
+  ) {
+    this.#sampler = sampler;
+    this.#version = version;
+  }
+
+  setSampler(sampler: Sampler, version: number): void {
+    this.#sampler = sampler;
+    this.#version = version;
+  }
+
+  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepRollouts> {
+    const start = performance.now() - this.ctx.t0;
+    this.mix.episodeRewards.clear(); // the previous step is trained by now
+    const specs = this.mix.groupSpecs(step);
+    const byId = new Map(specs.map((s) => [s.id!, s]));
+    const outcomes = new Map<string, GroupOutcome>();
+    const kept = new Map<string, EpisodeGroup>();
+    const base = collectOptions(this.ctx, step, this.#version);
+    const res = await collectGroups(specs, this.#sampler, {
+      ...base,
+      // Every group comes back, so that its failures count against its environment.
+      failures: { ...base.failures!, minEpisodesPerGroup: 0 },
+      onGroup: (g) => {
+        const { kept: k, outcome } = this.mix.judge(byId.get(g.id)!, g);
+        outcomes.set(g.id, outcome);
+        if (k) {
+          kept.set(g.id, k);
+          onGroup?.(k);
+        }
+      },
+    });
+    // A group never announced (its reset failed, or drop_group dropped it) failed whole.
+    for (const s of specs) {
+      if (!outcomes.has(s.id!)) outcomes.set(s.id!, this.mix.judge(s, null).outcome);
+    }
+    const groups = specs.flatMap((s) => kept.get(s.id!) ?? []);
+    return {
+      groups,
+      metrics: {
+        ...collectionMetrics([res], groups, step),
+        // Episode metrics per environment over every group played, left out or not.
+        ...rolloutMetrics(res.groups),
+        ...mixMetrics(specs.map((s) => outcomes.get(s.id!)!)),
+        num_timed_out: res.dropped.episodeTimeout,
+        num_errors: res.dropped.episodeError,
+      },
+      spans: [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }],
+    };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** `total` split in proportion to `weights`: floors, then the largest remainders (random ties). */
+export function allocate(total: number, weights: number[], rng: Rng): number[] {
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const quotas = weights.map((w) => (total * w) / sum);
+  const counts = quotas.map(Math.floor);
+  const order = weights.map((_, i) => ({ i, frac: quotas[i] - counts[i], tie: rng.uniform() }))
+    .sort((a, b) => b.frac - a.frac || a.tie - b.tie);
+  let left = total - counts.reduce((a, b) => a + b, 0);
+  for (const { i } of order) {
+    if (left-- <= 0) break;
+    counts[i]++;
+  }
+  return counts;
+}
+
+/** `count` distinct tasks over the pools (drawn as from their concatenation). */
+function drawTasks(pools: TaskPool[], count: number, rng: Rng): [string, number][] {
+  const size = pools.reduce((n, p) => n + p.size, 0);
+  const out: [string, number][] = [];
+  if (!Number.isFinite(size)) {
+    // A seed-driven environment (one split): fresh seeds.
+    for (let i = 0; i < count; i++) out.push([pools[0].split, rng.nextU32() % 2 ** 31]);
+    return out;
+  }
+  // A partial Fisher-Yates over positions, kept sparse: large pools are not copied.
+  const swapped = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    const k = i % size; // more groups than tasks: start over
+    if (k === 0 && i > 0) swapped.clear();
+    const j = k + rng.int(size - k);
+    const pick = swapped.get(j) ?? j;
+    swapped.set(j, swapped.get(k) ?? k);
+    let p = pick;
+    for (const pool of pools) {
+      if (p < pool.size) {
+        out.push([pool.split, pool.at(p)]);
+        break;
+      }
+      p -= pool.size;
+    }
+  }
+  return out;
+}
+
+/** The config with secret values hidden (for config.json). */
+export function redactSecrets(cfg: TrainConfig): TrainConfig {
+  const hide = (s: Record<string, string | null> | null) =>
+    s && Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v === null ? null : "***"]));
+  return {
+    ...cfg,
+    secrets: hide(cfg.secrets)!,
+    environments: Object.fromEntries(
+      Object.entries(cfg.environments).map(([k, e]) => [k, { ...e, secrets: hide(e.secrets) }]),
+    ),
+  };
+}
