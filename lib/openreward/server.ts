@@ -143,9 +143,15 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
   app.post("/create", async (c) => {
     const sid = sidOf(c);
     const body = await readBody(c, CreateBodySchema);
-    const e = envOf(body.env_name);
-    const task = body.task_spec ?? await taskAt(e, body.split!, body.index!);
-    sessions.create(sid, e, task, { ...secretsHeader(c), ...(body.secrets ?? {}) });
+    const secrets = { ...secretsHeader(c), ...(body.secrets ?? {}) };
+    const open = async (e: ToolEnvironment) =>
+      await e.open(body.task_spec ?? await taskAt(e, body.split!, body.index!), secrets);
+    // The environment: env_name, else the gateway's X-Deployment, else (several served) the
+    // first `/{env}/...` request's: the reference client sends no env_name with split + index.
+    const named = body.env_name ?? deploymentEnv(c.req.header("X-Deployment"));
+    const e = named ? envOf(named) : envs.size === 1 ? envOf(first) : null;
+    if (e && body.task_spec == null) await taskAt(e, body.split!, body.index!); // 400s now
+    sessions.create(sid, open, e);
     return c.json({ sid });
   });
   app.post("/ping", (c) => {
@@ -210,18 +216,18 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     return c.json({ tasks, env_name: c.req.param("env") });
   });
 
+  const sessionOf = (c: Context) => sessions.session(sidOf(c), envOf(c.req.param("env")));
   app.get("/:env/prompt", async (c) => {
-    const s = await sessions.session(sidOf(c));
+    const s = await sessionOf(c);
     return c.json(await s.prompt());
   });
   app.get("/:env/task_tools", async (c) => {
-    const s = await sessions.session(sidOf(c));
+    const s = await sessionOf(c);
     return c.json({ tools: (await s.tools()).map(toOrsToolSpec) });
   });
   app.post("/:env/call", async (c) => {
-    const sid = sidOf(c);
     const body = await readBody(c, CallBodySchema);
-    const s = await sessions.session(sid);
+    const s = await sessionOf(c);
     let task: CallTask | undefined;
     if (body.task_id) task = sessions.call(body.task_id);
     else task = sessions.startCall(s, body.name, body.input);
@@ -229,6 +235,14 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     if (drop) faults.dropCallStreams--;
     return new Response(callStream(task, pingMs, drop), { headers: SSE_HEADERS });
   });
+
+  /** The served environment a hosted deployment name (`Org/Env`) stands for, if any. */
+  const deploymentEnv = (deployment: string | undefined): string | null => {
+    if (!deployment) return null;
+    const name = deployment.split("/").at(-1)!.toLowerCase();
+    if (envs.has(name)) return name;
+    return envs.has(deployment.toLowerCase()) ? deployment.toLowerCase() : null;
+  };
 
   const fetch = (req: Request): Promise<Response> => {
     const url = new URL(req.url);
@@ -238,9 +252,8 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     // redirects everything else to its first environment.
     const deployment = req.headers.get("X-Deployment");
     if (deployment) {
-      const name = deployment.split("/").at(-1)!.toLowerCase();
-      const key = envs.has(name) ? name : deployment.toLowerCase();
-      if (!envs.has(key)) return Promise.resolve(json(404, { detail: "Deployment not found." }));
+      const key = deploymentEnv(deployment);
+      if (!key) return Promise.resolve(json(404, { detail: "Deployment not found." }));
       url.pathname = `/${key}${url.pathname}`;
       // A new request from parts: copying `req` whole would read its signal, which Deno's
       // server aborts once a response is sent (a warning per request).

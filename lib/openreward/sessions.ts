@@ -17,11 +17,14 @@ export class HttpError extends Error {
   }
 }
 
+/** Opens a session's task in an environment (which `create` may leave to the first route). */
+export type TaskOpener = (env: ToolEnvironment) => Promise<TaskSession>;
+
 /** One session after `create`. */
 interface Active {
-  env: ToolEnvironment;
-  ready: Promise<TaskSession>;
-  session?: TaskSession;
+  open: TaskOpener;
+  /** Set once the environment is known: at `create`, or at the first `/{env}/...` request. */
+  ready?: Promise<TaskSession>;
 }
 
 /** A tool call running (or finished) on the server. */
@@ -80,30 +83,33 @@ export class SessionTable {
     return sid;
   }
 
-  /** `create`: opens the task's session in the background; later calls wait for it. */
-  create(
-    sid: string,
-    env: ToolEnvironment,
-    task: Record<string, unknown>,
-    secrets: Record<string, string>,
-  ): void {
+  /**
+   * `create`: opens the task's session in the background when its environment is known (later
+   * calls wait for it), else at the first `/{env}/...` request, in that environment.
+   */
+  create(sid: string, open: TaskOpener, env: ToolEnvironment | null): void {
     if (this.#active.has(sid)) throw new HttpError(400, "Session already exists");
     this.#lastSeen.set(sid, performance.now());
     this.#ended.delete(sid);
-    const entry: Active = { env, ready: Promise.resolve().then(() => env.open(task, secrets)) };
-    entry.ready.then((s) => (entry.session = s), () => {});
+    const entry: Active = { open };
+    if (env) entry.ready = open(env);
+    entry.ready?.catch(() => {}); // kept for the calls that wait on it
     this.#active.set(sid, entry);
     this.stats.created++;
   }
 
-  /** The ready session of `sid`: 404 unknown, 410 ended, setup failures rethrown. */
-  async session(sid: string): Promise<TaskSession> {
+  /**
+   * The ready session of `sid` (opened in `env` if `create` left it open): 404 unknown, 410
+   * ended, setup failures rethrown.
+   */
+  async session(sid: string, env: ToolEnvironment): Promise<TaskSession> {
     const entry = this.#active.get(sid);
     if (!entry) {
       if (this.#ended.has(sid)) throw new HttpError(410, "Session deleted");
       throw new HttpError(404, "Active environment not found");
     }
     this.#lastSeen.set(sid, performance.now());
+    entry.ready ??= entry.open(env);
     return await entry.ready;
   }
 
@@ -122,7 +128,7 @@ export class SessionTable {
     this.#ended.add(sid);
     this.stats.ended++;
     try {
-      await (await entry.ready).close?.();
+      await (await entry.ready)?.close?.();
     } catch { /* a failed setup or teardown leaves nothing to tear down */ }
   }
 

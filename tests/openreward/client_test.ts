@@ -292,3 +292,29 @@ Deno.test("ors client: a deleted or reaped session is lost (410, and failed ping
     await s.close();
   });
 });
+
+Deno.test("ors server: create without env_name binds at the first /{env}/ request (the reference client)", async () => {
+  await withServer({}, async (url, server) => {
+    const post = (path: string, sid: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "X-Session-ID": sid, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const sid = (await (await post("/create_session", "")).text()).match(/data: (\S+)/)![1];
+    // The reference client's create for split + index: no env_name. Two environments are served.
+    assert.deepEqual(await (await post("/create", sid, { split: "train", index: 2 })).json(), {
+      sid,
+    });
+    const prompt = await fetch(`${url}/probe/prompt`, { headers: { "X-Session-ID": sid } });
+    assert.deepEqual(await prompt.json(), [{ type: "text", text: "Task train/2.", detail: null }]);
+    assert.deepEqual(await (await post("/ping", sid)).json(), { status: "ok" });
+    await (await post("/delete", sid)).text();
+    assert.equal(server.app.sessions.open, 0);
+    // Errors are {"detail"} bodies; a missing session id is a 400.
+    const res = await post("/create", "", { split: "train", index: 0 });
+    assert.deepEqual([res.status, await res.json()], [400, {
+      detail: "X-Session-ID header is required",
+    }]);
+  });
+});

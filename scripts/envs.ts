@@ -1,0 +1,109 @@
+/**
+ * `deno task envs`: this project's tool environments over the Open Reward Standard.
+ *
+ * - `deno task envs serve [--port 8080]` serves every registered tool environment (the games
+ *   with move tools, the arithmetic task, WhoDunIt, the word problems, and any a module
+ *   registers with `--env-module`) to any ORS client, e.g. OpenReward's Python SDK or another
+ *   tinkerbench run (`base_url` in its `environments:` map).
+ * - `deno task envs list` prints each environment's ORS name, registry id, splits and tools.
+ */
+
+import { z } from "zod";
+import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
+import { EnvModuleError, importEnvModule, listToolEnvironments } from "../lib/envs/mod.ts";
+import type { ToolEnvironment } from "../lib/envs/tool_env.ts";
+import { startOrsServer } from "../lib/openreward/server.ts";
+
+const USAGE = `usage: deno task envs serve [--port 8080] [--host 127.0.0.1] [--env NAME ...]
+                            [--env-module ./my_envs.ts] [--max-sessions N]
+       deno task envs list [--env-module ./my_envs.ts]
+
+  serve  serves the tool environments over the Open Reward Standard (ORS): routes /{name}/...,
+         sessions and tool calls as server-sent events, GET /environments lists them.
+         --env (repeatable) serves only those (ORS names or registry ids); the first is the
+         default of bare paths. --max-sessions answers 429 past that many open sessions.
+  list   prints every tool environment: ORS name, registry id, splits, tools.`;
+
+const Flags = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+  host: z.string().default("127.0.0.1"),
+  env: z.array(z.string()).default([]),
+  "env-module": z.array(z.string()).default([]),
+  "max-sessions": z.coerce.number().int().min(1).optional(),
+  help: z.boolean().default(false),
+});
+
+await runCli(async () => {
+  const [command, ...rest] = Deno.args;
+  if (!command || command === "--help" || command === "-h") return console.log(USAGE);
+  if (command !== "serve" && command !== "list") {
+    throw new UsageError(`unknown command ${JSON.stringify(command)}: use serve or list`);
+  }
+  const flags = parseFlags(rest, {
+    port: { type: "string" },
+    host: { type: "string" },
+    env: { type: "string", multiple: true },
+    "env-module": { type: "string", multiple: true },
+    "max-sessions": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  }, Flags);
+  if (flags.help) return console.log(USAGE);
+  for (const m of flags["env-module"]) {
+    try {
+      await importEnvModule(m);
+    } catch (e) {
+      if (e instanceof EnvModuleError) throw new UsageError(e.message);
+      throw e;
+    }
+  }
+  const all = listToolEnvironments();
+  const chosen = selectEnvironments(all, flags.env);
+  const ids = Object.fromEntries(Object.entries(all).map(([id, e]) => [e.name, id]));
+
+  if (command === "list") {
+    for (const e of chosen) {
+      console.log(
+        `${e.name.padEnd(28)} ${ids[e.name].padEnd(30)} splits ${
+          e.splits.map((s) => s.name).join(",")
+        }  tools ${e.tools.map((t) => t.name).join(", ")}`,
+      );
+    }
+    return;
+  }
+
+  const server = await startOrsServer({
+    environments: chosen,
+    registryIds: ids,
+    port: flags.port,
+    hostname: flags.host,
+    maxSessions: flags["max-sessions"],
+  });
+  console.log(`ORS server on ${server.url} with ${chosen.length} environments:`);
+  console.log(`  ${chosen.map((e) => e.name).join(", ")}`);
+  console.log(`list them:  curl ${server.url}/environments`);
+  console.log(
+    `train on one:  environments: { ${chosen[0].name}: { base_url: ${server.url} } }`,
+  );
+  const { promise: stop, resolve } = Promise.withResolvers<void>();
+  Deno.addSignalListener("SIGINT", resolve);
+  Deno.addSignalListener("SIGTERM", resolve);
+  await stop;
+  console.log("stopping…");
+  await server.close();
+}, USAGE);
+
+/** The environments named by `--env` (ORS names or registry ids), all when none is named. */
+function selectEnvironments(
+  all: Readonly<Record<string, ToolEnvironment>>,
+  names: string[],
+): ToolEnvironment[] {
+  if (names.length === 0) return Object.values(all);
+  return names.map((n) => {
+    const e = all[n] ?? Object.values(all).find((x) => x.name === n.toLowerCase());
+    if (!e) {
+      const known = Object.values(all).map((x) => x.name).join(", ");
+      throw new UsageError(`--env ${n}: no such tool environment (known: ${known})`);
+    }
+    return e;
+  });
+}
