@@ -17,10 +17,11 @@ import { benchEncodings, benchPipelining } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
 import { runPipelineBench } from "./pipeline.ts";
+import { benchOpenReward } from "./openreward.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout", "pipeline"];
+const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward"];
 /** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
@@ -37,6 +38,7 @@ await initEngine();
 if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
 if (only.includes("pipeline")) await writeResult("pipeline", await runPipelineBench(log));
+if (only.includes("openreward")) await runOpenRewardBench();
 if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }
@@ -189,6 +191,27 @@ ${
       ).join("\n")
     }
 (${r.model}, ${r.weights}; ${r.episodes} episodes of ${r.sizes.env}; same episodes at every level: ${r.same_episodes_at_every_level})
+`,
+  );
+}
+
+async function runOpenRewardBench(): Promise<void> {
+  const r = await benchOpenReward(log);
+  await writeResult("openreward", r);
+  const f = (x: number, d = 1) => x.toFixed(d);
+  console.log(
+    `| environment | in flight | calls/episode | in process (ep/s) | ORS, same process | ORS, own process | slowdown (own process) | ms per call |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${
+      r.rows.map((row) =>
+        `| ${row.env} | ${row.concurrency} | ${f(row.tool_calls_per_episode)} | ${
+          f(row.episodes_per_s.in_process)
+        } | ${f(row.episodes_per_s.ors_same_process)} | ${f(row.episodes_per_s.ors_subprocess)} | ${
+          f(row.slowdown.ors_subprocess, 2)
+        }× | ${f(row.overhead_ms_per_call.ors_subprocess, 2)} |`
+      ).join("\n")
+    }
+(${r.policy}; ${r.sizes.groups} groups × ${r.sizes.groupSize} episodes, median of ${r.sizes.rounds} rounds)
 `,
   );
 }

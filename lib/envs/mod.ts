@@ -23,4 +23,5 @@ export * from "./tool_env.ts";
 export * from "./tool_task_env.ts";
 export * from "./tool_games.ts";
 export * from "./whodunit.ts";
+export * from "./whodunit_detective.ts";
 export * from "./word_problems.ts";

@@ -9,4 +9,5 @@
 export * from "./episode.ts";
 export * from "./group.ts";
 export * from "./collect.ts";
+export * from "./scripted.ts";
 export type { Episode, EpisodeGroup, EpisodeStopReason, Turn } from "../rl/types.ts";

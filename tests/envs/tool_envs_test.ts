@@ -16,7 +16,7 @@ import {
 } from "../../lib/envs/mod.ts";
 import { runEpisode } from "../../lib/rollout/mod.ts";
 import { scriptedPolicy } from "../openreward/fixtures.ts";
-import { detective } from "./whodunit_solver.ts";
+import { detective } from "../../lib/envs/whodunit_detective.ts";
 
 Deno.test("tool envs: every registered one opens, declares schemas, validates input", async () => {
   const all = listToolEnvironments();

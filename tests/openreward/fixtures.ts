@@ -12,11 +12,6 @@ import {
   type ToolEnvironment,
   toolSession,
 } from "../../lib/envs/tool_env.ts";
-import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
-import type { Sampler } from "../../lib/rollout/episode.ts";
-import type { SampleArgs } from "../../lib/tinker/mod.ts";
-import { ModelInput } from "../../lib/tinker/types.ts";
-import type { SampleResponse } from "../../lib/protocol/mod.ts";
 
 interface Probe {
   task: Record<string, unknown>;
@@ -102,49 +97,4 @@ export async function rejection<E extends Error>(
   throw new Error(`expected a ${cls.name}, but the call succeeded`);
 }
 
-/**
- * A policy that plays a script: `reply(prompt, i)` gives the text it would write, and the
- * sampler cuts it at the first stop of the call (included), as a sampling server does, so the
- * rollout's stops are exercised. Records every call's prompt and sampling parameters.
- */
-export function scriptedPolicy(
-  reply: (prompt: string, i: number) => string,
-): Sampler & { prompts: string[]; params: SampleArgs["samplingParams"][] } {
-  const renderer = new ChatMLRenderer();
-  const tok = renderer.tokenizer;
-  const prompts: string[] = [];
-  const params: SampleArgs["samplingParams"][] = [];
-  return {
-    prompts,
-    params,
-    sample(args) {
-      const prompt = tok.decode(ModelInput.toInts(args.prompt as never));
-      prompts.push(prompt);
-      params.push(args.samplingParams);
-      const stops = ([] as (string | number)[]).concat(args.samplingParams?.stop ?? [])
-        .map((s) => (typeof s === "number" ? tok.decode([s]) : s));
-      let text = reply(prompt, prompts.length - 1);
-      let cut = text.length, stopped = false;
-      for (const s of stops) {
-        const at = text.indexOf(s);
-        if (at >= 0 && at + s.length <= cut) [cut, stopped] = [at + s.length, true];
-      }
-      text = text.slice(0, cut);
-      let tokens = tok.encode(text);
-      const max = args.samplingParams?.maxTokens ?? Infinity;
-      if (tokens.length > max) [tokens, stopped] = [tokens.slice(0, max), false];
-      return Promise.resolve({
-        sequences: [{
-          tokens,
-          logprobs: tokens.map((_, i) => -0.1 - i / 1000),
-          stop_reason: stopped ? "stop" : "length",
-        }],
-      } as unknown as SampleResponse);
-    },
-  };
-}
-
-/** A `<tool_call>` block as Qwen's template writes it. */
-export function toolCallText(name: string, args: unknown): string {
-  return `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
-}
+export { scriptedPolicy, toolCallText } from "../../lib/rollout/scripted.ts";

@@ -4,7 +4,7 @@ import { OrsClient, startOrsServer } from "../../lib/openreward/mod.ts";
 import { whoDunIt } from "../../lib/envs/whodunit.ts";
 import { collectGroups } from "../../lib/rollout/mod.ts";
 import { probeEnvironment, scriptedPolicy } from "./fixtures.ts";
-import { detective } from "../envs/whodunit_solver.ts";
+import { detective } from "../../lib/envs/whodunit_detective.ts";
 
 Deno.test("ors rollout: groups over HTTP equal the same environment in process, sessions released", async () => {
   const server = await startOrsServer({ environments: [whoDunIt("easy")] });

@@ -1,10 +1,13 @@
 /**
- * A scripted detective for WhoDunIt: one tool call per turn (every list, every exhibit), then
- * the answer left after crossing out every item a fact mentions. It reads only what the tools
- * answered (the tool turns of its prompt), as a policy would.
+ * A scripted detective for WhoDunIt, a baseline policy (and the tests' and benchmark's proof that
+ * cases are solvable through the tools): one tool call per turn (every list, every exhibit),
+ * then the answer left after crossing out every item a fact mentions. It reads only what the
+ * tools answered (the tool turns of its ChatML prompt), as a policy would.
+ *
+ * @module
  */
 
-import { toolCallText } from "../openreward/fixtures.ts";
+import { formatToolCalls } from "../renderers/parse.ts";
 
 const LISTS = [
   "list_suspects",
@@ -17,15 +20,21 @@ const LISTS = [
 ];
 
 /** The tool answers in a ChatML prompt, in order. */
-export function toolAnswers(prompt: string): string[] {
+function toolAnswers(prompt: string): string[] {
   return [...prompt.matchAll(/<\|im_start\|>tool\n([\s\S]*?)<\|im_end\|>/g)].map((m) => m[1]);
 }
 
-/** The next reply of the detective, given its prompt so far. */
+/**
+ * The detective's next reply (ChatML, ending its message) given its prompt so far.
+ *
+ * @example
+ * const episode = await runEpisode(env, opening, scriptedPolicy(detective), { maxTokensPerTurn: 400 });
+ */
 export function detective(prompt: string): string {
   const lists = LISTS.filter((t) => t !== "list_motives" || prompt.includes('"list_motives"'));
   const answers = toolAnswers(prompt);
-  const reply = (name: string, args: unknown) => `${toolCallText(name, args)}<|im_end|>`;
+  const reply = (name: string, args: unknown) =>
+    `${formatToolCalls("", [{ name, arguments: args }])}<|im_end|>`;
   if (answers.length < lists.length) return reply(lists[answers.length], {});
   const got = Object.fromEntries(lists.map((t, i) => [t, answers[i].split("\n")]));
   const exhibits = got.list_exhibits.map((l) => l.split(":")[0]).filter((id) => /^E\d+$/.test(id));
