@@ -283,3 +283,30 @@ environments:
   const epochs = await mixOf(`${text}num_epochs: 2\nmax_steps: 1\n`);
   assert.equal(epochs.steps, 2 * Math.floor(100_004 / 6));
 });
+
+Deno.test("train script: --config_path (OpenReward's spelling) loads the file; a broken rule is one line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tb-orcfg-" });
+  const path = `${dir}/tinker-config.yaml`;
+  await Deno.writeTextFile(path, "environments:\n  tool:WordProblems-v0: { num_rollouts: 1 }\n");
+  const script = new URL("../../scripts/train.ts", import.meta.url).pathname;
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      script,
+      "--config_path",
+      path,
+      "--overrides",
+      "batch_size=64",
+      "learning_rate=2e-5",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(run.stderr);
+  assert.equal(run.code, 2, err);
+  assert.match(
+    err,
+    /^error: environments\.tool:WordProblems-v0\.num_rollouts = 1 \(from config file .*tinker-config\.yaml\): Too small/,
+  );
+});
