@@ -23,23 +23,37 @@ import { median } from "./local_engine.ts";
 /** Sizes of the codec benchmark: 1k RL datums of 2k tokens (about 40 MB of protobuf). */
 export const CODEC_BENCH = { datums: 1000, tokens: 2000, reps: 5, rounds: 2 };
 
+/** One RL datum's values as a rollout holds them: its tokens (one more than the inputs). */
+export interface RlLists {
+  tokens: number[];
+  logprobs: number[];
+  advantages: number[];
+}
+
+/** The benchmark's values, from the formula bench/sdk_codec.py also uses. */
+export function rlLists(datums: number, tokens: number): RlLists[] {
+  return Array.from({ length: datums }, (_, i) => ({
+    tokens: Array.from({ length: tokens + 1 }, (_, t) => (i * 7 + t * 13) % 151_000),
+    logprobs: Array.from({ length: tokens }, (_, t) => -((i + t) % 97 + 1) / 10),
+    advantages: new Array<number>(tokens).fill(((i % 5) - 2) / 2),
+  }));
+}
+
 /**
- * The benchmark's RL datums: input tokens, int64 target_tokens, float32 sampler logprobs and
- * advantages, from the formula bench/sdk_codec.py also uses. `typed` keeps the loss inputs in
- * typed arrays (as a rollout can build them); otherwise they are plain arrays.
+ * RL datums of these values: input tokens, int64 target_tokens, float32 sampler logprobs and
+ * advantages. `typed` puts the loss inputs in typed arrays (as a rollout can build them);
+ * otherwise they stay plain arrays.
  */
-export function rlDatums(datums: number, tokens: number, typed: boolean): Datum[] {
-  return Array.from({ length: datums }, (_, i) => {
-    const toks = Array.from({ length: tokens + 1 }, (_, t) => (i * 7 + t * 13) % 151_000);
-    const logprobs = Array.from({ length: tokens }, (_, t) => -((i + t) % 97 + 1) / 10);
-    const advantages = new Array<number>(tokens).fill(((i % 5) - 2) / 2);
-    const targets = toks.slice(1);
-    return datum(toks.slice(0, -1), {
-      target_tokens: TensorData.fromArray(typed ? Int32Array.from(targets) : targets, "int64"),
-      logprobs: TensorData.fromArray(typed ? Float32Array.from(logprobs) : logprobs),
-      advantages: TensorData.fromArray(typed ? Float32Array.from(advantages) : advantages),
-    });
-  });
+export function rlDatums(lists: RlLists[], typed: boolean): Datum[] {
+  return lists.map(({ tokens, logprobs, advantages }) =>
+    datum(tokens.slice(0, -1), {
+      target_tokens: typed
+        ? TensorData.fromArray(new Int32Array(tokens).subarray(1), "int64")
+        : TensorData.fromArray(tokens.slice(1), "int64"),
+      logprobs: typed ? new Float32Array(logprobs) : logprobs,
+      advantages: typed ? new Float32Array(advantages) : advantages,
+    })
+  );
 }
 
 /** The learner's result for `datums` × `tokens`: float32 logprobs per datum and a metric. */
@@ -83,7 +97,8 @@ const request = (data: Datum[]): ForwardBackwardProtoRequest => ({
 /** Our side of one round: every sample, the sizes, and the two protobuf bodies. */
 function ourRound(reps: number) {
   const { datums, tokens } = CODEC_BENCH;
-  const typed = rlDatums(datums, tokens, true), plain = rlDatums(datums, tokens, false);
+  const lists = rlLists(datums, tokens);
+  const typed = rlDatums(lists, true), plain = rlDatums(lists, false);
   const out = rlOutput(datums, tokens);
   const body = encodeForwardBackwardRequest(request(typed));
   const outBody = encodeForwardBackwardOutput(out);
@@ -105,6 +120,8 @@ function ourRound(reps: number) {
       output_json: new TextEncoder().encode(outJson).length,
     },
     samples: {
+      build_typed: time(() => rlDatums(lists, true), reps),
+      build_plain: time(() => rlDatums(lists, false), reps),
       encode_typed: time(() => encodeForwardBackwardRequest(request(typed)), reps),
       encode_plain: time(() => encodeForwardBackwardRequest(request(plain)), reps),
       encode_json: time(jsonRequest, reps),
@@ -231,7 +248,12 @@ export async function benchCodec(log: (msg: string) => void) {
     return {
       sdk_encode_over_ours_typed: s ? s.encode / o.encode_typed : null,
       sdk_encode_over_ours_plain: s ? s.encode / o.encode_plain : null,
-      sdk_build_and_encode_over_ours_typed: s ? (s.build + s.encode) / o.encode_typed : null,
+      sdk_build_and_encode_over_ours_typed: s
+        ? (s.build + s.encode) / (o.build_typed + o.encode_typed)
+        : null,
+      sdk_build_and_encode_over_ours_plain: s
+        ? (s.build + s.encode) / (o.build_plain + o.encode_plain)
+        : null,
       sdk_decode_over_ours: s ? s.decode / o.decode_output : null,
       output_decode_over_json_parse: o.decode_output / o.decode_output_json,
       request_decode_over_json_parse: o.decode_request / o.decode_request_json,
@@ -283,7 +305,25 @@ export function codecTable(c: Awaited<ReturnType<typeof benchCodec>>): string {
 | encode, plain-array loss inputs | ${ours("encode_plain")} | ${theirs("encode")} | ${
     x(r.wall.sdk_encode_over_ours_plain)
   } / ${x(r.cpu.sdk_encode_over_ours_plain)} | |
-| SDK: build datums from lists | | ${theirs("build")} | | |
+| build datums from lists, typed / plain | ${ours("build_typed")}, ${ours("build_plain")} | ${
+    theirs("build")
+  } | | |
+| build + encode, typed loss inputs | ${
+    both(
+      o.wall_ms.build_typed + o.wall_ms.encode_typed,
+      o.cpu_ms.build_typed + o.cpu_ms.encode_typed,
+    )
+  } | ${s ? both(s.wall_ms.build + s.wall_ms.encode, s.cpu_ms.build + s.cpu_ms.encode) : "n/a"} | ${
+    x(r.wall.sdk_build_and_encode_over_ours_typed)
+  } / ${x(r.cpu.sdk_build_and_encode_over_ours_typed)} | |
+| build + encode, plain-array loss inputs | ${
+    both(
+      o.wall_ms.build_plain + o.wall_ms.encode_plain,
+      o.cpu_ms.build_plain + o.cpu_ms.encode_plain,
+    )
+  } | | ${x(r.wall.sdk_build_and_encode_over_ours_plain)} / ${
+    x(r.cpu.sdk_build_and_encode_over_ours_plain)
+  } | |
 | decode result (${mb(c.bytes.output)} of logprobs) | ${ours("decode_output")} | ${
     theirs("decode")
   } | ${x(r.wall.sdk_decode_over_ours)} / ${x(r.cpu.sdk_decode_over_ours)} | ${
