@@ -13,7 +13,7 @@ import {
   timeOurTrainStep,
 } from "./local_engine.ts";
 import { initEngine } from "../lib/local/engine.ts";
-import { benchEncodings, benchPipelining } from "./client.ts";
+import { benchCodec, benchPipelining, codecTable } from "./client.ts";
 import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
 import { runPipelineBench } from "./pipeline.ts";
@@ -151,23 +151,12 @@ async function writeResult(name: string, result: object): Promise<void> {
 }
 
 async function runClientBench(): Promise<void> {
-  log("client: protobuf vs JSON for 1k datums x 2k tokens");
-  const encodings = benchEncodings();
+  log("client: protobuf codec, ours vs JSON vs the official SDK, 1k RL datums x 2k tokens");
+  const codec = await benchCodec(log);
   log("client: awaited vs pipelined steps at 100 ms latency");
   const pipelining = await benchPipelining();
-  await writeResult("client", { encodings, pipelining });
-  const p = encodings.protobuf, j = encodings.json;
-  console.log(`| client measure | protobuf | JSON | ratio |
-| --- | --- | --- | --- |
-| bytes, 1k datums × 2k tokens | ${(p.bytes / 1e6).toFixed(1)} MB | ${
-    (j.bytes / 1e6).toFixed(1)
-  } MB | ${(p.bytes / j.bytes).toFixed(2)}× |
-| encode (ms) | ${p.encode_ms.toFixed(0)} | ${j.encode_ms.toFixed(0)} | ${
-    (p.encode_ms / j.encode_ms).toFixed(2)
-  }× |
-| decode (ms) | ${p.decode_ms.toFixed(0)} | ${j.decode_ms.toFixed(0)} | ${
-    (p.decode_ms / j.decode_ms).toFixed(2)
-  }× |
+  await writeResult("client", { codec, pipelining });
+  console.log(`${codecTable(codec)}
 
 | training step at ${pipelining.latency_ms} ms latency | awaited one by one | pipelined | ratio |
 | --- | --- | --- | --- |

@@ -12,6 +12,7 @@
 
 import type { TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
+import { sum } from "../util/mod.ts";
 import {
   exampleDatum,
   type MixEntry,
@@ -125,7 +126,7 @@ export async function pretrain(
     for (const o of outs) loss += (await o).metrics["loss:sum"];
     await optim;
     const weights = calls.flat().map((d) => d.loss_fn_inputs.weights.data);
-    const actionTokens = weights.reduce((n, w) => n + w.reduce((a, x) => a + x, 0), 0);
+    const actionTokens = weights.reduce((n, w) => n + sum(w), 0);
     const m: PretrainStepMetrics = {
       step,
       "train/loss_per_token": loss / actionTokens,

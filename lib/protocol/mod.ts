@@ -9,4 +9,6 @@ export * from "./types.ts";
 export * from "./requests.ts";
 export * from "./responses.ts";
 export * from "./proto.ts";
+export * from "./proto_output.ts";
+export * from "./proto_sample.ts";
 export * from "./paths.ts";

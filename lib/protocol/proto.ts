@@ -1,23 +1,22 @@
 /**
- * The protobuf form of Tinker's wire (SDK 0.25): forward_backward requests, and the results
- * of forward_backward and sample futures. Converts between protobuf bytes and the JSON-shaped
- * types of `types.ts`, so the rest of the code sees one shape whatever the encoding.
+ * The protobuf form of a forward_backward request on Tinker's wire (SDK 0.25); its result is
+ * in `proto_output.ts`, sample results in `proto_sample.ts`. Converts between protobuf bytes
+ * and the types of `types.ts`, so the rest of the code sees one shape whatever the encoding.
  *
- * Arrays travel as raw little-endian buffers (int32 tokens, int64/float32 tensors).
+ * Arrays travel as raw little-endian buffers (int32 tokens, int64/float32 tensors). Both
+ * directions keep them typed: the encoders write plain or typed arrays straight into the
+ * message (typed arrays of the wire's width byte for byte), and the decoders hand out typed
+ * arrays (see `decodeValues`).
  *
  * @module
  */
 
-import protobuf from "protobufjs";
-import type { Datum, ForwardBackwardOutput, SampleResponse, TensorData } from "./types.ts";
+import { decodeValues, DTYPE, int32List, int64s, toList } from "./proto_arrays.ts";
+import { protoType } from "./proto_schema.ts";
+import { delimitedSize, ProtoWriter, varintFieldSize, varintSize, WIRE } from "./proto_writer.ts";
+import type { Datum, TensorData } from "./types.ts";
 
-const root = protobuf.parse(
-  Deno.readTextFileSync(new URL("./tinker_public.proto", import.meta.url)),
-  { keepCase: true },
-).root;
-const ForwardBackwardRequestType = root.lookupType("tinker_public.ForwardBackwardRequest");
-const ForwardBackwardOutputType = root.lookupType("tinker_public.ForwardBackwardOutput");
-const SampleResponseType = root.lookupType("tinker_public.SampleResponse");
+const ForwardBackwardRequestType = protoType("ForwardBackwardRequest");
 
 // Shapes of decoded messages (protobufjs `toObject` with longs as numbers).
 interface ProtoTensor {
@@ -37,31 +36,6 @@ interface ProtoForwardBackwardRequest {
     loss_fn_inputs?: Record<string, ProtoTensor>;
   }>;
 }
-interface ProtoBatchedTensor {
-  data: Uint8Array;
-  offsets: Uint8Array;
-  dtype: number;
-  trailing_shape?: number[];
-}
-interface ProtoForwardBackwardOutput {
-  loss_fn_output_type: string;
-  loss_fn_outputs?: Array<{ num_datums: number; fields?: Record<string, ProtoBatchedTensor> }>;
-  metrics?: Record<string, number>;
-}
-interface ProtoSampleResponse {
-  prompt_cache_hit_tokens?: number;
-  sequences?: Array<{ stop_reason?: number; tokens?: Uint8Array; logprobs?: Uint8Array }>;
-  prompt_logprobs?: Uint8Array;
-  topk_prompt_logprobs?: {
-    token_ids: Uint8Array;
-    logprobs: Uint8Array;
-    k: number;
-    prompt_length: number;
-  };
-}
-
-const DTYPE = { FLOAT32: 1, INT64: 2, INT32: 3, BFLOAT16: 4 } as const;
-const TOPK_PAD_LOGPROB = -99999.0;
 
 /** A decoded protobuf forward_backward request (the proto form has `forward_only` inline). */
 export interface ForwardBackwardProtoRequest {
@@ -73,32 +47,186 @@ export interface ForwardBackwardProtoRequest {
   forward_only: boolean;
 }
 
-// ---- forward_backward request ----
-
-/** Encodes a forward_backward request as the SDK 0.25 does. */
-export function encodeForwardBackwardRequest(req: ForwardBackwardProtoRequest): Uint8Array {
-  const msg = {
-    model_id: req.model_id,
-    seq_id: req.seq_id,
-    loss_fn: req.loss_fn,
-    loss_fn_config: req.loss_fn_config,
-    forward_only: req.forward_only,
-    data: req.data.map((d) => ({
-      model_input: d.model_input.chunks.map((c) => {
-        if (c.type !== "encoded_text") {
-          throw new Error(`proto encoding of ${c.type} chunks is not supported`);
-        }
-        return { encoded_text: { tokens: bytesOf(Int32Array.from(c.tokens)) } };
-      }),
-      loss_fn_inputs: Object.fromEntries(
-        Object.entries(d.loss_fn_inputs).map(([k, t]) => [k, encodeTensor(t)]),
-      ),
-    })),
-  };
-  return ForwardBackwardRequestType.encode(ForwardBackwardRequestType.fromObject(msg)).finish();
+/** UTF-8 bytes of the strings of one message; map keys repeat in every datum. */
+class Utf8 {
+  readonly #cache = new Map<string, Uint8Array>();
+  readonly #encoder = new TextEncoder();
+  get(s: string): Uint8Array {
+    let b = this.#cache.get(s);
+    if (!b) this.#cache.set(s, b = this.#encoder.encode(s));
+    return b;
+  }
 }
 
-/** Decodes a protobuf forward_backward request; sparse tensors keep their CSR fields. */
+// ---- forward_backward request ----
+
+/**
+ * Encodes a forward_backward request as the SDK 0.25 does. Token ids and tensor values may be
+ * plain or typed arrays; an Int32Array of tokens and a Float32Array of float32 values are
+ * copied as they are, everything else is converted while it is written.
+ */
+export function encodeForwardBackwardRequest(req: ForwardBackwardProtoRequest): Uint8Array {
+  if (!Number.isInteger(req.seq_id) || Math.abs(req.seq_id) >= 2 ** 31) {
+    throw new Error(`forward_backward: seq_id ${req.seq_id} is not an int32`);
+  }
+  const utf8 = new Utf8();
+  const datums = req.data.map((d, i) => planDatum(d, i, utf8));
+  const modelId = utf8.get(req.model_id), lossFn = utf8.get(req.loss_fn);
+  const config = Object.entries(req.loss_fn_config).map(([k, v]) => ({ key: utf8.get(k), v }));
+  const configSize = (key: Uint8Array) => delimitedSize(1, key.length) + 1 + 8;
+  let size = 0;
+  if (modelId.length) size += delimitedSize(1, modelId.length);
+  if (req.seq_id) size += varintFieldSize(2, req.seq_id);
+  for (const d of datums) size += delimitedSize(3, d.size);
+  if (lossFn.length) size += delimitedSize(4, lossFn.length);
+  for (const c of config) size += delimitedSize(5, configSize(c.key));
+  if (req.forward_only) size += 2;
+
+  const w = new ProtoWriter(size);
+  if (modelId.length) writeBytesField(w, 1, modelId);
+  if (req.seq_id) {
+    w.tag(2, WIRE.VARINT);
+    w.varint(req.seq_id);
+  }
+  for (const d of datums) writeDatum(w, d);
+  if (lossFn.length) writeBytesField(w, 4, lossFn);
+  for (const c of config) {
+    w.delimited(5, configSize(c.key));
+    writeBytesField(w, 1, c.key);
+    w.tag(2, WIRE.FIXED64);
+    w.double(c.v);
+  }
+  if (req.forward_only) {
+    w.tag(6, WIRE.VARINT);
+    w.varint(1);
+  }
+  return w.finish();
+}
+
+interface TensorPlan {
+  t: TensorData;
+  field: string;
+  dtype: number;
+  shape: readonly number[];
+  shapeBytes: number;
+  valueBytes: number;
+  /** Size of the SparseCsr message, when sparse. */
+  csrSize?: number;
+  size: number;
+}
+interface DatumPlan {
+  tokens: ArrayLike<number>[];
+  inputs: { key: Uint8Array; tensor: TensorPlan; entrySize: number }[];
+  size: number;
+}
+
+function planDatum(d: Datum, i: number, utf8: Utf8): DatumPlan {
+  let size = 0;
+  const tokens = d.model_input.chunks.map((c) => {
+    if (c.type !== "encoded_text") {
+      throw new Error(`proto encoding of ${c.type} chunks is not supported`);
+    }
+    size += delimitedSize(1, chunkSize(c.tokens));
+    return c.tokens;
+  });
+  const inputs = Object.entries(d.loss_fn_inputs).map(([k, t]) => {
+    const key = utf8.get(k);
+    const tensor = planTensor(t, `data[${i}].loss_fn_inputs.${k}`);
+    const entrySize = delimitedSize(1, key.length) + delimitedSize(2, tensor.size);
+    size += delimitedSize(2, entrySize);
+    return { key, tensor, entrySize };
+  });
+  return { tokens, inputs, size };
+}
+
+/** Size of a Chunk holding an EncodedTextChunk. */
+function chunkSize(tokens: ArrayLike<number>): number {
+  return delimitedSize(1, textSize(tokens));
+}
+
+/** Size of an EncodedTextChunk (its `tokens` field is omitted when empty, as proto3 does). */
+function textSize(tokens: ArrayLike<number>): number {
+  return tokens.length ? delimitedSize(1, tokens.length * 4) : 0;
+}
+
+function planTensor(t: TensorData, field: string): TensorPlan {
+  const dtype = t.dtype === "int64" ? DTYPE.INT64 : DTYPE.FLOAT32;
+  const shape = t.shape ?? [t.data.length];
+  const shapeBytes = shape.reduce((n, s) => n + varintSize(s), 0);
+  const valueBytes = t.data.length * (dtype === DTYPE.INT64 ? 8 : 4);
+  let size = varintFieldSize(3, dtype) + (shape.length ? delimitedSize(4, shapeBytes) : 0);
+  let csrSize: number | undefined;
+  if (t.sparse_crow_indices) {
+    const crow = t.sparse_crow_indices.length * 8, col = (t.sparse_col_indices ?? []).length * 8;
+    csrSize = (valueBytes ? delimitedSize(1, valueBytes) : 0) +
+      (crow ? delimitedSize(2, crow) : 0) + (col ? delimitedSize(3, col) : 0);
+    size += delimitedSize(2, csrSize);
+  } else {
+    size += delimitedSize(1, valueBytes); // a oneof member is written even when empty
+  }
+  return { t, field, dtype, shape, shapeBytes, valueBytes, csrSize, size };
+}
+
+function writeDatum(w: ProtoWriter, d: DatumPlan): void {
+  w.delimited(3, d.size);
+  for (const tokens of d.tokens) {
+    w.delimited(1, chunkSize(tokens));
+    w.delimited(1, textSize(tokens));
+    if (tokens.length) {
+      w.delimited(1, tokens.length * 4);
+      w.int32s(tokens);
+    }
+  }
+  for (const { key, tensor, entrySize } of d.inputs) {
+    w.delimited(2, entrySize);
+    writeBytesField(w, 1, key);
+    w.delimited(2, tensor.size);
+    writeTensor(w, tensor);
+  }
+}
+
+function writeTensor(w: ProtoWriter, p: TensorPlan): void {
+  const { t } = p;
+  const values = () => {
+    if (p.dtype === DTYPE.INT64) w.int64s(t.data, p.field);
+    else w.float32s(t.data);
+  };
+  if (p.csrSize !== undefined) {
+    w.delimited(2, p.csrSize);
+    if (p.valueBytes) {
+      w.delimited(1, p.valueBytes);
+      values();
+    }
+    const crow = t.sparse_crow_indices!, col = t.sparse_col_indices ?? [];
+    if (crow.length) {
+      w.delimited(2, crow.length * 8);
+      w.int64s(crow, `${p.field}.sparse_crow_indices`);
+    }
+    if (col.length) {
+      w.delimited(3, col.length * 8);
+      w.int64s(col, `${p.field}.sparse_col_indices`);
+    }
+  } else {
+    w.delimited(1, p.valueBytes);
+    values();
+  }
+  w.tag(3, WIRE.VARINT);
+  w.varint(p.dtype);
+  if (p.shape.length) {
+    w.delimited(4, p.shapeBytes);
+    for (const s of p.shape) w.varint(s);
+  }
+}
+
+function writeBytesField(w: ProtoWriter, field: number, bytes: Uint8Array): void {
+  w.delimited(field, bytes.length);
+  w.raw(bytes);
+}
+
+/**
+ * Decodes a protobuf forward_backward request. Tensor values come out typed (see
+ * `decodeValues`); token ids and sparse CSR indices as plain arrays.
+ */
 export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackwardProtoRequest {
   const m = ForwardBackwardRequestType.toObject(ForwardBackwardRequestType.decode(bytes), {
     longs: Number,
@@ -114,7 +242,11 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackward
       model_input: {
         chunks: (d.model_input ?? []).map((c, j) => {
           if (c.encoded_text) {
-            return { type: "encoded_text", tokens: Array.from(int32s(c.encoded_text.tokens)) };
+            const field = `data[${i}].model_input[${j}].tokens`;
+            return {
+              type: "encoded_text",
+              tokens: int32List(c.encoded_text.tokens, field),
+            };
           }
           throw new Error(`data[${i}].model_input[${j}]: only encoded_text chunks are supported`);
         }),
@@ -122,172 +254,12 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackward
       loss_fn_inputs: Object.fromEntries(
         Object.entries(d.loss_fn_inputs ?? {}).map((
           [k, t],
-        ) => [k, decodeTensor(t, `data[${i}].${k}`)]),
+        ) => [k, decodeTensor(t, `data[${i}].loss_fn_inputs.${k}`)]),
       ),
     })),
   };
 }
 
-// ---- forward_backward result ----
-
-/** Encodes forward_backward outputs: one ArrayRecord, each field batched over datums. */
-export function encodeForwardBackwardOutput(out: ForwardBackwardOutput): Uint8Array {
-  const keys = new Set(out.loss_fn_outputs.flatMap((o) => Object.keys(o)));
-  const fields: Record<string, unknown> = {};
-  for (const key of keys) {
-    const tensors = out.loss_fn_outputs.map((o, i) => {
-      const t = o[key];
-      if (!t) throw new Error(`loss_fn_outputs[${i}] lacks ${key}`);
-      return t;
-    });
-    const dtype = tensors[0].dtype;
-    const trailing = (tensors[0].shape ?? [tensors[0].data.length]).slice(1);
-    const parts = tensors.map((t) =>
-      bytesOf(dtype === "int64" ? toInt64(t.data) : Float32Array.from(t.data))
-    );
-    const offsets = new BigInt64Array(parts.length + 1);
-    parts.forEach((p, i) => offsets[i + 1] = offsets[i] + BigInt(p.length));
-    fields[key] = {
-      data: concatBytes(parts),
-      offsets: bytesOf(offsets),
-      dtype: dtype === "int64" ? DTYPE.INT64 : DTYPE.FLOAT32,
-      trailing_shape: trailing,
-    };
-  }
-  const msg = {
-    loss_fn_output_type: out.loss_fn_output_type,
-    metrics: out.metrics,
-    loss_fn_outputs: [{ type_tag: "ArrayRecord", fields, num_datums: out.loss_fn_outputs.length }],
-  };
-  return ForwardBackwardOutputType.encode(ForwardBackwardOutputType.fromObject(msg)).finish();
-}
-
-/** Decodes forward_backward outputs, concatenating the datums of every ArrayRecord. */
-export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardOutput {
-  const m = ForwardBackwardOutputType.toObject(ForwardBackwardOutputType.decode(bytes), {
-    longs: Number,
-    defaults: true,
-  }) as ProtoForwardBackwardOutput;
-  const outputs: Array<Record<string, TensorData>> = [];
-  for (const rec of m.loss_fn_outputs ?? []) {
-    const start = outputs.length;
-    for (let i = 0; i < rec.num_datums; i++) outputs.push({});
-    for (const [key, b] of Object.entries(rec.fields ?? {})) {
-      const offsets = int64s(b.offsets);
-      const trailing: number[] = b.trailing_shape ?? [];
-      const per = trailing.reduce((a: number, x: number) => a * x, 1);
-      for (let i = 0; i < rec.num_datums; i++) {
-        const slice = b.data.subarray(Number(offsets[i]), Number(offsets[i + 1]));
-        const values = decodeValues(slice, b.dtype, `loss_fn_outputs[${start + i}].${key}`);
-        outputs[start + i][key] = {
-          data: values.values,
-          dtype: values.dtype,
-          shape: [values.values.length / per, ...trailing],
-        };
-      }
-    }
-  }
-  return {
-    loss_fn_output_type: m.loss_fn_output_type.split(":").at(-1)!,
-    loss_fn_outputs: outputs,
-    metrics: m.metrics ?? {},
-  };
-}
-
-// ---- sample result ----
-
-/** Encodes a sample result; null prompt logprobs become NaN, top-k rows are padded. */
-export function encodeSampleResponse(res: SampleResponse): Uint8Array {
-  const msg: Record<string, unknown> = {
-    prompt_cache_hit_tokens: res.prompt_cache_hit_tokens ?? 0,
-    sequences: res.sequences.map((s) => ({
-      stop_reason: s.stop_reason === "length" ? 1 : 0,
-      tokens: bytesOf(Int32Array.from(s.tokens)),
-      ...(s.logprobs ? { logprobs: bytesOf(Float32Array.from(s.logprobs)) } : {}),
-    })),
-  };
-  if (res.prompt_logprobs) {
-    msg.prompt_logprobs = bytesOf(Float32Array.from(res.prompt_logprobs, (x) => x ?? NaN));
-  }
-  const topk = res.topk_prompt_logprobs;
-  if (topk) {
-    const k = Math.max(0, ...topk.map((r) => r?.length ?? 0));
-    const ids = new Int32Array(topk.length * k);
-    const lps = new Float32Array(topk.length * k).fill(TOPK_PAD_LOGPROB);
-    topk.forEach((row, i) =>
-      row?.forEach(([t, lp], j) => {
-        ids[i * k + j] = t;
-        lps[i * k + j] = lp;
-      })
-    );
-    msg.topk_prompt_logprobs = {
-      token_ids: bytesOf(ids),
-      logprobs: bytesOf(lps),
-      k,
-      prompt_length: topk.length,
-    };
-  }
-  return SampleResponseType.encode(SampleResponseType.fromObject(msg)).finish();
-}
-
-/** Decodes a sample result (NaN prompt logprobs → null, sentinel top-k rows → null). */
-export function decodeSampleResponse(bytes: Uint8Array): SampleResponse {
-  const m = SampleResponseType.toObject(SampleResponseType.decode(bytes), {
-    longs: Number,
-  }) as ProtoSampleResponse;
-  const res: SampleResponse = {
-    type: "sample",
-    prompt_cache_hit_tokens: m.prompt_cache_hit_tokens ?? 0,
-    sequences: (m.sequences ?? []).map((s) => ({
-      stop_reason: (s.stop_reason ?? 0) === 1 ? "length" : "stop",
-      tokens: Array.from(int32s(s.tokens ?? new Uint8Array())),
-      logprobs: s.logprobs ? Array.from(float32s(s.logprobs)) : null,
-    })),
-  };
-  if (m.prompt_logprobs && m.prompt_logprobs.length > 0) {
-    res.prompt_logprobs = Array.from(
-      float32s(m.prompt_logprobs),
-      (x) => Number.isNaN(x) ? null : x,
-    );
-  }
-  const t = m.topk_prompt_logprobs;
-  if (t) {
-    const ids = int32s(t.token_ids), lps = float32s(t.logprobs);
-    const rows: ([number, number][] | null)[] = [];
-    for (let i = 0; i < t.prompt_length; i++) {
-      const row: [number, number][] = [];
-      for (let j = 0; j < t.k; j++) {
-        const lp = lps[i * t.k + j];
-        if (lp === TOPK_PAD_LOGPROB && ids[i * t.k + j] === 0) break;
-        row.push([ids[i * t.k + j], lp]);
-      }
-      rows.push(row.length ? row : null);
-    }
-    res.topk_prompt_logprobs = rows;
-  }
-  return res;
-}
-
-// ---- tensors and byte helpers ----
-
-function encodeTensor(t: TensorData) {
-  const dtype = t.dtype === "int64" ? DTYPE.INT64 : DTYPE.FLOAT32;
-  const values = (xs: number[]) =>
-    bytesOf(t.dtype === "int64" ? toInt64(xs) : Float32Array.from(xs));
-  const shape = t.shape ?? [t.data.length];
-  if (t.sparse_crow_indices) {
-    return {
-      sparse_csr: {
-        values: values(t.data),
-        crow_indices: bytesOf(toInt64(t.sparse_crow_indices)),
-        col_indices: bytesOf(toInt64(t.sparse_col_indices ?? [])),
-      },
-      dtype,
-      shape,
-    };
-  }
-  return { dense: values(t.data), dtype, shape };
-}
 function decodeTensor(t: ProtoTensor, field: string): TensorData {
   const shape: number[] = t.shape ?? [];
   if (t.sparse_csr) {
@@ -296,88 +268,10 @@ function decodeTensor(t: ProtoTensor, field: string): TensorData {
       data: v.values,
       dtype: v.dtype,
       shape,
-      sparse_crow_indices: Array.from(int64s(t.sparse_csr.crow_indices), Number),
-      sparse_col_indices: Array.from(int64s(t.sparse_csr.col_indices), Number),
+      sparse_crow_indices: toList(int64s(t.sparse_csr.crow_indices, `${field}.crow_indices`)),
+      sparse_col_indices: toList(int64s(t.sparse_csr.col_indices, `${field}.col_indices`)),
     };
   }
   const v = decodeValues(t.dense ?? new Uint8Array(), t.dtype, field);
   return { data: v.values, dtype: v.dtype, shape: shape.length ? shape : [v.values.length] };
-}
-
-function decodeValues(
-  bytes: Uint8Array,
-  dtype: number,
-  field: string,
-): { values: number[]; dtype: "int64" | "float32" } {
-  switch (dtype) {
-    case DTYPE.FLOAT32:
-      return { values: Array.from(float32s(bytes)), dtype: "float32" };
-    case DTYPE.INT64:
-      return { values: Array.from(int64s(bytes), Number), dtype: "int64" };
-    case DTYPE.INT32:
-      return { values: Array.from(int32s(bytes)), dtype: "int64" };
-    case DTYPE.BFLOAT16: {
-      checkLength(bytes, 2, field);
-      const u16 = new Uint16Array(aligned(bytes).buffer);
-      const f32 = new Float32Array(u16.length);
-      const u32 = new Uint32Array(f32.buffer);
-      u16.forEach((h, i) => u32[i] = h << 16);
-      return { values: Array.from(f32), dtype: "float32" };
-    }
-    default:
-      throw new Error(`${field}: unsupported dtype ${dtype}`);
-  }
-}
-
-function toInt64(xs: ArrayLike<number>): BigInt64Array {
-  const out = new BigInt64Array(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = BigInt(Math.trunc(xs[i]));
-  return out;
-}
-
-function bytesOf(a: Int32Array | Float32Array | BigInt64Array): Uint8Array {
-  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-}
-
-/**
- * Copies into a fresh buffer: byte fields may sit at unaligned offsets, and protobufjs may hand
- * out Node Buffers, whose `slice()` is a view into a shared pool rather than a copy.
- */
-function aligned(bytes: Uint8Array): Uint8Array {
-  const copy = new Uint8Array(bytes.length);
-  copy.set(bytes);
-  return copy;
-}
-
-function checkLength(bytes: Uint8Array, width: number, field: string): void {
-  if (bytes.length % width !== 0) {
-    throw new Error(
-      `${field}: ${bytes.length} bytes is not a whole number of ${width}-byte values`,
-    );
-  }
-}
-
-function int32s(bytes: Uint8Array): Int32Array {
-  checkLength(bytes, 4, "int32 array");
-  return new Int32Array(aligned(bytes).buffer);
-}
-
-function float32s(bytes: Uint8Array): Float32Array {
-  checkLength(bytes, 4, "float32 array");
-  return new Float32Array(aligned(bytes).buffer);
-}
-
-function int64s(bytes: Uint8Array): BigInt64Array {
-  checkLength(bytes, 8, "int64 array");
-  return new BigInt64Array(aligned(bytes).buffer);
-}
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let pos = 0;
-  for (const p of parts) {
-    out.set(p, pos);
-    pos += p.length;
-  }
-  return out;
 }

@@ -74,11 +74,36 @@ export const ModelInputSchema = z.object({ chunks: z.array(ChunkSchema) });
 export type ModelInput = z.infer<typeof ModelInputSchema>;
 
 /**
+ * Flattened tensor values: a plain array (the JSON form) or a typed array. Protobuf results
+ * decode into typed arrays (`float32` → Float32Array; `int64` → Int32Array when every value
+ * fits 32 bits, else Float64Array), and the protobuf encoder copies typed arrays of the
+ * tensor's own width byte for byte, so values can stay typed from the sampler to the server.
+ */
+export const TensorValuesSchema = z.union([
+  z.array(z.number()),
+  typedArray<Float32Array>(Float32Array),
+  typedArray<Int32Array>(Int32Array),
+  typedArray<Float64Array>(Float64Array),
+]);
+
+// z.instanceof would narrow to arrays over a plain ArrayBuffer; any backing buffer will do.
+function typedArray<T extends Float32Array | Int32Array | Float64Array>(
+  ctor: abstract new (...args: never[]) => T,
+) {
+  return z.custom<T>((v) => v instanceof ctor, { message: `expected a ${ctor.name}` });
+}
+
+/** Flattened tensor values (a plain or a typed array). */
+export type TensorValues = z.infer<typeof TensorValuesSchema>;
+
+/**
  * A tensor: flattened values, a dtype (`int64` or `float32` on the public wire), and a
  * shape. 2-D tensors may come as sparse CSR (values in `data`, plus row offsets and columns).
+ * `data` is a plain array in JSON and a typed array when decoded from protobuf; read it with
+ * indexing, `length` and `for…of` (or `Array.from`), which work on both.
  */
 export const TensorDataSchema = z.object({
-  data: z.array(z.number()),
+  data: TensorValuesSchema,
   dtype: z.enum(["int64", "float32"]),
   shape: z.array(int().nonnegative()).nullish(),
   sparse_crow_indices: z.array(int()).nullish(),

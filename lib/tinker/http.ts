@@ -152,7 +152,7 @@ export class TinkerHttp {
     let payload: BodyInit | undefined;
     if (body && "json" in body) {
       headers["content-type"] = "application/json";
-      payload = JSON.stringify(body.json);
+      payload = JSON.stringify(body.json, typedArraysAsLists);
     } else if (body) {
       headers["content-type"] = "application/x-protobuf";
       payload = body.proto as Uint8Array<ArrayBuffer>;
@@ -210,6 +210,13 @@ export function parseReply<S extends z.ZodType>(
     throw new TinkerResponseError(`malformed response: ${formatZodError(endpoint, parsed.error)}`);
   }
   return parsed.data;
+}
+
+/** JSON has no typed arrays: tensors holding them go out as lists, not `{"0":…}` objects. */
+function typedArraysAsLists(_key: string, value: unknown): unknown {
+  return ArrayBuffer.isView(value) && !(value instanceof DataView)
+    ? Array.from(value as Float32Array)
+    : value;
 }
 
 function errorDetail(text: string): string {

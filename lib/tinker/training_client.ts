@@ -108,13 +108,17 @@ export class TrainingClient {
       }
       const targets = d.loss_fn_inputs.target_tokens;
       const weights = d.loss_fn_inputs.weights ??
-        { data: targets.data.map(() => 0), dtype: "float32" as const, shape: targets.shape };
+        {
+          data: new Float32Array(targets.data.length),
+          dtype: "float32" as const,
+          shape: targets.shape,
+        };
       return { ...d, loss_fn_inputs: { target_tokens: targets, weights } };
     });
     const forward = this.forward(inputs, "cross_entropy");
     return new APIFuture(
       forward.result().then(async (out) => {
-        const logprobs = out.loss_fn_outputs.map((o) => o.logprobs.data);
+        const logprobs = out.loss_fn_outputs.map((o) => Array.from(o.logprobs.data));
         const { loss, gradients, metrics = {} } = await lossFn(data, logprobs);
         if (
           gradients.length !== logprobs.length ||

@@ -32,13 +32,25 @@ export const ModelInput = {
 
 /** Tensors from arrays. */
 export const TensorData = {
-  /** A 1-D (or given `shape`) tensor; `int64` for ids, `float32` otherwise. */
+  /**
+   * A 1-D (or given `shape`) tensor of a copy of `data`; `int64` for ids, `float32` otherwise.
+   * A Float32Array, Int32Array or Float64Array stays typed (the protobuf encoder then copies
+   * its bytes as they are when they match the dtype); other array-likes become plain arrays.
+   *
+   * @example
+   * TensorData.fromArray(Float32Array.from([0.5, -1]));        // float32, kept typed
+   * TensorData.fromArray(Int32Array.from([42, 7]), "int64");   // int64 ids, sent as 8 bytes each
+   */
   fromArray(
     data: ArrayLike<number>,
     dtype: "int64" | "float32" = "float32",
     shape?: number[],
   ): wire.TensorData {
-    return { data: Array.from(data), dtype, shape: shape ?? [data.length] };
+    const values = data instanceof Float32Array || data instanceof Int32Array ||
+        data instanceof Float64Array
+      ? data.slice()
+      : Array.from(data);
+    return { data: values, dtype, shape: shape ?? [data.length] };
   },
 };
 

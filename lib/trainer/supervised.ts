@@ -8,6 +8,7 @@
 import { datum, type TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
+import { sum } from "../util/mod.ts";
 
 /** One training example. */
 export interface SupervisedExample {
@@ -60,10 +61,7 @@ export async function trainSupervised(opts: {
     const optim = opts.training.optimStep({ learning_rate: opts.learningRate });
     const out = await fb;
     await optim;
-    const tokens = data.reduce(
-      (n, d) => n + d.loss_fn_inputs.weights.data.reduce((a, w) => a + w, 0),
-      0,
-    );
+    const tokens = data.reduce((n, d) => n + sum(d.loss_fn_inputs.weights.data), 0);
     const m: SupervisedStepMetrics = {
       step,
       "train/loss_per_token": out.metrics["loss:sum"] / tokens,

@@ -4,6 +4,13 @@
  * @module
  */
 
+/** The sum of plain or typed array values (a tensor's `data` may be either). */
+export function sum(xs: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < xs.length; i++) s += xs[i];
+  return s;
+}
+
 /** The mean, or 0 for an empty array (a metric over no items reads as 0, not NaN). */
 export function mean(xs: readonly number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;

@@ -154,12 +154,12 @@ export function tokenAdvantagesFrame(
     );
   }
   const columns: pl.Series[] = [
-    pl.Series("position", targets.map((_, i) => i), pl.Int32),
-    pl.Series("token_id", targets, pl.Int32),
-    pl.Series("text", targets.map((id) => tokenizer.decode([id])), pl.Utf8),
-    pl.Series("advantage", adv, pl.Float64),
-    pl.Series("sampler_logprob", lps, pl.Float64),
-    pl.Series("is_action", targets.map((_, i) => lps[i] !== 0 || adv[i] !== 0), pl.Bool),
+    pl.Series("position", Array.from(targets, (_, i) => i), pl.Int32),
+    pl.Series("token_id", Array.from(targets), pl.Int32),
+    pl.Series("text", Array.from(targets, (id) => tokenizer.decode([id])), pl.Utf8),
+    pl.Series("advantage", Array.from(adv), pl.Float64),
+    pl.Series("sampler_logprob", Array.from(lps), pl.Float64),
+    pl.Series("is_action", Array.from(targets, (_, i) => lps[i] !== 0 || adv[i] !== 0), pl.Bool),
   ];
   if (teacherLogprobs) columns.push(pl.Series("teacher_logprob", teacherLogprobs, pl.Float64));
   return pl.DataFrame(columns);

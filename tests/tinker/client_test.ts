@@ -92,7 +92,7 @@ Deno.test("client: server errors become typed errors with the server's message",
 Deno.test("client: 200 steps under injected faults apply exactly 200 updates, same weights", async () => {
   const STEPS = 200;
   const run = async (faults?: LocalServerOptions["faults"]) => {
-    let final: number[] = [], steps = 0, injected = 0;
+    let final: ArrayLike<number> = [], steps = 0, injected = 0;
     await withClient(async (service, server) => {
       const training = await service.createLoraTrainingClient({
         baseModel: "local/tiny",
@@ -138,7 +138,7 @@ const countingFetch: typeof fetch = (input, init) => {
 
 Deno.test("client: a forward_backward split into chunks equals one call", async () => {
   const data = [...batch, ...batch, ...batch.slice(0, 1)];
-  let whole: { logprobs: number[][]; loss: number } | undefined;
+  let whole: { logprobs: ArrayLike<number>[]; loss: number } | undefined;
   for (const maxDatums of [1024, 2]) {
     await withClient(
       async (service) => {
@@ -213,7 +213,7 @@ Deno.test("client: REST checkpoints and a training client continued from saved s
 
 Deno.test("client: forwardBackwardCustom with the cross-entropy gradient trains like cross_entropy", async () => {
   const train = async (custom: boolean) => {
-    let result: { lp: number[]; metrics: Record<string, number> } | undefined;
+    let result: { lp: ArrayLike<number>; metrics: Record<string, number> } | undefined;
     await withClient(async (service) => {
       const training = await service.createLoraTrainingClient({
         baseModel: "local/tiny",
