@@ -1,0 +1,76 @@
+/**
+ * Errors of the proxy, answered as OpenAI's error object
+ * (`{"error": {"message", "type", "param", "code"}}`), so OpenAI clients raise them with the
+ * status and message intact. Every bad input is one of these, never a crash.
+ *
+ * @module
+ */
+
+import type { z } from "zod";
+
+/** OpenAI's error object. */
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** HTTP statuses the proxy answers errors with. */
+export type ProxyErrorStatus = 400 | 401 | 404 | 413 | 415 | 500 | 502 | 503;
+
+/**
+ * A request the proxy refuses or cannot serve: its status, OpenAI's `type` (derived from the
+ * status when not given), the request field at fault (`param`) and a machine-readable `code`.
+ *
+ * @example
+ * throw new ProxyError(400, "n is 9, at most 8", { param: "n" });
+ */
+export class ProxyError extends Error {
+  override name = "ProxyError";
+  readonly status: ProxyErrorStatus;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+  /** Seconds a client should wait before retrying (503s). */
+  readonly retryAfterS?: number;
+
+  constructor(
+    status: ProxyErrorStatus,
+    message: string,
+    o: { type?: string; param?: string | null; code?: string | null; retryAfterS?: number } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.type = o.type ?? defaultType(status);
+    this.param = o.param ?? null;
+    this.code = o.code ?? null;
+    this.retryAfterS = o.retryAfterS;
+  }
+
+  /** The response body. */
+  body(): OpenAIErrorBody {
+    return {
+      error: { message: this.message, type: this.type, param: this.param, code: this.code },
+    };
+  }
+}
+
+function defaultType(status: number): string {
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/**
+ * The first issue of a failed request parse as a 400 naming the field in OpenAI's style
+ * (`messages[0].role`).
+ */
+export function requestError(error: z.ZodError): ProxyError {
+  const issue = error.issues[0];
+  const param = issueParam(issue.path);
+  const where = param ? `${param}: ` : "";
+  return new ProxyError(400, `${where}${issue.message}`, { param });
+}
+
+function issueParam(path: PropertyKey[]): string | null {
+  if (path.length === 0) return null;
+  return path.map((p, i) => typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)
+    .join("");
+}

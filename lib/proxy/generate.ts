@@ -1,0 +1,138 @@
+/**
+ * One request's sampling, token-in/token-out: the policy's renderer builds the prompt (tools
+ * declared in the system message as Qwen3's template does), the prompt is checked against the
+ * context, the sampler draws `n` continuations with the request's settings, and the renderer
+ * parses them. The sampled tokens and their log-probs are kept as they came: they are what a
+ * main turn trains on.
+ *
+ * @module
+ */
+
+import type { SampleResponse } from "../protocol/mod.ts";
+import { withTools } from "../renderers/tools.ts";
+import type { Message, Renderer } from "../renderers/types.ts";
+import type { Sampler } from "../rollout/mod.ts";
+import { ModelInput, RequestFailedError } from "../tinker/mod.ts";
+import { TinkerAPIError } from "../tinker/http.ts";
+import { parseChoice, type SampledChoice } from "./completion.ts";
+import { ProxyError } from "./errors.ts";
+import type { ParsedRequest } from "./request.ts";
+
+/** A request rendered for the policy. */
+export interface RenderedPrompt {
+  /** The request's messages with the tools declared in the system message. */
+  messages: Message[];
+  tokens: number[];
+  /** Tokens the completion may take (the request's limit, within the context). */
+  maxTokens: number;
+}
+
+/**
+ * The prompt of a request; a 400 `context_length_exceeded` when it leaves no room in the
+ * context. A completion limit beyond the context is lowered to what is left (OpenClaw asks for
+ * its model's configured maximum, whatever the prompt).
+ */
+export function renderPrompt(
+  renderer: Renderer,
+  req: ParsedRequest,
+  o: { contextLength: number; defaultMaxTokens: number },
+): RenderedPrompt {
+  const messages = withTools(req.messages, req.tools);
+  const tokens = renderer.buildGenerationPrompt(messages);
+  const room = o.contextLength - tokens.length;
+  if (room < 1) {
+    throw new ProxyError(
+      400,
+      `This model's maximum context length is ${o.contextLength} tokens; the messages ` +
+        `(with the tools) take ${tokens.length}, which leaves no room for a completion`,
+      { param: "messages", code: "context_length_exceeded" },
+    );
+  }
+  return {
+    messages,
+    tokens,
+    maxTokens: Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, room),
+  };
+}
+
+/** Samples the request's choices; sampler failures become 400 (its refusal) or 502. */
+export async function sampleChoices(
+  sampler: Sampler,
+  renderer: Renderer,
+  prompt: RenderedPrompt,
+  req: ParsedRequest,
+  contextLength: number,
+): Promise<SampledChoice[]> {
+  const s = req.sampling;
+  // Stop strings and stop token ids cannot be mixed: with a client's strings, the renderer's
+  // stop tokens go as their text.
+  const stop = s.stop.length
+    ? [...renderer.stopSequences().map((id) => renderer.tokenizer.decode([id])), ...s.stop]
+    : renderer.stopSequences();
+  const res = await samplerCall(() =>
+    sampler.sample({
+      prompt: ModelInput.fromInts(prompt.tokens),
+      numSamples: s.n,
+      samplingParams: {
+        maxTokens: prompt.maxTokens,
+        temperature: s.temperature,
+        topP: s.topP,
+        topK: s.topK,
+        seed: s.seed,
+        stop,
+      },
+    })
+  );
+  const choices = res.sequences.map((q) => parseChoice(renderer, q, s.stop));
+  if (s.topLogprobs > 0) {
+    await Promise.all(
+      choices.map(async (c) => {
+        c.topLogprobs = await topLogprobs(sampler, prompt.tokens, c.tokens, s.topLogprobs, {
+          contextLength,
+        });
+      }),
+    );
+  }
+  return choices;
+}
+
+/**
+ * The top-k alternatives at each completion position, read as prompt log-probs of prompt +
+ * completion (the sampler's raw distribution, as the log-probs themselves). A completion that
+ * fills the context has none for its last token.
+ */
+async function topLogprobs(
+  sampler: Sampler,
+  prompt: number[],
+  completion: number[],
+  k: number,
+  { contextLength }: { contextLength: number },
+): Promise<[number, number][][]> {
+  const fits = Math.min(completion.length, contextLength - 1 - prompt.length);
+  const res = await samplerCall(() =>
+    sampler.sample({
+      prompt: ModelInput.fromInts([...prompt, ...completion.slice(0, fits)]),
+      numSamples: 1,
+      samplingParams: { maxTokens: 1 },
+      topkPromptLogprobs: k,
+    })
+  );
+  const top = res.topk_prompt_logprobs ?? [];
+  return completion.map((_, i) => (i < fits ? top[prompt.length + i] ?? [] : []));
+}
+
+async function samplerCall(call: () => PromiseLike<SampleResponse>): Promise<SampleResponse> {
+  try {
+    return await call();
+  } catch (e) {
+    const message = (e as Error).message;
+    const refused = (e instanceof RequestFailedError && e.category === "user") ||
+      (e instanceof TinkerAPIError && e.status >= 400 && e.status < 500 && e.status !== 429);
+    if (refused) {
+      throw new ProxyError(400, `the sampler refused the request: ${message}`, {
+        code: "sampler_refused",
+      });
+    }
+    throw new ProxyError(502, `the sampler failed: ${message}`, { code: "sampler_error" });
+  }
+}

@@ -1,0 +1,371 @@
+/**
+ * The OpenAI-compatible proxy (OpenClaw's design) as a Hono app: `POST /v1/chat/completions`
+ * (streamed or not), `GET /v1/models`, `GET /healthz`, and `POST /v1/sessions/{id}/done` to end a
+ * session without sampling. It serves the policy from any Tinker-compatible sampler, and keeps
+ * sessions so that every main turn, once its next state arrives, is handed to `onComplete` as a
+ * {@link Turn} for training.
+ *
+ * Bad input is a 4xx with OpenAI's error object (malformed JSON, a wrong field, a prompt over the
+ * context, `n` over the limit, an oversized body, an unknown model, a wrong key); a sampler
+ * failure is a 502 (a pause longer than its timeout a 503); other sessions are unaffected. A
+ * client that goes away before its answer is delivered (Deno's `completed` promise rejects)
+ * loses that turn and nothing else: the turn is taken back from its session.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import type { Renderer } from "../renderers/types.ts";
+import type { TurnStopReason } from "../rl/types.ts";
+import {
+  completionBody,
+  finishReason,
+  type SampledChoice,
+  type Usage,
+  usageOf,
+} from "./completion.ts";
+import { ProxyError, requestError } from "./errors.ts";
+import { renderPrompt, sampleChoices } from "./generate.ts";
+import { turnMeta, type TurnType } from "./metadata.ts";
+import type { Policy } from "./policy.ts";
+import { ChatMessagesSchema, normaliseMessages, parseChatRequest } from "./request.ts";
+import { type CompletedTurn, type SessionMatch, SessionStore } from "./sessions.ts";
+import { sseResponse, streamChunks } from "./stream.ts";
+import type { Message } from "../renderers/types.ts";
+
+/** Options of the proxy. */
+export interface ProxyOptions {
+  policy: Policy;
+  /** The policy's renderer (its chat format, tools and tool-call parsing). */
+  renderer: Renderer;
+  /** The policy's base model; clients may ask for it by this name too. */
+  modelName: string;
+  /** The model name clients use (default: the policy's). */
+  servedModelName?: string | null;
+  /** Bearer key clients must send; null or empty: no auth. */
+  apiKey?: string | null;
+  /** The policy's context in tokens. */
+  contextLength: number;
+  /** Turn type of requests that do not say (default `main`). */
+  defaultTurnType?: TurnType;
+  /** Sessions idle this long end, their last turn without a next state (null: never). */
+  sessionIdleS?: number | null;
+  /** Largest request body (default 16 MiB). */
+  maxBodyBytes?: number;
+  /** Most choices per request (default 8). */
+  maxN?: number;
+  /** Completion tokens when a request gives no limit (default 2048, the seed's). */
+  defaultMaxTokens?: number;
+  /** How long a request waits for a paused policy before a 503 (default 300 s, the seed's). */
+  pauseTimeoutS?: number;
+  /** Every completed main turn (next state arrived, or its session ended). */
+  onComplete?: (turn: CompletedTurn) => void;
+  /** Every answered request, main or side. */
+  onServed?: (served: ServedRequest) => void;
+}
+
+/** An answered request, for records and counts. */
+export interface ServedRequest {
+  time: string;
+  sessionId: string | null;
+  turnType: TurnType;
+  /** The main turn's index in its session (null for side turns). */
+  index: number | null;
+  samplerVersion: number;
+  /** The request's messages, normalised. */
+  messages: Message[];
+  /** The first choice (the one a conversation continues with, and a main turn trains on). */
+  choice: SampledChoice;
+  finishReason: string;
+  usage: Usage;
+  /** Milliseconds spent in the sampler. */
+  samplerMs: number;
+}
+
+/** Counters of a running proxy. */
+export interface ProxyStats {
+  requests: number;
+  mainTurns: number;
+  sideTurns: number;
+  /** Requests whose client went away before the answer was delivered (their turn is lost). */
+  disconnected: number;
+  /** Error answers by status. */
+  errors: Record<string, number>;
+}
+
+/** The proxy's app and its state. */
+export interface ProxyApp {
+  app: Hono;
+  sessions: SessionStore;
+  stats: ProxyStats;
+  /** The model name clients use. */
+  servedModelName: string;
+}
+
+/**
+ * Builds the proxy's app. Call `sessions.close()` when done (it flushes pending turns).
+ *
+ * @example
+ * const { app } = createProxyApp({ policy, renderer, modelName: "local/games", contextLength: 1024 });
+ * Deno.serve({ port: 30000 }, app.fetch);
+ */
+export function createProxyApp(o: ProxyOptions): ProxyApp {
+  const served = o.servedModelName || o.modelName;
+  const models = new Set([served, o.modelName]);
+  const maxN = o.maxN ?? 8;
+  const stats: ProxyStats = {
+    requests: 0,
+    mainTurns: 0,
+    sideTurns: 0,
+    disconnected: 0,
+    errors: {},
+  };
+  const sessions = new SessionStore({
+    idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,
+    onComplete: (t) => o.onComplete?.(t),
+  });
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    const e = err instanceof ProxyError ? err : asProxyError(err);
+    stats.errors[e.status] = (stats.errors[e.status] ?? 0) + 1;
+    const headers: Record<string, string> = e.retryAfterS
+      ? { "retry-after": String(e.retryAfterS) }
+      : {};
+    return c.json(e.body(), e.status, headers);
+  });
+  app.notFound((c) => {
+    throw new ProxyError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, {
+      code: "not_found",
+    });
+  });
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+
+  if (o.apiKey) {
+    const expected = `Bearer ${o.apiKey}`;
+    app.use("/v1/*", async (c, next) => {
+      const auth = c.req.header("authorization");
+      if (!auth?.startsWith("Bearer ")) {
+        throw new ProxyError(401, "missing bearer token: send Authorization: Bearer <key>", {
+          code: "invalid_api_key",
+        });
+      }
+      if (auth !== expected) {
+        throw new ProxyError(401, "invalid api key", { code: "invalid_api_key" });
+      }
+      await next();
+    });
+  }
+  const maxBody = o.maxBodyBytes ?? 16 * 2 ** 20;
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: maxBody,
+      onError: () => {
+        throw new ProxyError(413, `the request body is over ${maxBody} bytes`, {
+          code: "request_too_large",
+        });
+      },
+    }),
+  );
+
+  app.get("/v1/models", (c) =>
+    c.json({
+      object: "list",
+      data: [...models].map((id) => ({ id, object: "model", created: 0, owned_by: "tinkerbench" })),
+    }));
+
+  app.post("/v1/chat/completions", async (c) => {
+    stats.requests++;
+    const req = parseChatRequest(await readJson(c.req.raw), { maxN });
+    if (req.body.model !== undefined && !models.has(req.body.model)) {
+      throw new ProxyError(
+        404,
+        `The model ${JSON.stringify(req.body.model)} does not exist here; this proxy serves ` +
+          JSON.stringify(served),
+        { param: "model", code: "model_not_found" },
+      );
+    }
+    const meta = turnMeta(c.req.raw.headers, req.body, o.defaultTurnType ?? "main");
+    const prompt = renderPrompt(o.renderer, req, {
+      contextLength: o.contextLength,
+      defaultMaxTokens: o.defaultMaxTokens ?? 2048,
+    });
+    // A main turn finds its session now: its new messages are the previous turn's next state,
+    // whatever happens to this request's own sampling.
+    const match: SessionMatch | null = meta.turnType === "main"
+      ? sessions.begin(meta, req.messages)
+      : null;
+    const sessionId = match?.sessionId ?? meta.sessionId ?? sessions.peek(req.messages);
+    sessions.touch(sessionId);
+
+    const { sampler, version } = await o.policy.acquire((o.pauseTimeoutS ?? 300) * 1000);
+    const t0 = performance.now();
+    const choices = await sampleChoices(sampler, o.renderer, prompt, req, o.contextLength);
+    const samplerMs = performance.now() - t0;
+    const usage = usageOf(prompt.tokens.length, choices);
+    const first = choices[0];
+
+    // The turn joins its session before the answer leaves, so that the client's next request
+    // always finds it; if the answer is never delivered, the turn is taken back.
+    const commit = match
+      ? sessions.commit(match, {
+        requestMessages: req.messages,
+        promptMessages: prompt.messages,
+        observation: match.index === 0 ? prompt.messages : match.observation,
+        observationTokens: prompt.tokens,
+        action: first.message,
+        actionTokens: first.tokens,
+        logprobs: first.logprobs,
+        stopReason: first.stopReason as TurnStopReason,
+        samplerVersion: version,
+      }, { done: meta.done })
+      : null;
+    if (!match && meta.done && sessionId) sessions.end(sessionId, { reward: null });
+    const delivered = () => {
+      if (match) stats.mainTurns++;
+      else stats.sideTurns++;
+      o.onServed?.({
+        time: new Date().toISOString(),
+        sessionId,
+        turnType: meta.turnType,
+        index: match?.index ?? null,
+        samplerVersion: version,
+        messages: req.messages,
+        choice: first,
+        finishReason: finishReason(first),
+        usage,
+        samplerMs,
+      });
+    };
+    const lost = () => {
+      stats.disconnected++;
+      if (commit) sessions.retract(commit);
+    };
+    const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
+    if (completed) completed.then(delivered, lost);
+    else queueMicrotask(delivered);
+
+    const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = req.body.model ?? served;
+    const headers: Record<string, string> = {
+      "server-timing": `sampler;dur=${samplerMs.toFixed(2)}`,
+      ...(sessionId ? { "x-session-id": sessionId } : {}),
+    };
+    if (req.stream) {
+      const chunks = streamChunks({ id, created, model }, choices, {
+        tokenizer: o.renderer.tokenizer,
+        logprobs: req.sampling.logprobs,
+        usage: req.includeUsage ? usage : null,
+      });
+      return sseResponse(chunks, headers);
+    }
+    return c.json(
+      completionBody({
+        id,
+        created,
+        model,
+        choices,
+        usage,
+        logprobs: req.sampling.logprobs,
+        tokenizer: o.renderer.tokenizer,
+      }),
+      200,
+      headers,
+    );
+  });
+
+  app.post("/v1/sessions/:id/done", async (c) => {
+    const id = c.req.param("id");
+    const json = await readJson(c.req.raw, true);
+    const parsed = SessionDoneSchema.safeParse(json ?? {});
+    if (!parsed.success) throw requestError(parsed.error);
+    const meta = turnMeta(c.req.raw.headers, { reward: parsed.data.reward }, "main");
+    const ended = sessions.end(id, {
+      messages: parsed.data.messages ? normaliseMessages(parsed.data.messages) : undefined,
+      reward: meta.reward,
+    });
+    if (!ended) {
+      throw new ProxyError(404, `no open session ${JSON.stringify(id)}`, {
+        code: "session_not_found",
+      });
+    }
+    return c.json({ ok: true, session_id: id });
+  });
+
+  return { app, sessions, stats, servedModelName: served };
+}
+
+const SessionDoneSchema = z.object({
+  /** The conversation as the client would send it next: its new part is the next state. */
+  messages: ChatMessagesSchema.optional(),
+  reward: z.number().refine(Number.isFinite, "reward must be finite").nullish(),
+});
+
+/** A running proxy. */
+export interface RunningProxy extends ProxyApp {
+  /** Base URL of the OpenAI API, e.g. `http://127.0.0.1:30000/v1`. */
+  url: string;
+  port: number;
+  /** Stops listening and ends every session (pending turns complete without a next state). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the proxy on `hostname:port` (port 0: a free one).
+ *
+ * @example
+ * const proxy = await startProxy({ policy, renderer, modelName: "local/games",
+ *   contextLength: 1024, hostname: "127.0.0.1", port: 0 });
+ * const client = new OpenAI({ baseURL: proxy.url, apiKey: "none" });
+ */
+export async function startProxy(
+  o: ProxyOptions & { hostname?: string; port?: number },
+): Promise<RunningProxy> {
+  const proxy = createProxyApp(o);
+  const abort = new AbortController();
+  const hostname = o.hostname ?? "0.0.0.0";
+  const { promise, resolve } = Promise.withResolvers<number>();
+  const server = Deno.serve({
+    hostname,
+    port: o.port ?? 30000,
+    signal: abort.signal,
+    onListen: ({ port }) => resolve(port),
+  }, proxy.app.fetch);
+  const port = await promise;
+  const host = hostname === "0.0.0.0" ? "127.0.0.1" : hostname;
+  return {
+    ...proxy,
+    url: `http://${host}:${port}/v1`,
+    port,
+    async close() {
+      abort.abort();
+      await server.finished;
+      proxy.sessions.close();
+    },
+  };
+}
+
+async function readJson(req: Request, optional = false): Promise<unknown> {
+  const text = await req.text();
+  if (optional && !text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ProxyError(400, `the request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function asProxyError(err: Error): ProxyError {
+  // Hono's own HTTP errors (e.g. the body limit) carry a status.
+  const status = (err as { status?: number }).status;
+  if (status === 413) {
+    return new ProxyError(413, "the request body is too large", { code: "request_too_large" });
+  }
+  console.error(`proxy: internal error: ${err.stack ?? err.message}`);
+  return new ProxyError(500, `internal error: ${err.message}`);
+}
