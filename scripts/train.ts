@@ -1,6 +1,7 @@
 /**
  * `deno task train`: RL on an environment with `--method rl | opd | combine`, on the embedded
- * local backend (or the Tinker cloud with TINKER_API_KEY). Settings (nested by section, the
+ * local backend (or the Tinker cloud with TINKER_API_KEY); with `--source proxy`, on the turns
+ * of live agent sessions through the OpenAI-compatible proxy (docs/proxy.md). Settings (nested by section, the
  * seeds' names as aliases: docs/config.md) come from defaults < a YAML/JSON file
  * (`--config-path`) < environment variables < flags < `--overrides a.b=c`.
  * Rerunning a command resumes its run directory from the last checkpoint; Ctrl-C saves and exits.
@@ -20,6 +21,8 @@ import {
 } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
+import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
+import { ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 
@@ -28,11 +31,13 @@ const USAGE =
          [--model-name local/games] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
-         [key=value ...] [--help]
+         [--source env|proxy] [--api-key KEY] [key=value ...] [--help]
 Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
 (--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
 variable (TINKERBENCH_GROUP_SIZE, TINKERBENCH_ROLLOUT__GROUP_SIZE), or key=value (GEM's words,
 also after --overrides). --help lists every setting by section; docs/config.md has examples.
+--source proxy trains on live agent sessions: the proxy serves the policy on --proxy-port (30000)
+and trains every --batch-size completed turns; --api-key (or SGLANG_API_KEY) guards it.
 Rerun the same command to resume; Ctrl-C saves a checkpoint and exits.`;
 
 /** Every path and alias flag; booleans that default to false are switches (`--eval-mode`). */
@@ -43,6 +48,8 @@ function flagOptions() {
     "config_path": { type: "string" },
     overrides: { type: "string", multiple: true },
     help: { type: "boolean" },
+    source: { type: "string" },
+    "api-key": { type: "string" },
   };
   for (const f of listConfigFields()) {
     const type = f.type === "boolean" && f.default === false ? "boolean" : "string";
@@ -76,9 +83,20 @@ await runCli(async () => {
       `unexpected argument ${JSON.stringify(bad)}: settings are --flag VALUE or key=value`,
     );
   }
-  const { "config-path": dashed, config_path: underscored, overrides, help: _, ...flags } = values;
+  const {
+    "config-path": dashed,
+    config_path: underscored,
+    overrides,
+    help: _,
+    source,
+    "api-key": apiKeyFlag,
+    ...flags
+  } = values;
   if (dashed && underscored) throw new UsageError("give --config-path or --config_path, not both");
   const configPath = dashed ?? underscored;
+  if (source !== undefined && source !== "env" && source !== "proxy") {
+    throw new UsageError(`--source: expected env or proxy, got ${JSON.stringify(source)}`);
+  }
 
   let config: TrainConfig;
   try {
@@ -92,9 +110,14 @@ await runCli(async () => {
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
   }
-  if (config.proxy !== null) {
-    throw new UsageError("proxy: not used by deno task train yet (it trains on rollout.env_id)");
+  if (source === "proxy") config.proxy ??= ProxySchema.parse({});
+  if (source === "env") config.proxy = null;
+  if (config.proxy && Object.keys(config.environments).length > 0) {
+    throw new UsageError(
+      "environments: a run trains on the proxy's sessions or on environments, not both",
+    );
   }
+  const apiKey = (apiKeyFlag as string | undefined) ?? Deno.env.get("SGLANG_API_KEY") ?? null;
   const logDir = config.logging.log_path ?? defaultLogDir(config);
 
   const abort = new AbortController();
@@ -111,8 +134,13 @@ await runCli(async () => {
   const envNames = Object.keys(config.environments);
   console.log(
     `backend: ${tinker.backend} (${tinker.url}); ${config.scoring.method} on ` +
-      `${envNames.length ? envNames.join(" + ") : config.rollout.env_id} with ` +
-      `${config.policy.model}; run directory ${logDir}`,
+      `${
+        config.proxy
+          ? "proxy sessions"
+          : envNames.length
+          ? envNames.join(" + ")
+          : config.rollout.env_id
+      } with ${config.policy.model}; run directory ${logDir}`,
   );
   let bar: ProgressBar | undefined;
   try {
@@ -127,11 +155,13 @@ await runCli(async () => {
   }
 
   async function runTraining() {
-    const result = await trainRL({
+    const result = await (config.proxy ? trainFromProxy : trainRL)({
       config,
       service: tinker.service,
       logDir,
       signal: abort.signal,
+      apiKey,
+      onListen: (url) => console.log(`proxy: serving ${config.policy.model} at ${url}`),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
@@ -146,15 +176,21 @@ await runCli(async () => {
       },
       onStep: (m) =>
         bar?.update(m.step, {
-          reward: m["env/all/reward/total"],
-          success: m["env/all/success"],
+          ...(config.proxy
+            ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
+            : { reward: m["env/all/reward/total"], success: m["env/all/success"] }),
           ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
         }),
     });
     bar?.done();
     const report = await writeRunReport(logDir);
     const last = result.history.at(-1);
-    if (last) {
+    if (last && config.proxy) {
+      console.log(
+        `step ${last.step}: ${last["proxy/turns"]} turns, reward ` +
+          `${last["proxy/reward/mean"].toFixed(3)}; records: ${logDir}/records/`,
+      );
+    } else if (last) {
       console.log(
         `step ${last.step}: reward ${last["env/all/reward/total"].toFixed(3)}, success ` +
           `${last["env/all/success"].toFixed(3)}`,

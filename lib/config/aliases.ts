@@ -173,6 +173,8 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   proxy_port: { path: "proxy.port", from: ["OpenClaw"] },
   served_model_name: { path: "proxy.served_model_name", from: ["OpenClaw"] },
   default_turn_type: { path: "proxy.default_turn_type", from: ["OpenClaw"] },
+  session_idle_s: { path: "proxy.session_idle_s", from: ["tinkerbench"] },
+  pause_during_step: { path: "proxy.pause_during_step", from: ["tinkerbench"] },
 };
 
 /**

@@ -188,19 +188,30 @@ export const PipelineSchema = z.object({
     "stream: forward_backward passes a step's groups are split into, each sent when ready",
   ),
   max_steps_off_policy: int().min(0).default(1).describe(
-    "async: most optimizer steps between the weights that sampled a group and the step that trains it",
+    "async and proxy: most optimizer steps between the weights that sampled a group (a turn) and the step that trains it",
   ),
 }).strict();
 
 /** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */
 export const ProxySchema = z.object({
-  host: z.string().min(1).default("127.0.0.1").describe("Address the proxy listens on"),
+  host: z.string().min(1).default("0.0.0.0").describe(
+    "Address the proxy listens on (the seed's 0.0.0.0: every interface; set an API key, or 127.0.0.1)",
+  ),
   port: int().min(0).max(65535).default(30000).describe("Port of the proxy (0: a free one)"),
   served_model_name: z.string().min(1).nullable().default(null).describe(
     "Model name clients ask the proxy for; null: the policy's model",
   ),
   default_turn_type: z.enum(["main", "side"]).default("main").describe(
     "Turn type of requests without X-Turn-Type: main turns are trained, side turns are not",
+  ),
+  session_idle_s: z.number().positive().nullable().default(600).describe(
+    "A session idle this long ends, its last turn without a next state (OpenClaw never says done); null: never",
+  ),
+  pause_during_step: z.boolean().default(false).describe(
+    "The seed's mode: requests wait while a training step runs (503 after pause_timeout_s); false: served by the current sampler",
+  ),
+  pause_timeout_s: z.number().positive().default(300).describe(
+    "How long a request waits for a paused step before a 503",
   ),
 }).strict();
 

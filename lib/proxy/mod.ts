@@ -15,3 +15,7 @@ export * from "./sessions.ts";
 export * from "./policy.ts";
 export * from "./generate.ts";
 export * from "./server.ts";
+export * from "./records.ts";
+export * from "./scorer.ts";
+export * from "./serve.ts";
+export * from "./agent.ts";

@@ -44,6 +44,11 @@ export class Policy {
     return this.#paused !== null;
   }
 
+  /** The sampler and version served now. */
+  current(): PolicyVersion {
+    return this.#current;
+  }
+
   /** Serves new weights from now on (requests already sampling finish on the old ones). */
   swap(sampler: Sampler, version: number): void {
     this.#current = { sampler, version };

@@ -47,6 +47,16 @@ export interface EvidenceSources {
   teacher?: { sampler: SamplingClient; renderer: Renderer };
 }
 
+/** Options of {@link gatherEvidence}. */
+export interface GatherOptions {
+  /**
+   * The messages a turn's action answered, for the teacher's prompt (default
+   * {@link conversationBefore}: earlier observations and actions, then the turn's observation).
+   * The proxy passes each request's own messages: an agent need not replay every message.
+   */
+  conversation?: (episode: Episode, turn: number) => Message[];
+}
+
 /** Evidence attached to each turn (keyed by the turn record itself, which travels unchanged). */
 export type EvidenceByTurn = Map<Turn, TurnEvidence>;
 
@@ -72,7 +82,9 @@ export async function gatherEvidence(
   groups: EpisodeGroup[],
   plan: EvidencePlan,
   sources: EvidenceSources,
+  options: GatherOptions = {},
 ): Promise<EvidenceByTurn> {
+  const conversation = options.conversation ?? conversationBefore;
   const needsJudge = plan.prm || plan.hint === "judge";
   if (needsJudge && !sources.judge) throw new Error("evidence: this plan needs a judge");
   if ((plan.teacher || plan.reference) && !sources.teacher) {
@@ -146,7 +158,7 @@ export async function gatherEvidence(
                 ev.teacherLogprobs = await teacherLogprobs(
                   sources.teacher!.sampler,
                   sources.teacher!.renderer,
-                  conversationBefore(episode, t),
+                  conversation(episode, t),
                   hint,
                   turn.actionTokens,
                 );

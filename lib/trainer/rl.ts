@@ -90,28 +90,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const log = await RunLog.open(o.logDir);
   await log.writeConfig(redactSecrets(cfg));
 
-  // Resume: the run directory's own last checkpoint (exact, with optimizer), else
-  // --resume-from-ckpt (weights only, the step count starts again, as OpenClaw does).
-  const resumedFrom = log.lastCheckpoint();
-  let training: TrainingClient;
-  let startStep = 0;
-  if (resumedFrom) {
-    training = await o.service.createTrainingClientFromState(resumedFrom.state_path, {
-      withOptimizer: true,
-    });
-    startStep = resumedFrom.step;
-    await log.rewindTo(startStep);
-  } else if (cfg.checkpoints.resume_from) {
-    training = await o.service.createTrainingClientFromState(cfg.checkpoints.resume_from);
-    await log.rewindTo(0);
-  } else {
-    training = await o.service.createLoraTrainingClient({
-      baseModel: cfg.policy.model,
-      rank: cfg.policy.lora_rank,
-      seed: cfg.seed,
-    });
-    await log.rewindTo(0);
-  }
+  const { training, startStep, resumedFrom } = await startTraining(cfg, o.service, log);
   o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
   const result: RLTrainResult = {
     steps: startStep,
@@ -223,11 +202,42 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   return result;
 }
 
+/**
+ * The training client a run starts from: the run directory's own last checkpoint (exact, with
+ * optimizer), else `checkpoints.resume_from` (weights only, the step count starts again, as
+ * OpenClaw does), else a fresh LoRA. The directory is rewound to the starting step.
+ */
+export async function startTraining(
+  cfg: TrainConfig,
+  service: ServiceClient,
+  log: RunLog,
+): Promise<{ training: TrainingClient; startStep: number; resumedFrom: CheckpointRecord | null }> {
+  const resumedFrom = log.lastCheckpoint();
+  let training: TrainingClient;
+  let startStep = 0;
+  if (resumedFrom) {
+    training = await service.createTrainingClientFromState(resumedFrom.state_path, {
+      withOptimizer: true,
+    });
+    startStep = resumedFrom.step;
+  } else if (cfg.checkpoints.resume_from) {
+    training = await service.createTrainingClientFromState(cfg.checkpoints.resume_from);
+  } else {
+    training = await service.createLoraTrainingClient({
+      baseModel: cfg.policy.model,
+      rank: cfg.policy.lora_rank,
+      seed: cfg.seed,
+    });
+  }
+  await log.rewindTo(startStep);
+  return { training, startStep, resumedFrom };
+}
+
 /** The default run directory of a configuration, so that rerunning a command resumes it. */
 export function defaultLogDir(cfg: TrainConfig): string {
   const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
   const names = Object.keys(cfg.environments);
-  const env = names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
+  const env = cfg.proxy ? "proxy" : names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
   return `.tinkerbench/runs/${cfg.scoring.method}-${slug(env)}-${
     slug(cfg.policy.model)
   }-seed${cfg.seed}`;
@@ -272,7 +282,8 @@ function envFactory(envId: string): () => AnyEnv {
   return () => make(envId);
 }
 
-function rendererFor(model: string, thinking: boolean): Renderer {
+/** The policy's renderer; an unknown model is a config error. */
+export function rendererFor(model: string, thinking: boolean): Renderer {
   try {
     return getRenderer(model, { enableThinking: thinking });
   } catch (e) {
@@ -294,7 +305,8 @@ export function methodSettings(cfg: TrainConfig): MethodSettings {
   };
 }
 
-async function evidenceSources(
+/** The judge and teacher the plan needs, from the config. */
+export async function evidenceSources(
   cfg: TrainConfig,
   plan: ReturnType<typeof evidencePlan>,
   service: ServiceClient,
@@ -319,7 +331,8 @@ async function evidenceSources(
   );
 }
 
-async function saveCheckpoint(
+/** Saves the state (and, for the final one, sampler weights) and records it. */
+export async function saveCheckpoint(
   log: RunLog,
   training: TrainingClient,
   step: number,

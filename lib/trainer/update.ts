@@ -77,12 +77,25 @@ export class StepUpdate {
   add(groups: EpisodeGroup[]): void {
     const c = this.#ctx;
     const start = performance.now() - c.t0;
-    const scored = (async () => {
+    this.#submit((async () => {
       const evidence = await gatherEvidence(groups, c.plan, c.sources);
       const composed = composeAdvantages(groups, evidence, c.method);
       this.#spans.push({ name: "score", start, end: performance.now() - c.t0 });
-      return { composed, datums: scoredGroupsToDatums(composed.groups) };
-    })();
+      return composed;
+    })());
+  }
+
+  /** Submits the forward_backward of groups scored already (the proxy scores turns as they end). */
+  addComposed(composed: ComposedBatch): void {
+    this.#submit(Promise.resolve(composed));
+  }
+
+  #submit(composing: Promise<ComposedBatch>): void {
+    const c = this.#ctx;
+    const scored = composing.then((composed) => ({
+      composed,
+      datums: scoredGroupsToDatums(composed.groups),
+    }));
     const mb = this.#chain.then(() => scored).then(({ composed, datums }): Minibatch => {
       if (datums.length === 0) return { composed, datums, fb: null };
       this.#trainStart ??= performance.now() - c.t0;

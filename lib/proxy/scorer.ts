@@ -1,0 +1,201 @@
+/**
+ * Scoring of proxy turns as they complete: each completed main turn gets its evidence at once
+ * (judge votes, hint, teacher log-probs: `gatherEvidence`, every call concurrent with the other
+ * turns'), is composed alone to learn whether it has anything to train on, and then waits in a
+ * queue for the next training step, or is recorded as not trained with the reason.
+ *
+ * The teacher sees each turn's own request (its messages, tools declared), not a rebuilt
+ * history: an agent such as OpenClaw does not replay every message it sent.
+ *
+ * @module
+ */
+
+import type { Episode, EpisodeGroup, ScoredTurn, TurnEvidence } from "../rl/types.ts";
+import {
+  composeAdvantages,
+  type EvidencePlan,
+  type EvidenceSources,
+  gatherEvidence,
+  JudgeError,
+  type MethodSettings,
+} from "../scoring/mod.ts";
+import { type ProxyRecords, scoreRecord, turnRecord } from "./records.ts";
+import type { CompletedTurn } from "./sessions.ts";
+
+/** A completed turn with its evidence, ready to train. */
+export interface ScoredProxyTurn {
+  completed: CompletedTurn;
+  evidence: TurnEvidence;
+}
+
+/** Options of {@link TurnScorer}. */
+export interface TurnScorerOptions {
+  plan: EvidencePlan;
+  sources: EvidenceSources;
+  method: MethodSettings;
+  records: ProxyRecords;
+  /** Consecutive turns a judge or teacher may fail on before the run stops (default 16). */
+  maxConsecutiveFailures?: number;
+}
+
+/**
+ * Scores completed turns and queues the trainable ones.
+ *
+ * @example
+ * const scorer = new TurnScorer({ plan, sources, method, records });
+ * // proxy: onComplete: (t) => scorer.add(t)
+ * await scorer.waitFor(4, signal);
+ * const batch = scorer.take(4);
+ */
+export class TurnScorer {
+  readonly #o: TurnScorerOptions;
+  readonly #ready: ScoredProxyTurn[] = [];
+  readonly #inFlight = new Set<Promise<void>>();
+  #wake: PromiseWithResolvers<void> = Promise.withResolvers();
+  #consecutiveFailures = 0;
+  /** Set when a judge or teacher kept failing: the trainer stops with it. */
+  failure: JudgeError | null = null;
+  /** Turns not trained, by reason (since the last {@link takeCounts}). */
+  #untrained = new Map<string, number>();
+
+  constructor(o: TurnScorerOptions) {
+    this.#o = o;
+  }
+
+  /** Turns waiting for a training step. */
+  get ready(): number {
+    return this.#ready.length;
+  }
+
+  /** Turns being scored. */
+  get scoring(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts scoring a completed turn. */
+  add(completed: CompletedTurn): void {
+    const job = this.#score(completed).finally(() => {
+      this.#inFlight.delete(job);
+      this.#notify();
+    });
+    this.#inFlight.add(job);
+  }
+
+  /** Resolves once `n` turns are ready, or the signal aborts, or scoring failed for good. */
+  async waitFor(n: number, signal?: AbortSignal): Promise<void> {
+    while (this.#ready.length < n && !signal?.aborted && !this.failure) {
+      const aborted = new Promise<void>((resolve) =>
+        signal?.addEventListener("abort", () => resolve(), { once: true })
+      );
+      await Promise.race([this.#wake.promise, aborted]);
+    }
+  }
+
+  /** The `n` oldest ready turns (fewer if fewer are ready), out of the queue. */
+  take(n: number): ScoredProxyTurn[] {
+    return this.#ready.splice(0, n);
+  }
+
+  /**
+   * Removes ready turns for which `drop` gives a reason (e.g. too stale), records them as not
+   * trained, and returns how many went.
+   */
+  async dropWhere(drop: (t: ScoredProxyTurn) => string | null): Promise<number> {
+    let dropped = 0;
+    for (let i = this.#ready.length - 1; i >= 0; i--) {
+      const reason = drop(this.#ready[i]);
+      if (reason === null) continue;
+      const [t] = this.#ready.splice(i, 1);
+      dropped++;
+      await this.#notTrained(t.completed, reason);
+    }
+    return dropped;
+  }
+
+  /** Untrained turns by reason since the last call. */
+  takeCounts(): Record<string, number> {
+    const out = Object.fromEntries(this.#untrained);
+    this.#untrained.clear();
+    return out;
+  }
+
+  /**
+   * Waits for the turns being scored, then records every turn still waiting as not trained
+   * with `reason` (the run ended).
+   */
+  async close(reason: string): Promise<void> {
+    while (this.#inFlight.size) await Promise.all([...this.#inFlight]);
+    for (const t of this.take(this.#ready.length)) await this.#notTrained(t.completed, reason);
+  }
+
+  async #score(completed: CompletedTurn): Promise<void> {
+    const o = this.#o;
+    const groups = [proxyGroup(completed.sessionId, [completed])];
+    let evidence;
+    try {
+      evidence = await gatherEvidence(groups, o.plan, o.sources, {
+        conversation: () => completed.messages,
+      });
+      this.#consecutiveFailures = 0;
+    } catch (e) {
+      if (!(e instanceof JudgeError)) throw e;
+      if (++this.#consecutiveFailures >= (o.maxConsecutiveFailures ?? 16)) {
+        this.failure = new JudgeError(
+          `${e.message} (and on the ${this.#consecutiveFailures - 1} turns before)`,
+        );
+      }
+      return await this.#notTrained(completed, `scoring failed: ${e.message}`);
+    }
+    const scored = composeAdvantages(groups, evidence, o.method).groups[0].episodes[0].turns[0];
+    const ev = evidence.get(completed.turn) ?? { errors: [] };
+    if (!scored.score.trained) {
+      const reason = untrainedReason(completed, scored, o.method);
+      await o.records.score(scoreRecord(completed, scored, { step: null, reason }));
+      return await this.#notTrained(completed, reason);
+    }
+    this.#ready.push({ completed, evidence: ev });
+  }
+
+  async #notTrained(completed: CompletedTurn, reason: string): Promise<void> {
+    const key = reason.replace(/:.*/, "");
+    this.#untrained.set(key, (this.#untrained.get(key) ?? 0) + 1);
+    await this.#o.records.conversation(turnRecord(completed, { status: "not_trained", reason }));
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = Promise.withResolvers();
+    wake.resolve();
+  }
+}
+
+/** A session's completed turns as one episode of one group (OpenClaw trains each turn alone). */
+export function proxyGroup(sessionId: string, turns: CompletedTurn[]): EpisodeGroup {
+  const sorted = [...turns].sort((a, b) => a.index - b.index);
+  const episode: Episode = {
+    envId: "proxy",
+    turns: sorted.map((t) => t.turn),
+    totalReward: sorted.reduce((a, t) => a + t.turn.reward, 0),
+    stopReason: "completed",
+  };
+  return { id: sessionId, envId: "proxy", envSeed: null, tags: ["proxy"], episodes: [episode] };
+}
+
+/** Why a scored turn has nothing to train on, in a few words. */
+export function untrainedReason(
+  c: CompletedTurn,
+  s: ScoredTurn,
+  m: MethodSettings,
+): string {
+  if (s.evidence.errors.length) return `scoring failed: ${s.evidence.errors.join("; ")}`;
+  const noNext = c.turn.nextState.length === 0;
+  const ended = noNext ? ` (session ${c.end})` : "";
+  const rlReason = () => {
+    if (m.rewardSource === "prm") return noNext ? `no next state${ended}` : "PRM score 0";
+    return c.rewarded ? "reward 0" : "no reward (send X-Turn-Reward, or use a judge)";
+  };
+  if (m.method === "rl") return rlReason();
+  const hintReason = noNext ? `no next state${ended}` : "no hint accepted";
+  if (m.method === "opd") return hintReason;
+  return `${hintReason}; ${rlReason()}`;
+}

@@ -1,0 +1,81 @@
+/**
+ * `deno task proxy`: the OpenAI-compatible proxy without training. Serves a base model or
+ * `tinker://` sampler weights and records every session's turns (capture, or chatting with a
+ * checkpoint). `deno task train --source proxy` is the same server with training.
+ */
+
+import { z } from "zod";
+import { parseFlags, runCli } from "../lib/cli/args.ts";
+import { connectTinker } from "../lib/local/connect.ts";
+import { defaultRecordDir, serveProxy } from "../lib/proxy/serve.ts";
+
+const USAGE = `usage: deno task proxy [--model-name local/games] [--model-path tinker://…]
+                       [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
+                       [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
+                       [--max-tokens 256] [--record-dir DIR | --no-records]
+
+  Serves POST /v1/chat/completions, GET /v1/models and GET /healthz. --api-key (or
+  SGLANG_API_KEY) requires "Authorization: Bearer KEY". Sessions' turns go to
+  <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.`;
+
+const Flags = z.object({
+  "model-name": z.string().min(1).optional(),
+  "model-path": z.string().startsWith("tinker://").optional(),
+  "proxy-host": z.string().min(1).default("0.0.0.0"),
+  "proxy-port": z.coerce.number().int().min(0).max(65535).default(30000),
+  "served-model-name": z.string().min(1).optional(),
+  "api-key": z.string().min(1).optional(),
+  "default-turn-type": z.enum(["main", "side"]).default("main"),
+  "session-idle-s": z.coerce.number().positive().default(600),
+  "max-tokens": z.coerce.number().int().min(1).default(256),
+  "record-dir": z.string().min(1).default(defaultRecordDir()),
+  "no-records": z.boolean().default(false),
+  help: z.boolean().default(false),
+});
+
+await runCli(async () => {
+  const flags = parseFlags(Deno.args, {
+    "model-name": { type: "string" },
+    "model-path": { type: "string" },
+    "proxy-host": { type: "string" },
+    "proxy-port": { type: "string" },
+    "served-model-name": { type: "string" },
+    "api-key": { type: "string" },
+    "default-turn-type": { type: "string" },
+    "session-idle-s": { type: "string" },
+    "max-tokens": { type: "string" },
+    "record-dir": { type: "string" },
+    "no-records": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  }, Flags);
+  if (flags.help) return console.log(USAGE);
+  const tinker = await connectTinker();
+  try {
+    const proxy = await serveProxy({
+      service: tinker.service,
+      model: flags["model-name"] ?? (flags["model-path"] ? undefined : "local/games"),
+      modelPath: flags["model-path"],
+      hostname: flags["proxy-host"],
+      port: flags["proxy-port"],
+      servedModelName: flags["served-model-name"],
+      apiKey: flags["api-key"] ?? Deno.env.get("SGLANG_API_KEY") ?? null,
+      defaultTurnType: flags["default-turn-type"],
+      sessionIdleS: flags["session-idle-s"],
+      defaultMaxTokens: flags["max-tokens"],
+      recordDir: flags["no-records"] ? null : flags["record-dir"],
+    });
+    console.log(
+      `proxy: serving ${flags["model-path"] ?? proxy.model} as ${proxy.servedModelName} at ` +
+        `${proxy.url} (backend: ${tinker.backend})`,
+    );
+    if (proxy.records) console.log(`records: ${proxy.records.conversationsPath}`);
+    const { promise: stop, resolve } = Promise.withResolvers<void>();
+    Deno.addSignalListener("SIGINT", resolve);
+    Deno.addSignalListener("SIGTERM", resolve);
+    await stop;
+    console.log("stopping…");
+    await proxy.close();
+  } finally {
+    await tinker.close();
+  }
+}, USAGE);
