@@ -4,7 +4,10 @@
  * sampled tokens back into a message, so rollouts stay token-in/token-out.
  *
  * Assistant turns may carry reasoning and tool calls, written as Qwen writes them:
- * `<think>\n{thinking}\n</think>\n\n{content}` and `\n<tool_call>\n{json}\n</tool_call>`. Unlike
+ * `<think>\n{thinking}\n</think>\n\n{content}` and `\n<tool_call>\n{json}\n</tool_call>`; tool
+ * results too: consecutive `tool` messages are one `user` turn of
+ * `<tool_response>\n{content}\n</tool_response>` blocks, as Qwen3's template writes them, so a
+ * conversation an OpenAI client sends to the proxy reads the same on a local model. Unlike
  * Qwen3's template, nothing is dropped from earlier turns and no empty think block is added,
  * so a conversation's tokens only ever grow (see {@link ChatMLRenderer.continuation}).
  *
@@ -37,7 +40,7 @@ export class ChatMLRenderer implements Renderer {
 
   /** Tokens of finished messages. */
   renderMessages(messages: Message[]): number[] {
-    return messages.flatMap((m) =>
+    return chatTurns(messages).flatMap((m) =>
       this.tokenizer.encode(`<|im_start|>${m.role}\n${this.#body(m)}<|im_end|>\n`)
     );
   }
@@ -60,7 +63,7 @@ export class ChatMLRenderer implements Renderer {
     messages: Message[],
     { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
-    const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+    const lastAssistant = chatTurns(messages).findLastIndex((m) => m.role === "assistant");
     const tokens: number[] = [];
     const weights: number[] = [];
     const put = (text: string, w: number) => {
@@ -68,7 +71,7 @@ export class ChatMLRenderer implements Renderer {
       tokens.push(...ids);
       weights.push(...ids.map(() => w));
     };
-    messages.forEach((m, i) => {
+    chatTurns(messages).forEach((m, i) => {
       const train = m.role === "assistant" &&
         (trainOn === "all_assistant" || i === lastAssistant);
       if (i > 0) put("\n", 0);
@@ -107,4 +110,19 @@ export class ChatMLRenderer implements Renderer {
     const { message, error } = parseAssistantText(this.tokenizer.decode(body));
     return error ? { message, ok: end >= 0, error } : { message, ok: end >= 0 };
   }
+}
+
+/**
+ * The turns ChatML writes: messages as they are, except that consecutive tool results become
+ * one user turn of `<tool_response>` blocks (Qwen3's convention).
+ */
+export function chatTurns(messages: Message[]): Message[] {
+  const out: Message[] = [];
+  messages.forEach((m, i) => {
+    if (m.role !== "tool") return out.push(m);
+    const block = `<tool_response>\n${m.content}\n</tool_response>`;
+    if (i > 0 && messages[i - 1].role === "tool") out[out.length - 1].content += `\n${block}`;
+    else out.push({ role: "user", content: block });
+  });
+  return out;
 }

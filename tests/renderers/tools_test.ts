@@ -60,3 +60,31 @@ Deno.test("tools: no tools leave the messages as they are; ChatML gets the same 
   assert.ok(text.startsWith("<|im_start|>system\n# Tools\n"));
   assert.ok(text.includes('"name": "guess"'));
 });
+
+Deno.test("tools: ChatML writes tool results as Qwen3's template does (one user turn of <tool_response> blocks)", () => {
+  const messages: Message[] = [
+    { role: "user", content: "Weather in Paris and Rome?" },
+    {
+      role: "assistant",
+      content: "",
+      toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }, {
+        name: "get_weather",
+        arguments: { city: "Rome" },
+      }],
+    },
+    { role: "tool", content: '{"temp": 18}' },
+    { role: "tool", content: '{"temp": 21}' },
+  ];
+  const chatml = new ChatMLRenderer();
+  const qwen = new Qwen3Renderer({ tokenizer: tok, enableThinking: true });
+  const text = chatml.tokenizer.decode(chatml.buildGenerationPrompt(messages));
+  assert.equal(text, qwen.renderText(messages, true));
+  assert.ok(text.includes('<|im_start|>user\n<tool_response>\n{"temp": 18}\n</tool_response>\n'));
+  // Still a growing conversation: the continuation after the answer extends the prompt.
+  const prompt = chatml.buildGenerationPrompt(messages.slice(0, 1));
+  const answer = chatml.buildSupervisedExample(messages.slice(0, 2)).tokens.slice(prompt.length);
+  assert.deepEqual(
+    [...prompt, ...answer, ...chatml.continuation(messages.slice(2))],
+    chatml.buildGenerationPrompt(messages),
+  );
+});

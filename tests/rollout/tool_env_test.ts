@@ -105,7 +105,7 @@ Deno.test("tool env: an async, tool-using environment through collectGroups, too
   // Looks up first; then answers right in even-numbered episodes, wrong otherwise.
   let answered = 0;
   const sampler = scripted((prompt) => {
-    if (!prompt.includes("<|im_start|>tool")) return call("lookup", { key: "k" });
+    if (!prompt.includes("<tool_response>")) return call("lookup", { key: "k" });
     return call("answer", { value: answered++ % 2 === 0 ? "v7" : "nope" });
   });
   const res = await collectGroups(
