@@ -8,8 +8,8 @@
  * Bad input is a 4xx with OpenAI's error object (malformed JSON, a wrong field, a prompt over the
  * context, `n` over the limit, an oversized body, an unknown model, a wrong key); a sampler
  * failure is a 502 (a pause longer than its timeout a 503); other sessions are unaffected. A
- * client that goes away before its answer is delivered (Deno's `completed` promise rejects)
- * loses that turn and nothing else: the turn is taken back from its session.
+ * streaming client that goes away before its answer is delivered loses that turn and nothing
+ * else: the turn is taken back from its session.
  *
  * @module
  */
@@ -245,9 +245,6 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
       stats.disconnected++;
       if (commit) sessions.retract(commit);
     };
-    const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
-    if (completed) completed.then(delivered, lost);
-    else queueMicrotask(delivered);
 
     const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
     const created = Math.floor(Date.now() / 1000);
@@ -262,8 +259,12 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
         logprobs: req.sampling.logprobs,
         usage: req.includeUsage ? usage : null,
       });
-      return sseResponse(chunks, headers);
+      return sseResponse(chunks, { onDone: delivered, onCancel: lost }, headers);
     }
+    // A whole answer is written at once: a client that left is only noticed by a failed write.
+    const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
+    if (completed) completed.then(delivered, lost);
+    else queueMicrotask(delivered);
     return c.json(
       completionBody({
         id,

@@ -141,27 +141,45 @@ function decodePieces(tokenizer: Tokenizer, tokens: number[]): string[] {
   return pieces;
 }
 
-/** An SSE response over chunks, a few chunks per write. */
+/**
+ * An SSE response over chunks. `onDone` runs once the last chunk is handed to the connection,
+ * `onCancel` when the client went away before. The first write waits one turn of the event
+ * loop, which lets the server notice a client that left while its request was sampled.
+ */
 export function sseResponse(
   chunks: Iterable<unknown>,
+  hooks: { onDone(): void; onCancel(): void },
   headers: Record<string, string> = {},
 ): Response {
   const encoder = new TextEncoder();
   const it = chunks[Symbol.iterator]();
+  let started = false, finished = false;
   const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      // One write per token would cost a syscall each.
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (finished) return;
+      }
+      // A few chunks per write: one write per token would cost a syscall each.
       let text = "";
       for (let k = 0; k < 32; k++) {
         const r = it.next();
         if (r.done) {
           controller.enqueue(encoder.encode(`${text}data: [DONE]\n\n`));
           controller.close();
+          finished = true;
+          hooks.onDone();
           return;
         }
         text += `data: ${JSON.stringify(r.value)}\n\n`;
       }
       controller.enqueue(encoder.encode(text));
+    },
+    cancel() {
+      if (finished) return;
+      finished = true;
+      hooks.onCancel();
     },
   });
   return new Response(body, {

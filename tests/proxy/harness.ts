@@ -10,6 +10,7 @@
 
 import OpenAI from "openai";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
+import type { FaultConfig } from "../../lib/local/server/faults.ts";
 import { ModelInput, type SamplingClient, ServiceClient } from "../../lib/tinker/mod.ts";
 import { getRenderer } from "../../lib/renderers/mod.ts";
 import { Policy } from "../../lib/proxy/policy.ts";
@@ -37,17 +38,19 @@ export async function withProxy<T>(
     model?: string;
     options?: Partial<ProxyOptions>;
     apiKey?: string;
-    wrap?: (s: SamplingClient) => Sampler;
+    wrap?: (s: SamplingClient, service: ServiceClient) => Sampler;
+    /** Fault injection on the local backend. */
+    faults?: Partial<FaultConfig>;
   } = {},
 ): Promise<T> {
   const model = o.model ?? "local/tiny";
   const dataDir = await Deno.makeTempDir({ prefix: "tb-proxy-" });
-  const server = await startLocalServer({ dataDir });
+  const server = await startLocalServer({ dataDir, faults: o.faults });
   const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
   let proxy: RunningProxy | undefined;
   try {
     const sampler = await service.createSamplingClient({ baseModel: model });
-    const policy = new Policy(o.wrap ? o.wrap(sampler) : sampler, 0);
+    const policy = new Policy(o.wrap ? o.wrap(sampler, service) : sampler, 0);
     proxy = await startProxy({
       policy,
       renderer,
