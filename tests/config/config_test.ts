@@ -212,10 +212,13 @@ Deno.test("config: the loss (dro), its settings and the advantage section for li
 Deno.test("config: proxy is off until a field is set; environments is a map", async () => {
   const on = await loadTrainConfig({ flags: { "proxy-port": "0" } });
   assert.deepEqual(on.proxy, {
-    host: "127.0.0.1",
+    host: "0.0.0.0",
     port: 0,
     served_model_name: null,
     default_turn_type: "main",
+    session_idle_s: 600,
+    pause_during_step: false,
+    pause_timeout_s: 300,
   });
   const off = await loadTrainConfig({ flags: { "proxy-port": "0" }, overrides: ["proxy=null"] });
   assert.equal(off.proxy, null);

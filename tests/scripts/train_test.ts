@@ -42,9 +42,12 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
   assert.match(typo.stderr, /^error: unknown option --lora-rnk \(did you mean --lora-rank\?\)\n/);
   const twice = await finish(train(["--save-every=2", "--save-interval=3"], home));
   assert.match(twice.stderr, /^error: flags: --save-every and --save-interval both set/);
-  const proxy = await finish(train(["--proxy-port=0"], home));
-  assert.equal(proxy.code, 2);
-  assert.match(proxy.stderr, /^error: proxy: not used by deno task train yet/);
+  const source = await finish(train(["--source", "agents"], home));
+  assert.equal(source.code, 2);
+  assert.match(source.stderr, /^error: --source: expected env or proxy, got "agents"/);
+  const judge = await finish(train(["--source", "proxy", "--reward-source", "prm"], home));
+  assert.equal(judge.code, 2);
+  assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games cannot judge/);
 });
 
 Deno.test("train script: --help lists every setting by section, with its alias flags", async () => {

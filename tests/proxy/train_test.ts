@@ -1,0 +1,202 @@
+/**
+ * End to end: `deno task train --source proxy` on the local backend (a subprocess, as a user runs
+ * it), with the reference agent playing GuessTheNumber through it; the run writes its metrics
+ * rows, checkpoints and records. For `opd` and `combine` (hint: the next state) and `rl` (client
+ * rewards), and Ctrl-C and resume as in env training.
+ */
+
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { runAgent } from "../../lib/proxy/agent.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+interface Train {
+  child: Deno.ChildProcess;
+  /** The proxy's URL, once it listens. */
+  url: Promise<string>;
+  /** Everything printed, once the process has ended. */
+  output: Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Starts `deno task train` with `args`; its proxy listens on a free port. */
+function train(args: string[], home: string): Train {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "scripts/train.ts",
+      "--source",
+      "proxy",
+      "--proxy-host",
+      "127.0.0.1",
+      "--proxy-port",
+      "0",
+      ...args,
+    ],
+    cwd: ROOT,
+    env: { TINKERBENCH_HOME: home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const { promise: url, resolve } = Promise.withResolvers<string>();
+  let stdout = "";
+  const readOut = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      stdout += chunk;
+      const m = /proxy: serving \S+ at (\S+)/.exec(stdout);
+      if (m) resolve(m[1]);
+    }
+  })();
+  const stderr = new Response(child.stderr).text();
+  const output = (async () => {
+    const status = await child.status;
+    await readOut;
+    resolve("");
+    return { code: status.code, stdout, stderr: await stderr };
+  })();
+  return { child, url, output };
+}
+
+/** Plays episodes through the proxy until the trainer exits. */
+async function play(t: Train, o: { sendRewards: boolean }): Promise<number> {
+  const url = await t.url;
+  assert.ok(url, "the proxy listens");
+  const stop = new AbortController();
+  t.output.then(() => stop.abort());
+  const episodes = await runAgent({
+    envId: "game:GuessTheNumber-v0-easy",
+    baseUrl: url,
+    episodes: 40,
+    concurrency: 4,
+    maxTokens: 48,
+    sendRewards: o.sendRewards,
+    signal: stop.signal,
+  });
+  return episodes.length;
+}
+
+async function runDir(method: string, extra: string[], o: { sendRewards: boolean }) {
+  const home = await Deno.makeTempDir({ prefix: "tb-proxy-train-" });
+  const dir = join(home, "run");
+  const t = train([
+    "--method",
+    method,
+    "--max-steps",
+    "2",
+    "--batch-size",
+    "4",
+    "--log-path",
+    dir,
+    ...extra,
+  ], home);
+  const played = await play(t, o);
+  const out = await t.output;
+  assert.equal(out.code, 0, out.stderr);
+  assert.ok(played >= 1);
+  return { dir, out, home };
+}
+
+async function checkRun(dir: string, method: string) {
+  const metrics = (await readJsonl(join(dir, "metrics.jsonl"))) as Record<string, number>[];
+  assert.deepEqual(metrics.map((m) => m.step), [1, 2]);
+  for (const m of metrics) {
+    assert.equal(m["proxy/turns"], 4);
+    assert.ok(m["train/datums"] >= 1);
+    assert.ok(Number.isFinite(m["train/loss:sum"]));
+  }
+  const ckpts = (await readJsonl(join(dir, "checkpoints.jsonl"))) as { kind: string }[];
+  assert.equal(ckpts.at(-1)?.kind, "final");
+  const convs = (await readJsonl(join(dir, "records", "conversations.jsonl"))) as {
+    status: string;
+    step?: number;
+    next_state: unknown[];
+    turn_type: string;
+  }[];
+  const trained = convs.filter((c) => c.status === "trained");
+  assert.equal(trained.length, 8, "every trained turn is recorded, with its step");
+  assert.deepEqual([...new Set(trained.map((c) => c.step))].sort(), [1, 2]);
+  assert.ok(trained.every((c) => c.next_state.length > 0 && c.turn_type === "main"));
+  const scores = await readJsonl(
+    join(dir, "records", `${method === "rl" ? "prm" : method}_scores.jsonl`),
+  );
+  assert.ok(scores.length >= 8);
+  const rollouts = await readJsonl(join(dir, "rollouts", "iteration_000002.jsonl"));
+  assert.ok(rollouts.length >= 1);
+  return { metrics, convs, scores };
+}
+
+Deno.test({
+  name: "train --source proxy: the reference agent plays GuessTheNumber through opd training",
+  sanitizeResources: false,
+  async fn() {
+    const { dir, home } = await runDir("opd", [], { sendRewards: false });
+    const { metrics, scores } = await checkRun(dir, "opd");
+    await Deno.remove(home, { recursive: true });
+    assert.ok(metrics.every((m) => m["score/opd_samples"] === 4));
+    assert.ok(
+      (scores as { hint: string | null }[]).some((s) => /The number is/.test(s.hint ?? "")),
+    );
+  },
+});
+
+Deno.test({
+  name: "train --source proxy: combine, and rl on client rewards; Ctrl-C saves and a rerun resumes",
+  sanitizeResources: false,
+  async fn() {
+    const combine = await runDir("combine", [], { sendRewards: true });
+    const c = await checkRun(combine.dir, "combine");
+    await Deno.remove(combine.home, { recursive: true });
+    assert.ok(
+      c.metrics.every((m) =>
+        m["score/opd+rl_samples"] + m["score/opd_samples"] + m["score/rl_samples"] === 4
+      ),
+    );
+
+    // rl trains only turns with a client reward ≠ 0: in GuessTheNumber, the winning guesses.
+    const home = await Deno.makeTempDir({ prefix: "tb-proxy-rl-" });
+    const dir = join(home, "run");
+    const args = ["--method", "rl", "--max-steps", "20", "--batch-size", "1", "--log-path", dir];
+    const t = train(args, home);
+    const url = await t.url;
+    const stop = new AbortController();
+    const agent = runAgent({
+      envId: "game:GuessTheNumber-v0-easy",
+      baseUrl: url,
+      episodes: 40,
+      concurrency: 4,
+      maxTokens: 48,
+      signal: stop.signal,
+    });
+    // After the first step, Ctrl-C: the step's checkpoint is saved and the run exits 0.
+    const deadline = Date.now() + 240_000;
+    while ((await readJsonl(join(dir, "metrics.jsonl"))).length < 1 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    stop.abort();
+    t.child.kill("SIGINT");
+    const out = await t.output;
+    await agent;
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /proxy: rl trains on client rewards/);
+    const ckpts = (await readJsonl(join(dir, "checkpoints.jsonl"))) as {
+      kind: string;
+      step: number;
+    }[];
+    assert.equal(ckpts.at(-1)?.kind, "interrupted");
+    const steps = ckpts.at(-1)!.step;
+    assert.ok(steps >= 1);
+    const rows = (await readJsonl(join(dir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.ok(rows.every((r) => r["proxy/reward/mean"] !== 0 && r["score/trained_turns"] === 1));
+
+    // The same command resumes from the checkpoint; Ctrl-C again at once.
+    const again = train(args, home);
+    await again.url;
+    again.child.kill("SIGINT");
+    const out2 = await again.output;
+    assert.equal(out2.code, 0, out2.stderr);
+    assert.match(out2.stdout, new RegExp(`resuming after step ${steps}`));
+    await Deno.remove(home, { recursive: true });
+  },
+});
