@@ -18,10 +18,11 @@ import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
 import { runPipelineBench } from "./pipeline.ts";
 import { benchOpenReward } from "./openreward.ts";
+import { benchProxy } from "./proxy.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward"];
+const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
 /** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
 const NAMED_ONLY = ["learning"];
 const only = Deno.args.length ? Deno.args : SUITES;
@@ -39,6 +40,7 @@ if (only.includes("client")) await runClientBench();
 if (only.includes("rollout")) await runRolloutBench();
 if (only.includes("pipeline")) await writeResult("pipeline", await runPipelineBench(log));
 if (only.includes("openreward")) await runOpenRewardBench();
+if (only.includes("proxy")) await runProxyBench();
 if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }
@@ -203,4 +205,19 @@ ${
 (${r.policy}; ${r.sizes.groups} groups × ${r.sizes.groupSize} episodes, median of ${r.sizes.rounds} rounds)
 `,
   );
+async function runProxyBench(): Promise<void> {
+  const r = await benchProxy(log);
+  await writeResult("proxy", r);
+  const f = (x: number) => x.toFixed(1);
+  console.log(`| per request (ms) | p50 | p99 |
+| --- | --- | --- |
+| calling the sampler directly | ${f(r.direct_sampler_call.p50_ms)} | ${
+    f(r.direct_sampler_call.p99_ms)
+  } |
+| through the proxy | ${f(r.through_proxy.p50_ms)} | ${f(r.through_proxy.p99_ms)} |
+| added by the proxy (latency − sampler time) | ${f(r.added_per_request.p50_ms)} | ${
+    f(r.added_per_request.p99_ms)
+  } |
+(${r.sizes.sessions} concurrent sessions × ${r.sizes.turns_per_session} turns, ${r.sizes.model}, ${r.sizes.max_tokens} tokens per turn)
+`);
 }
