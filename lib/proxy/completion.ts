@@ -8,7 +8,6 @@
  */
 
 import type { SampleResponse } from "../protocol/mod.ts";
-import { pyJson } from "../renderers/parse.ts";
 import type { Message, Renderer } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 
@@ -158,7 +157,3 @@ export function usageOf(promptTokens: number, choices: SampledChoice[]): Usage {
     total_tokens: promptTokens + completion,
   };
 }
-
-/** Python-style JSON of tool arguments, as the model wrote them (for records). */
-export const argumentsText = (args: unknown): string =>
-  typeof args === "string" ? args : pyJson(args);

@@ -17,7 +17,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import type { Renderer } from "../renderers/types.ts";
+import type { Message, Renderer } from "../renderers/types.ts";
 import type { TurnStopReason } from "../rl/types.ts";
 import {
   completionBody,
@@ -33,7 +33,6 @@ import type { Policy } from "./policy.ts";
 import { ChatMessagesSchema, normaliseMessages, parseChatRequest } from "./request.ts";
 import { type CompletedTurn, type SessionMatch, SessionStore } from "./sessions.ts";
 import { sseResponse, streamChunks } from "./stream.ts";
-import type { Message } from "../renderers/types.ts";
 
 /** Options of the proxy. */
 export interface ProxyOptions {

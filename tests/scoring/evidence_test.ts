@@ -157,3 +157,38 @@ Deno.test("evidence: a judge that fails on every turn is one error naming it; so
     await server.shutdown();
   }
 });
+
+Deno.test("evidence: the teacher's conversation can be given (the proxy's own request messages)", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-score-" });
+  const server = await startLocalServer({ dataDir });
+  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  try {
+    const teacher = await service.createSamplingClient({ baseModel: "local/tiny" });
+    const e = episode("\\boxed{3}", 0, "The number is higher than 3.");
+    const request = [
+      { role: "system" as const, content: "Play." },
+      { role: "user" as const, content: "Guess." },
+      { role: "user" as const, content: "(context)" },
+    ];
+    const plan: EvidencePlan = { prm: false, hint: "next_state", teacher: true, reference: false };
+    const ev = await gatherEvidence([group("g", [e])], plan, {
+      ...sources,
+      teacher: { sampler: teacher, renderer },
+    }, { conversation: () => request });
+    // The hint goes to the last user message of the given conversation.
+    const prompt = renderer.generationPrompt([
+      request[0],
+      request[1],
+      {
+        role: "user",
+        content: "(context)\n\n[user's hint / instruction]\nThe number is higher than 3.",
+      },
+    ]);
+    const t = turnOf(e);
+    const lps = await teacher.computeLogprobs(ModelInput.fromInts([...prompt, ...t.actionTokens]));
+    assertClose(ev.get(t)!.teacherLogprobs!, lps.slice(prompt.length) as number[], 1e-5, "teacher");
+  } finally {
+    service.close();
+    await server.close();
+  }
+});
