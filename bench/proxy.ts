@@ -1,26 +1,32 @@
 /**
  * The proxy's cost per request: 200 concurrent sessions of 3 turns on the local backend
  * (`local/tiny`, 8 sampled tokens per turn), played two ways side by side in alternating
- * rounds: calling the sampler directly (render the prompt, `sample`, parse), and through the
- * proxy over HTTP (OpenAI JSON, sessions, the answer back as JSON). The added latency of a
- * request is its latency through the proxy minus the time the proxy spent waiting for the
- * sampler (`Server-Timing: sampler;dur=…`), which takes the sampler's batching noise out.
+ * rounds: calling the sampler directly (render the prompt, `sample` through the Tinker client,
+ * parse), and through the proxy over HTTP (OpenAI JSON, sessions, the answer back as JSON). The
+ * added latency of a request is its latency through the proxy minus the time the proxy spent
+ * waiting for the sampler (`Server-Timing: sampler;dur=…`), which takes the sampler's batching
+ * noise out; `handler` is the proxy's own time in the request (`Server-Timing: proxy;dur=…`).
+ *
+ * The backend runs in its own process (`deno task serve`), as the Tinker cloud would (in-process,
+ * its compute would block the proxy's event loop), and the proxy's clients in a worker thread.
  *
  * @module
  */
 
-import { startLocalServer } from "../lib/local/server/mod.ts";
 import { ModelInput, type SamplingClient, ServiceClient } from "../lib/tinker/mod.ts";
 import { getRenderer } from "../lib/renderers/mod.ts";
 import type { Message } from "../lib/renderers/types.ts";
 import { Policy } from "../lib/proxy/policy.ts";
 import { startProxy } from "../lib/proxy/server.ts";
+import type { ClientJob, ClientResult } from "./proxy_clients.ts";
 
 const MODEL = "local/tiny";
 const SESSIONS = 200;
 const TURNS = 3;
 const MAX_TOKENS = 8;
 const ROUNDS = 2;
+/** The uncontended case: sessions of 3 turns, one after another, this many per round. */
+const ALONE_SESSIONS = 8;
 
 /** Quantile of a sample (linear interpolation). */
 function quantile(xs: number[], q: number): number {
@@ -43,12 +49,16 @@ const userMessage = (s: number, t: number): Message => ({
 });
 
 /** Sessions calling the sampler directly: latency of each request (render, sample, parse). */
-async function direct(sampler: SamplingClient): Promise<number[]> {
+async function direct(
+  sampler: SamplingClient,
+  sessions = SESSIONS,
+  turns = TURNS,
+): Promise<number[]> {
   const renderer = getRenderer(MODEL);
   const latencies: number[] = [];
-  await Promise.all(Array.from({ length: SESSIONS }, async (_, s) => {
+  await Promise.all(Array.from({ length: sessions }, async (_, s) => {
     const messages: Message[] = [];
-    for (let t = 0; t < TURNS; t++) {
+    for (let t = 0; t < turns; t++) {
       messages.push(userMessage(s, t));
       const t0 = performance.now();
       const res = await sampler.sample({
@@ -63,37 +73,75 @@ async function direct(sampler: SamplingClient): Promise<number[]> {
   return latencies;
 }
 
-/** The same sessions through the proxy: latency and sampler time of each request. */
-async function viaProxy(url: string): Promise<{ latency: number[]; sampler: number[] }> {
-  const latency: number[] = [], sampler: number[] = [];
-  await Promise.all(Array.from({ length: SESSIONS }, async (_, s) => {
-    const messages: { role: string; content: string | null }[] = [];
-    const session = `bench-${s}-${crypto.randomUUID().slice(0, 6)}`;
-    for (let t = 0; t < TURNS; t++) {
-      messages.push(userMessage(s, t));
-      const t0 = performance.now();
-      const res = await fetch(`${url}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-session-id": session },
-        body: JSON.stringify({ model: MODEL, messages, max_tokens: MAX_TOKENS }),
-      });
-      const body = await res.json();
-      const took = performance.now() - t0;
-      if (!res.ok) throw new Error(`proxy: HTTP ${res.status}: ${JSON.stringify(body)}`);
-      const dur = /sampler;dur=([\d.]+)/.exec(res.headers.get("server-timing") ?? "")?.[1];
-      latency.push(took);
-      sampler.push(Number(dur));
-      messages.push({ role: "assistant", content: body.choices[0].message.content });
-    }
-  }));
-  return { latency, sampler };
+/** The same sessions through the proxy, played from a worker thread (./proxy_clients.ts). */
+async function viaProxy(
+  url: string,
+  sessions = SESSIONS,
+  sequential = false,
+): Promise<ClientResult> {
+  const worker = new Worker(new URL("./proxy_clients.ts", import.meta.url), { type: "module" });
+  try {
+    const { promise, resolve, reject } = Promise.withResolvers<ClientResult>();
+    worker.onmessage = (e: MessageEvent<ClientResult>) => resolve(e.data);
+    worker.onerror = (e) => {
+      e.preventDefault();
+      reject(new Error(`bench clients: ${e.message}`));
+    };
+    const job: ClientJob = {
+      url,
+      model: MODEL,
+      sessions,
+      turns: TURNS,
+      sequential,
+      maxTokens: MAX_TOKENS,
+    };
+    worker.postMessage(job);
+    return await promise;
+  } finally {
+    worker.terminate();
+  }
+}
+
+/** `deno task serve` on a free port, in its own process. */
+async function startBackend(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../scripts/serve.ts", import.meta.url).pathname,
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!/on (http:\/\/\S+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the backend did not start: ${text}`);
+    text += value;
+  }
+  const drain = (async () => {
+    while (!(await reader.read()).done) { /* keep the pipe flowing */ }
+  })();
+  return {
+    url: /on (http:\/\/\S+)/.exec(text)![1],
+    async stop() {
+      child.kill("SIGINT");
+      await child.status;
+      await drain;
+    },
+  };
 }
 
 /** Runs the benchmark; returns the result written to `bench/results/proxy.json`. */
 export async function benchProxy(log: (msg: string) => void) {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-proxy-" });
-  const server = await startLocalServer({ dataDir });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  const backend = await startBackend(dataDir);
+  const service = await ServiceClient.connect({ baseUrl: backend.url, apiKey: "tml-local" });
   const sampler = await service.createSamplingClient({ baseModel: MODEL });
   const proxy = await startProxy({
     policy: new Policy(sampler, 0),
@@ -104,7 +152,8 @@ export async function benchProxy(log: (msg: string) => void) {
     port: 0,
   });
   const directMs: number[] = [], proxyMs: number[] = [], addedMs: number[] = [];
-  const samplerMs: number[] = [];
+  const samplerMs: number[] = [], handlerMs: number[] = [];
+  const alone = { direct: [] as number[], proxy: [] as number[], added: [] as number[] };
   try {
     log(`proxy: warm-up (jit compiles of the sampler's shapes)`);
     await direct(sampler);
@@ -116,12 +165,20 @@ export async function benchProxy(log: (msg: string) => void) {
       const p = await viaProxy(proxy.url);
       proxyMs.push(...p.latency);
       samplerMs.push(...p.sampler);
+      p.handler.forEach((h, i) => handlerMs.push(h - p.sampler[i]));
       p.latency.forEach((l, i) => addedMs.push(l - p.sampler[i]));
+      log(`proxy: round ${round}/${ROUNDS}: ${ALONE_SESSIONS} sessions one at a time`);
+      for (let k = 0; k < ALONE_SESSIONS; k++) {
+        alone.direct.push(...await direct(sampler, 1, TURNS));
+      }
+      const q = await viaProxy(proxy.url, ALONE_SESSIONS, true);
+      alone.proxy.push(...q.latency);
+      q.latency.forEach((l, i) => alone.added.push(l - q.sampler[i]));
     }
   } finally {
     await proxy.close();
     service.close();
-    await server.close();
+    await backend.stop();
     await Deno.remove(dataDir, { recursive: true });
   }
   const added = stats(addedMs);
@@ -138,6 +195,12 @@ export async function benchProxy(log: (msg: string) => void) {
     through_proxy: stats(proxyMs),
     sampler_time_inside_proxy: stats(samplerMs),
     added_per_request: added,
-    goal: { added_p50_ms: 2, met: added.p50_ms <= 2 },
+    proxy_handler_time_without_sampler: stats(handlerMs),
+    one_session_alone: {
+      direct_sampler_call: stats(alone.direct),
+      through_proxy: stats(alone.proxy),
+      added_per_request: stats(alone.added),
+    },
+    goal: { added_p50_ms: 2, met_under_load: added.p50_ms <= 2 },
   };
 }

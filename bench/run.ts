@@ -218,6 +218,17 @@ async function runProxyBench(): Promise<void> {
 | added by the proxy (latency − sampler time) | ${f(r.added_per_request.p50_ms)} | ${
     f(r.added_per_request.p99_ms)
   } |
+| the proxy's own time in the handler (without the sampler) | ${
+    f(r.proxy_handler_time_without_sampler.p50_ms)
+  } | ${f(r.proxy_handler_time_without_sampler.p99_ms)} |
+| one session at a time: directly / through the proxy | ${
+    f(r.one_session_alone.direct_sampler_call.p50_ms)
+  } / ${f(r.one_session_alone.through_proxy.p50_ms)} | ${
+    f(r.one_session_alone.direct_sampler_call.p99_ms)
+  } / ${f(r.one_session_alone.through_proxy.p99_ms)} |
+| one session at a time: added by the proxy | ${
+    f(r.one_session_alone.added_per_request.p50_ms)
+  } | ${f(r.one_session_alone.added_per_request.p99_ms)} |
 (${r.sizes.sessions} concurrent sessions × ${r.sizes.turns_per_session} turns, ${r.sizes.model}, ${r.sizes.max_tokens} tokens per turn)
 `);
 }

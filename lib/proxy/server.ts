@@ -178,6 +178,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     }));
 
   app.post("/v1/chat/completions", async (c) => {
+    const tArrived = performance.now();
     stats.requests++;
     const req = parseChatRequest(await readJson(c.req.raw), { maxN });
     if (req.body.model !== undefined && !models.has(req.body.model)) {
@@ -248,35 +249,38 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
     const created = Math.floor(Date.now() / 1000);
     const model = req.body.model ?? served;
-    const headers: Record<string, string> = {
-      "server-timing": `sampler;dur=${samplerMs.toFixed(2)}`,
-      ...(sessionId ? { "x-session-id": sessionId } : {}),
-    };
+    const timing = (extra = "") =>
+      `sampler;dur=${samplerMs.toFixed(2)}, proxy;dur=${
+        (performance.now() - tArrived).toFixed(2)
+      }${extra}`;
+    const headers: Record<string, string> = sessionId ? { "x-session-id": sessionId } : {};
     if (req.stream) {
       const chunks = streamChunks({ id, created, model }, choices, {
         tokenizer: o.renderer.tokenizer,
         logprobs: req.sampling.logprobs,
         usage: req.includeUsage ? usage : null,
       });
-      return sseResponse(chunks, { onDone: delivered, onCancel: lost }, headers);
+      return sseResponse(chunks, { onDone: delivered, onCancel: lost }, {
+        ...headers,
+        "server-timing": timing(),
+      });
     }
     // A whole answer is written at once: a client that left is only noticed by a failed write.
     const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
     if (completed) completed.then(delivered, lost);
     else queueMicrotask(delivered);
-    return c.json(
-      completionBody({
-        id,
-        created,
-        model,
-        choices,
-        usage,
-        logprobs: req.sampling.logprobs,
-        tokenizer: o.renderer.tokenizer,
-      }),
-      200,
-      headers,
-    );
+    const body = JSON.stringify(completionBody({
+      id,
+      created,
+      model,
+      choices,
+      usage,
+      logprobs: req.sampling.logprobs,
+      tokenizer: o.renderer.tokenizer,
+    }));
+    return new Response(body, {
+      headers: { ...headers, "content-type": "application/json", "server-timing": timing() },
+    });
   });
 
   app.post("/v1/sessions/:id/done", async (c) => {
