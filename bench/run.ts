@@ -205,6 +205,8 @@ ${
 (${r.policy}; ${r.sizes.groups} groups × ${r.sizes.groupSize} episodes, median of ${r.sizes.rounds} rounds)
 `,
   );
+}
+
 async function runProxyBench(): Promise<void> {
   const r = await benchProxy(log);
   await writeResult("proxy", r);
