@@ -21,7 +21,8 @@ const LISTS = [
 
 /** The tool answers in a ChatML prompt, in order. */
 function toolAnswers(prompt: string): string[] {
-  return [...prompt.matchAll(/<\|im_start\|>tool\n([\s\S]*?)<\|im_end\|>/g)].map((m) => m[1]);
+  // Tool results are `<tool_response>` blocks, as Qwen3's template writes them (and ChatML too).
+  return [...prompt.matchAll(/<tool_response>\n([\s\S]*?)\n<\/tool_response>/g)].map((m) => m[1]);
 }
 
 /**

@@ -160,13 +160,13 @@ Deno.test("tool rollout: max_total_tokens bounds the conversation; max_response_
   await play(probe, { maxTokensPerTurn: 300, maxTurns: 1 });
   const p0 = renderer.tokenizer.encode(probe.prompts[0]).length;
   const policy2 = scriptedPolicy(bisect);
-  const ep2 = await play(policy2, { maxTokensPerTurn: 300, maxTotalTokens: p0 + 150 });
-  assert.equal(policy2.params[0]!.maxTokens, 150);
+  const ep2 = await play(policy2, { maxTokensPerTurn: 300, maxTotalTokens: p0 + 200 });
+  assert.equal(policy2.params[0]!.maxTokens, 200);
   const p1 = renderer.tokenizer.encode(policy2.prompts[1]).length;
-  assert.equal(policy2.params[1]!.maxTokens, Math.min(300, p0 + 150 - p1));
+  assert.equal(policy2.params[1]!.maxTokens, Math.min(300, p0 + 200 - p1));
   assert.equal(ep2.stopReason, "max_tokens");
   assert.ok(
-    ep2.turns.every((t) => t.observationTokens.length + t.actionTokens.length <= p0 + 150),
+    ep2.turns.every((t) => t.observationTokens.length + t.actionTokens.length <= p0 + 200),
   );
 });
 
