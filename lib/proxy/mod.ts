@@ -12,6 +12,7 @@ export * from "./metadata.ts";
 export * from "./completion.ts";
 export * from "./stream.ts";
 export * from "./sessions.ts";
+export * from "./matching.ts";
 export * from "./policy.ts";
 export * from "./generate.ts";
 export * from "./server.ts";
