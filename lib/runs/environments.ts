@@ -122,9 +122,10 @@ export function listEnvironments(): EnvironmentInfo[] {
 }
 
 /**
- * The registered id a name refers to: the id itself, or a unique case-insensitive match of the
- * id or of its part after the `family:` prefix (`GuessTheNumber-v0-easy`). Null when none or
- * several match.
+ * The registered id a name refers to: the id itself, or a case-insensitive match of the id or of
+ * its part after the `family:` prefix (`GuessTheNumber-v0-easy`). When several families share the
+ * name (a game and its `tool:` twin), the first registered wins: GEM's `game:` id. Null when none
+ * matches.
  */
 export function resolveEnvironment(name: string): string | null {
   const ids = listEnvs();
@@ -133,5 +134,5 @@ export function resolveEnvironment(name: string): string | null {
   const matches = ids.filter((id) =>
     id.toLowerCase() === lower || id.slice(id.indexOf(":") + 1).toLowerCase() === lower
   );
-  return matches.length === 1 ? matches[0] : null;
+  return matches[0] ?? null;
 }
