@@ -263,7 +263,8 @@ Deno.test("ors client: hosted-style routing (X-Deployment, throwaway sessions, X
 });
 
 Deno.test("ors client: a deleted or reaped session is lost (410, and failed pings)", async () => {
-  await withServer({ staleMs: 60, reapEveryMs: 20 }, async (url, server) => {
+  // Generous margins: a loaded CI machine can delay a timer by tens of milliseconds.
+  await withServer({ staleMs: 400, reapEveryMs: 50 }, async (url, server) => {
     const client = new OrsClient({ baseUrl: url, retry: FAST, pingMs: 1000 });
     const env = client.environment("probe");
     const s = await env.open({ split: "train", index: 0 });
@@ -272,11 +273,12 @@ Deno.test("ors client: a deleted or reaped session is lost (410, and failed ping
     assert.match(e.message, /^probe: session .* was lost \(HTTP 410: Session deleted\)/);
     await s.close();
     // Pings keep a session alive past the reaper's idle limit ...
-    const pinged = await new OrsClient({ baseUrl: url, retry: FAST, pingMs: 15 })
+    const pinged = await new OrsClient({ baseUrl: url, retry: FAST, pingMs: 40 })
       .environment("probe").open({ split: "train", index: 0 });
     // ... and without pings it is reaped.
     const idle = await env.open({ split: "train", index: 1 });
-    await new Promise((r) => setTimeout(r, 200));
+    // Past the idle limit (400 ms), before the idle client's own first ping (1 s).
+    await new Promise((r) => setTimeout(r, 700));
     assert.ok((await pinged.prompt()).length === 1);
     await rejection(() => idle.prompt(), OrsSessionLostError, "410");
     await pinged.close();
@@ -287,7 +289,7 @@ Deno.test("ors client: a deleted or reaped session is lost (410, and failed ping
     const client = new OrsClient({ baseUrl: url, retry: { ...FAST, attempts: 1 }, pingMs: 10 });
     const s = await client.environment("probe").open({ split: "train", index: 0 });
     await server.app.sessions.end(s.sid);
-    await new Promise((r) => setTimeout(r, 60));
+    await new Promise((r) => setTimeout(r, 300));
     await rejection(() => s.call("echo", { text: "x" }), OrsSessionLostError, "ping failed");
     await s.close();
   });
