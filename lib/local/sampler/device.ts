@@ -16,9 +16,18 @@
  * @module
  */
 
-import { jit, nn, numpy as np } from "@jax-js/jax";
-import { cachedJit, type ParamTree } from "../engine.ts";
-import { type AttentionFn, causalAttention, type ForwardSpec, gptForward } from "../model/gpt.ts";
+import { blockUntilReady, jit, nn, numpy as np } from "@jax-js/jax";
+import { cachedJit, disposeTree, type ParamTree } from "../engine.ts";
+import {
+  type AttentionFn,
+  blockForward,
+  causalAttention,
+  embedTokens,
+  type ForwardSpec,
+  gptForward,
+  headLogits,
+  splitStages,
+} from "../model/gpt.ts";
 
 /** Key and value caches, one `[R, S, H, hd]` array per layer. */
 export type KvCache = {
@@ -28,9 +37,9 @@ export type KvCache = {
 
 /** Outputs of {@link prefill}. */
 export type PrefillOutput = {
-  /** Log-softmax of the logits at every prompt position, `[B, T, V]`. */
-  all: np.Array;
-  /** The row of `all` at each prompt's last position, `[B, V]`: the first draw. */
+  /** Log-softmax of the logits at every prompt position, `[B, T, V]`, if asked for. */
+  all?: np.Array;
+  /** The log-distribution after each prompt's last position, `[B, V]`: the first draw. */
   last: np.Array;
   /** The prompt's keys/values, zero-padded to `slots` cache slots. */
   cache: KvCache;
@@ -38,36 +47,90 @@ export type PrefillOutput = {
 
 /**
  * Runs right-padded prompts `tokens [B, T]` (int32) through the model. `lastIndex [B]` is
- * each prompt's last real position. Consumes every argument.
+ * each prompt's last real position; `all` asks for every position's log-distribution (prompt
+ * logprobs); `slots` 0 keeps no cache (nothing will be decoded). Consumes every argument.
+ *
+ * The model runs as one program per stage (embedding, each block, head), each awaited before
+ * the next is issued: jax-js allocates all of a program's buffers before running it, so one
+ * whole-model program would hold every layer's intermediates at once (`train/step.ts`).
  */
-export function prefill(
+export async function prefill(
   spec: ForwardSpec,
   slots: number,
   base: ParamTree,
   lora: ParamTree,
   tokens: np.Array,
   lastIndex: np.Array,
-): PrefillOutput {
-  const f = cachedJit(
-    `sampler.prefill:${JSON.stringify(spec)}:${slots}`,
-    () =>
-      jit((base: ParamTree, lora: ParamTree, tokens: np.Array, lastIndex: np.Array) => {
-        const [b, t] = tokens.shape;
-        const cache: KvCache = { k: [], v: [] };
-        // Padded positions are causally after the real ones, so they never affect them.
-        const attend: AttentionFn = (layer, q, k, v) => {
-          cache.k.push(np.pad(k.ref, { 1: [0, slots - t] }));
-          cache.v.push(np.pad(v.ref, { 1: [0, slots - t] }));
-          return causalAttention(layer, q, k, v);
-        };
-        const all = nn.logSoftmax(gptForward(base, lora, tokens, spec, { attend }), -1);
-        const isLast = np.equal(iota(t).reshape([1, t, 1]), lastIndex.reshape([b, 1, 1]));
-        const last = np.where(isLast, all.ref, 0).sum(1);
-        return { all, last, cache };
-      }),
+  all = false,
+): Promise<PrefillOutput> {
+  const stages = splitStages(base, lora);
+  let x = await blockUntilReady(prefillEmbed(stages.embed.base, tokens));
+  disposeTree(stages.embed.lora);
+  const cache: KvCache = { k: [], v: [] };
+  for (const b of stages.blocks) {
+    const out = await blockUntilReady(prefillBlock(b.base, b.lora, x, { ...spec, slots }));
+    x = out.y;
+    if (out.k && out.v) {
+      cache.k.push(out.k);
+      cache.v.push(out.v);
+    }
+  }
+  const head = await blockUntilReady(
+    prefillHead(stages.head.base, stages.head.lora, x, lastIndex, { ...spec, all }),
   );
-  return f(base, lora, tokens, lastIndex);
+  return { ...head, cache };
 }
+
+const prefillEmbed = jit((p: ParamTree, tokens: np.Array) => embedTokens(p, tokens));
+
+/** One block over the prompts; its keys and values come out padded to `slots` cache slots. */
+const prefillBlock = jit(
+  (
+    base: ParamTree,
+    lora: ParamTree,
+    x: np.Array,
+    s: ForwardSpec & { slots: number },
+  ): Record<string, np.Array> => {
+    const t = x.shape[1];
+    let k: np.Array | undefined, v: np.Array | undefined;
+    // Padded positions are causally after the real ones, so they never affect them.
+    const attend: AttentionFn = (layer, q, kk, vv) => {
+      if (s.slots > 0) {
+        k = np.pad(kk.ref, { 1: [0, s.slots - t] });
+        v = np.pad(vv.ref, { 1: [0, s.slots - t] });
+      }
+      return causalAttention(layer, q, kk, vv);
+    };
+    const y = blockForward(base, lora, x, s, 0, attend);
+    return k && v ? { y, k, v } : { y };
+  },
+  { staticArgnums: [3] },
+);
+
+/**
+ * The head over the prompts: the log-distribution after each prompt's last position and, with
+ * `all`, after every position. Without `all` only the last positions go through the head.
+ */
+const prefillHead = jit(
+  (
+    base: ParamTree,
+    lora: ParamTree,
+    x: np.Array,
+    lastIndex: np.Array,
+    s: ForwardSpec & { all: boolean },
+  ): { all?: np.Array; last: np.Array } => {
+    const [b, t] = x.shape;
+    const isLast = np.equal(iota(t).reshape([1, t, 1]), lastIndex.reshape([b, 1, 1]));
+    if (!s.all) {
+      const xLast = np.where(isLast, x, 0).sum(1, { keepdims: true }); // [B, 1, D]
+      const logits = headLogits(base, lora, xLast, s).reshape([b, -1]);
+      return { last: nn.logSoftmax(logits, -1) };
+    }
+    const all = nn.logSoftmax(headLogits(base, lora, x, s), -1);
+    return { all: all.ref, last: np.where(isLast, all, 0).sum(1) };
+  },
+  { staticArgnums: [4] },
+);
 
 /**
  * One decode step: feeds `tokens [R]` at `positions [R]` (int32), writes their keys/values
