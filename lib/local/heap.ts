@@ -3,7 +3,7 @@
  * memory (at most 4 GiB, memory32) with a bump allocator: a freed buffer goes to a free list
  * of its size class and is reused only by a buffer of the same class; the memory never
  * shrinks. So the memory's size is the heap's high-water mark, the number every memory
- * budget of the local backend is about (`budget.ts`).
+ * budget of the local backend is about.
  *
  * jax-js does not expose its allocator, so the meter watches `WebAssembly.Memory.prototype.
  * grow`, which the allocator calls whenever its bump pointer passes the end of the memory:
