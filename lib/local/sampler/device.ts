@@ -188,13 +188,9 @@ export function decodeStep(
  * (`[B, S, H, hd]` per layer, holding each row's first `start[b]` positions) and attends
  * causally over the cache. Returns, like {@link prefill}, the log-distribution after each
  * row's last real token (`lastIndex [B]`, an index into `tokens`) and the updated cache.
- * Consumes every argument.
- *
- * The write is a one-hot matmul `[B, S, T] @ [B, T, H·hd]` (jax-js has no scatter that
- * jits): exact, since each slot sums one value with zeros. Padding tokens write slots past
- * the prompt, which decoding overwrites before it attends to them.
+ * Consumes every argument. Runs one program per stage, as {@link prefill} does.
  */
-export function extend(
+export async function extend(
   spec: ForwardSpec,
   base: ParamTree,
   lora: ParamTree,
@@ -202,55 +198,80 @@ export function extend(
   tokens: np.Array,
   start: np.Array,
   lastIndex: np.Array,
-): { last: np.Array; cache: KvCache } {
-  const f = cachedJit(
-    `sampler.extend:${JSON.stringify(spec)}`,
-    () =>
-      jit(
-        (
-          base: ParamTree,
-          lora: ParamTree,
-          cache: KvCache,
-          tokens: np.Array,
-          start: np.Array,
-          lastIndex: np.Array,
-        ) => {
-          const [b, t] = tokens.shape;
-          const [, s, h, hd] = cache.k[0].shape;
-          const pos = start.reshape([b, 1]).add(iota(t).reshape([1, t])); // [B, T]
-          const slots = iota(s).reshape([1, s, 1]);
-          const place = np.equal(slots.ref, pos.ref.reshape([b, 1, t])).astype(np.float32);
-          const written = place.ref.sum(-1).reshape([b, s, 1, 1]).greater(0);
-          const visible = np.lessEqual(slots.reshape([1, 1, s]), pos.ref.reshape([b, t, 1]))
-            .reshape([b, 1, t, s]);
-          const next: KvCache = { k: [], v: [] };
-          const scatter = (x: np.Array, old: np.Array) =>
-            np.where(
-              written.ref,
-              np.matmul(place.ref, x.reshape([b, t, h * hd])).reshape([b, s, h, hd]),
-              old,
-            );
-          const attend: AttentionFn = (layer, q, k, v) => {
-            const keys = scatter(k, cache.k[layer]);
-            const values = scatter(v, cache.v[layer]);
-            next.k.push(keys.ref);
-            next.v.push(values.ref);
-            return nn.dotProductAttention(q, keys, values, { mask: visible.ref });
-          };
-          const all = nn.logSoftmax(
-            gptForward(base, lora, tokens, spec, { positions: pos, attend }),
-            -1,
-          );
-          place.dispose();
-          written.dispose();
-          visible.dispose();
-          const isLast = np.equal(iota(t).reshape([1, t, 1]), lastIndex.reshape([b, 1, 1]));
-          return { last: np.where(isLast, all, 0).sum(1), cache: next };
-        },
-      ),
+): Promise<{ last: np.Array; cache: KvCache }> {
+  const stages = splitStages(base, lora);
+  let x = await blockUntilReady(extendEmbed(stages.embed.base, tokens, start.ref));
+  disposeTree(stages.embed.lora);
+  const next: KvCache = { k: [], v: [] };
+  for (const [i, b] of stages.blocks.entries()) {
+    const out = await blockUntilReady(
+      extendBlock(b.base, b.lora, x, cache.k[i], cache.v[i], start.ref, spec),
+    );
+    x = out.y;
+    next.k.push(out.k);
+    next.v.push(out.v);
+  }
+  start.dispose();
+  const head = await blockUntilReady(
+    prefillHead(stages.head.base, stages.head.lora, x, lastIndex, { ...spec, all: false }),
   );
-  return f(base, lora, cache, tokens, start, lastIndex);
+  return { last: head.last, cache: next };
 }
+
+/** Positions `start[b] + 0..T-1` of the new tokens, `[B, T]`. */
+function newPositions(start: np.Array, b: number, t: number): np.Array {
+  return start.reshape([b, 1]).add(iota(t).reshape([1, t]));
+}
+
+const extendEmbed = jit((p: ParamTree, tokens: np.Array, start: np.Array) => {
+  const [b, t] = tokens.shape;
+  return embedTokens(p, tokens, newPositions(start, b, t));
+});
+
+/**
+ * One block over the new tokens. The write is a one-hot matmul `[B, S, T] @ [B, T, H·hd]`
+ * (jax-js has no scatter that jits): exact, since each slot sums one value with zeros.
+ * Padding tokens write slots past the prompt, which decoding overwrites before it attends to
+ * them.
+ */
+const extendBlock = jit(
+  (
+    base: ParamTree,
+    lora: ParamTree,
+    x: np.Array,
+    oldK: np.Array,
+    oldV: np.Array,
+    start: np.Array,
+    spec: ForwardSpec,
+  ) => {
+    const [b, t] = x.shape;
+    const [, s, h, hd] = oldK.shape;
+    const pos = newPositions(start, b, t);
+    const slots = iota(s).reshape([1, s, 1]);
+    const place = np.equal(slots.ref, pos.ref.reshape([b, 1, t])).astype(np.float32);
+    const written = place.ref.sum(-1).reshape([b, s, 1, 1]).greater(0);
+    const visible = np.lessEqual(slots.reshape([1, 1, s]), pos.reshape([b, t, 1]))
+      .reshape([b, 1, t, s]);
+    const scatter = (y: np.Array, old: np.Array) =>
+      np.where(
+        written.ref,
+        np.matmul(place.ref, y.reshape([b, t, h * hd])).reshape([b, s, h, hd]),
+        old,
+      );
+    let k!: np.Array, v!: np.Array;
+    const attend: AttentionFn = (_layer, q, kk, vv) => {
+      k = scatter(kk, oldK);
+      v = scatter(vv, oldV);
+      return nn.dotProductAttention(q, k.ref, v.ref, { mask: visible.ref });
+    };
+    const y = blockForward(base, lora, x, spec, 0, attend);
+    place.dispose();
+    written.dispose();
+    visible.dispose();
+    return { y, k, v };
+  },
+  { staticArgnums: [6] },
+);
 
 /**
  * A cache with `slots` slots: zero-padded when it has fewer, cut when it has more (the

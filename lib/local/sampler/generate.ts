@@ -230,7 +230,7 @@ async function prefillGroup(
     const suffix = (r: number) => jobs[r].job.prompt.length - hits.get(r)!.length;
     const t = pow2Bucket(Math.max(...ids.map(suffix)), MIN_EXTEND_BUCKET);
     for (const chunk of scoreChunks(cfg, ids, t, slots)) {
-      const extended = extendPrefixes(weights, jobs, chunk, hits, t, slots);
+      const extended = await extendPrefixes(weights, jobs, chunk, hits, t, slots);
       await place(chunk, extended.cache, extended.last);
     }
   }
