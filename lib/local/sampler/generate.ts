@@ -205,24 +205,26 @@ async function prefillGroup(
     offset += pow2Bucket(chunk.length);
   };
   const slots = keepCaches ? group.prefillSlots : 0;
-  if (full.length > 0) {
-    const t = slotBucket(cfg, Math.max(...full.map((r) => jobs[r].job.prompt.length)));
-    for (const chunk of scoreChunks(cfg, full, t, t)) {
-      const wanted = [...repOf].filter(([j, r]) =>
-        chunk.includes(r) && wantsPromptLogprobs(jobs[j])
+  // Longest prompts first, each chunk padded only to its own longest prompt's bucket: attention
+  // costs T², so a 300-token prompt must not pay for a 1000-token one.
+  const length = (r: number) => jobs[r].job.prompt.length;
+  const sorted = [...full].sort((a, b) => length(b) - length(a));
+  for (let next = 0; next < sorted.length;) {
+    const t = slotBucket(cfg, length(sorted[next]));
+    const [chunk] = scoreChunks(cfg, sorted.slice(next), t, t);
+    next += chunk.length;
+    const wanted = [...repOf].filter(([j, r]) => chunk.includes(r) && wantsPromptLogprobs(jobs[j]));
+    const prefilled = await runPrompts(weights, jobs, chunk, t, slots, wanted.length > 0);
+    await place(chunk, prefilled.cache, prefilled.last);
+    if (!prefilled.all) continue;
+    const all = await readFloat32(prefilled.all);
+    const v = cfg.vocabSize;
+    for (const [j, r] of wanted) {
+      const i = chunk.indexOf(r);
+      fillPromptLogprobs(
+        jobs[j],
+        (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v),
       );
-      const prefilled = await runPrompts(weights, jobs, chunk, t, slots, wanted.length > 0);
-      await place(chunk, prefilled.cache, prefilled.last);
-      if (!prefilled.all) continue;
-      const all = await readFloat32(prefilled.all);
-      const v = cfg.vocabSize;
-      for (const [j, r] of wanted) {
-        const i = chunk.indexOf(r);
-        fillPromptLogprobs(
-          jobs[j],
-          (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v),
-        );
-      }
     }
   }
   if (hits.size > 0) {
