@@ -1,8 +1,9 @@
 /**
  * Heap probes for the local backend (not the benchmark). jax-js's wasm allocator keeps every
  * buffer size it has seen, so a new padded shape grows the heap for good and a repeated one
- * does not. These print the process's resident memory as work goes on; they are the
- * measurements behind `lib/local/shapes.ts` and the prefix cache being opt-in.
+ * does not. These print the process's resident memory and jax-js's heap (`lib/local/heap.ts`)
+ * as work goes on; they are the measurements behind `lib/local/shapes.ts`,
+ * `lib/local/train/batching.ts` and docs/local-memory.md.
  *
  * - `learner LENGTH...`: one LoRA learner on `local/games` runs an `importance_sampling`
  *   forward_backward of 8 datums at each length in turn (e.g. `learner 500 1000 250 500 1000`).
@@ -19,6 +20,7 @@ import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
 import { LoraSpecSchema } from "../lib/local/model/config.ts";
 import { initEngine } from "../lib/local/engine.ts";
+import { heapBytes } from "../lib/local/heap.ts";
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { collectGroups } from "../lib/rollout/mod.ts";
@@ -26,7 +28,10 @@ import { make } from "../lib/envs/mod.ts";
 
 const USAGE = "usage: deno run -A bench/heap_probe.ts learner LENGTH... (integers in 2..1024)\n" +
   "       deno run -A bench/heap_probe.ts rollouts PREFIX_CACHE_MB [WAVES]";
-const rss = () => `rss ${(Deno.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB`;
+const rss = () =>
+  `rss ${(Deno.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB, heap ${
+    (heapBytes() / 2 ** 30).toFixed(2)
+  } GiB`;
 const [mode, ...args] = Deno.args;
 const nums = args.map(Number);
 if (

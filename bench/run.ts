@@ -19,13 +19,30 @@ import { runLearningBench } from "./learning.ts";
 import { runPipelineBench } from "./pipeline.ts";
 import { benchOpenReward } from "./openreward.ts";
 import { benchProxy } from "./proxy.ts";
+import { benchSoak } from "./soak.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
-/** Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel). */
-const NAMED_ONLY = ["learning"];
-const only = Deno.args.length ? Deno.args : SUITES;
+/**
+ * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
+ * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer).
+ */
+const NAMED_ONLY = ["learning", "soak"];
+const soakFlag = Deno.args.findIndex((a) => a === "--soak-steps" || a.startsWith("--soak-steps="));
+const soakSteps = soakFlag < 0 ? 100 : Number(
+  Deno.args[soakFlag].includes("=") ? Deno.args[soakFlag].split("=")[1] : Deno.args[soakFlag + 1],
+);
+const names = Deno.args.filter((_, i) =>
+  soakFlag < 0 || (i !== soakFlag && (i !== soakFlag + 1 || Deno.args[soakFlag].includes("=")))
+);
+if (!Number.isInteger(soakSteps) || soakSteps < 4) {
+  console.error(
+    "--soak-steps: an integer >= 4 (memory at the end is compared with step 10, or half way)",
+  );
+  Deno.exit(2);
+}
+const only = names.length ? names : SUITES;
 for (const name of only) {
   if (!SUITES.includes(name) && !NAMED_ONLY.includes(name)) {
     console.error(
@@ -44,6 +61,7 @@ if (only.includes("proxy")) await runProxyBench();
 if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }
+if (only.includes("soak")) await runSoakBench();
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],
@@ -166,6 +184,20 @@ async function runClientBench(): Promise<void> {
     pipelining.ratio.toFixed(2)
   }× |
 `);
+}
+
+async function runSoakBench(): Promise<void> {
+  const r = await benchSoak(log, soakSteps);
+  await writeResult("soak", r);
+  console.log(
+    `| soak (${r.steps} steps) | step ${r.reference_step} | step ${r.steps} | growth |
+| --- | --- | --- | --- |
+| resident memory (MiB) | ${r.rss_reference_mib} | ${r.rss_last_mib} | ${
+      (100 * r.rss_growth).toFixed(1)
+    } % (${r.within_10_percent ? "within" : "over"} 10 %) |
+| jax-js heap (MiB) | ${r.heap_reference_mib} | ${r.heap_last_mib} | |
+`,
+  );
 }
 
 async function runRolloutBench(): Promise<void> {

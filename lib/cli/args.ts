@@ -38,16 +38,60 @@ export function parseFlags<S extends z.ZodType>(
   return parsed.data;
 }
 
-/** Runs a CLI main: usage errors print one line and exit 2; the process always exits. */
+/**
+ * Runs a CLI main; the process always exits. Whatever goes wrong ends as one line on stderr,
+ * never a stack trace: a usage error prints the line and the usage (exit 2); an error the user
+ * caused elsewhere (a 4xx from the server, a request that failed as the client's fault) its
+ * message (exit 2); anything else its message (exit 1). `TINKERBENCH_DEBUG=1` adds the stack.
+ * A promise rejected outside `main` (a background task) ends the same way.
+ *
+ * @example
+ * await runCli(async () => { ... }, "usage: deno task my-script [--flag X]");
+ */
 export async function runCli(main: () => Promise<void>, usage: string): Promise<never> {
+  globalThis.addEventListener("unhandledrejection", (ev) => {
+    ev.preventDefault();
+    fail(ev.reason, usage);
+  });
   try {
     await main();
-    Deno.exit(0);
   } catch (e) {
-    if (e instanceof UsageError) {
-      console.error(`error: ${e.message}\n\n${usage}`);
-      Deno.exit(2);
-    }
-    throw e;
+    fail(e, usage);
   }
+  Deno.exit(0);
+}
+
+/** Prints `e` as one line (plus the usage for a usage error) and exits. */
+function fail(e: unknown, usage: string): never {
+  if (e instanceof UsageError) {
+    console.error(`error: ${e.message}\n\n${usage}`);
+    Deno.exit(2);
+  }
+  console.error(`error: ${errorLine(e)}`);
+  if (Deno.env.get("TINKERBENCH_DEBUG") && e instanceof Error && e.stack) console.error(e.stack);
+  Deno.exit(isUserMistake(e) ? 2 : 1);
+}
+
+/**
+ * One line for any thrown value: its message with line breaks folded, prefixed with the error's
+ * class name only when the message alone would not say what happened (e.g. a bare TypeError).
+ */
+export function errorLine(e: unknown): string {
+  if (!(e instanceof Error)) return oneLine(String(e));
+  const known = /Error$/.test(e.name) && !["Error", "TypeError", "RangeError"].includes(e.name);
+  const message = oneLine(e.message) || e.name;
+  return known || e.name === "Error" ? message : `${e.name}: ${message}`;
+}
+
+/**
+ * Whether an error is the user's doing: an HTTP 4xx answer (`status`) or a failed request of
+ * category `user`, as the Tinker client's errors carry them.
+ */
+function isUserMistake(e: unknown): boolean {
+  const { status, category } = (e ?? {}) as { status?: unknown; category?: unknown };
+  return (typeof status === "number" && status >= 400 && status < 500) || category === "user";
+}
+
+function oneLine(s: string): string {
+  return s.split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
 }

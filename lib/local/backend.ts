@@ -14,6 +14,8 @@ import { CheckpointStore } from "./checkpoints.ts";
 import type { TinkerPath } from "../protocol/paths.ts";
 import type { FutureState } from "./runtime/futures.ts";
 import { Requests } from "./runtime/requests.ts";
+import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
+import { join } from "node:path";
 import type { AdamParams } from "./train/mod.ts";
 import type { PrefixCache } from "./sampler/mod.ts";
 import { SessionStore } from "./backend/sessions.ts";
@@ -65,6 +67,8 @@ export const LOCAL_BACKEND_DEFAULTS: Required<Omit<LocalBackendOptions, "dataDir
 export class LocalBackend {
   readonly checkpoints: CheckpointStore;
   readonly #requests = new Requests();
+  /** Where server-side failures are logged with their stack traces. */
+  readonly failureLog: string;
   readonly futures = this.#requests.futures;
   readonly queue = this.#requests.queue;
   readonly #sessions = new SessionStore();
@@ -79,6 +83,8 @@ export class LocalBackend {
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
     this.#opts = { ...LOCAL_BACKEND_DEFAULTS, ...given } as Required<LocalBackendOptions>;
     this.checkpoints = new CheckpointStore(opts.dataDir);
+    this.failureLog = join(opts.dataDir, FAILURE_LOG_NAME);
+    this.futures.describeServerError = (e) => recordFailure(this.failureLog, e);
     const parts = { sessions: this.#sessions, checkpoints: this.checkpoints };
     this.#sampling = new SamplingService({
       ...parts,

@@ -14,6 +14,7 @@
 
 import { defaultDevice, init, numpy as np, tree } from "@jax-js/jax";
 import { hostTensor, type NamedTensors } from "./tensors.ts";
+import { watchHeap } from "./heap.ts";
 
 /**
  * Device parameters keyed by their `params.ts` name (e.g. `blocks.0.attn.q.weight`).
@@ -35,6 +36,7 @@ let ready: Promise<void> | undefined;
  */
 export function initEngine(): Promise<void> {
   ready ??= (async () => {
+    watchHeap();
     const available = await init("wasm");
     if (!available.includes("wasm")) {
       throw new Error(`jax-js could not start its wasm device (available: ${available})`);

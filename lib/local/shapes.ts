@@ -4,13 +4,11 @@
  * buckets means a handful of compiles over a whole run.
  *
  * Why not finer buckets (less padding): jax-js's wasm allocator reuses a freed buffer only for
- * a request of the same size class and never coalesces, so every distinct shape's working set
- * stays allocated for the life of the process. Measured on `local/games` (LoRA forward_backward,
- * 8 rows): 512-token rows left the heap at 1.1 GiB; adding 640 and 768 (four buckets per
- * octave) took it to 2.4 and 3.3 GiB, and 1024 then ran out of the 4 GiB heap. With powers of
- * two the same lengths make three shapes (256, 512, 1024) and the heap settles at 2.4 GiB
- * (`bench/heap_probe.ts learner 500 1000 250 500 1000 600`; the four-per-octave figures are the same
- * lengths, 500 600 700 1000, run with commit 51fa626's buckets).
+ * a request of the same size class and never coalesces (`heap.ts`), so every distinct size
+ * stays allocated for the life of the process. With power-of-two rows and lengths every buffer
+ * is a power of two times a model constant, so all shapes together take at most about twice
+ * the largest one; four buckets per octave once took the heap from 1.1 to 3.3 GiB on the same
+ * lengths (commit 51fa626, before programs were split by stage).
  *
  * @module
  */

@@ -94,13 +94,96 @@ export function gptForward(
   spec: ForwardSpec,
   hooks: ForwardHooks = {},
 ): np.Array {
-  const p = new Layers(base, lora ?? {}, spec.loraScale);
-  const attend = hooks.attend ?? causalAttention;
-  let x = embed(p, tokens, hooks.positions);
-  for (let i = 0; p.has(`blocks.${i}.ln1.weight`); i++) {
-    x = x.ref.add(attention(p, `blocks.${i}`, i, layerNorm(p, `blocks.${i}.ln1`, x), spec, attend));
-    x = x.ref.add(mlp(p, `blocks.${i}`, layerNorm(p, `blocks.${i}.ln2`, x)));
+  const stages = splitStages(base, lora ?? {});
+  let x = embedTokens(stages.embed.base, tokens, hooks.positions);
+  stages.blocks.forEach((b, i) => {
+    x = blockForward(b.base, b.lora, x, spec, i, hooks.attend);
+  });
+  return headLogits(stages.head.base, stages.head.lora, x, spec);
+}
+
+/** The weights of one stage of the model: base (and adapter) tensors under stage-local names. */
+export interface StageParams {
+  base: ParamTree;
+  lora: ParamTree;
+}
+
+/**
+ * A model's weights cut into its stages, each under stage-local names so that every block has
+ * the same pytree (one jitted program serves all of them): `embed` (`wte.weight`,
+ * `wpe.weight`), `blocks[i]` (`ln1.weight`, `attn.q.weight`, `attn.q.lora_a`, …) and `head`
+ * (`ln_f.*`, `lm_head.*`). The learner runs them as separate programs (`train/step.ts`).
+ */
+export function splitStages(
+  base: ParamTree,
+  lora: ParamTree,
+): { embed: StageParams; blocks: StageParams[]; head: StageParams } {
+  const pick = (t: ParamTree, keep: (k: string) => string | null): ParamTree => {
+    const out: ParamTree = {};
+    for (const [k, v] of Object.entries(t)) {
+      const local = keep(k);
+      if (local !== null) out[local] = v;
+    }
+    return out;
+  };
+  const stage = (keep: (k: string) => string | null): StageParams => ({
+    base: pick(base, keep),
+    lora: pick(lora, keep),
+  });
+  const blocks: StageParams[] = [];
+  const layers = 1 + Math.max(
+    -1,
+    ...[...Object.keys(base), ...Object.keys(lora)].map((k) =>
+      Number(/^blocks\.(\d+)\./.exec(k)?.[1] ?? -1)
+    ),
+  );
+  for (let i = 0; i < layers; i++) {
+    const prefix = `blocks.${i}.`;
+    blocks.push(stage((k) => k.startsWith(prefix) ? k.slice(prefix.length) : null));
   }
+  const top = (names: string[]) => (k: string) =>
+    names.some((n) => k.startsWith(`${n}.`)) ? k : null;
+  return { embed: stage(top(["wte", "wpe"])), blocks, head: stage(top(["ln_f", "lm_head"])) };
+}
+
+/**
+ * Token plus position embeddings `[B, T, D]` from the `embed` stage's weights. Lookups are
+ * one-hot matmuls rather than gathers so that the full fine-tuning gradient jits (see
+ * {@link pick}); they are exact.
+ */
+export function embedTokens(p: ParamTree, tokens: np.Array, positions?: np.Array): np.Array {
+  const wte = p["wte.weight"], wpe = p["wpe.weight"];
+  if (!wte || !wpe) throw new Error("gpt: missing embedding parameters");
+  const tok = np.matmul(nn.oneHot(tokens, wte.shape[0]), wte);
+  if (positions) return tok.add(np.matmul(nn.oneHot(positions, wpe.shape[0]), wpe));
+  return tok.add(wpe.slice([0, tok.shape[1]]));
+}
+
+/**
+ * One pre-LN block on `x [B, T, D]` with its stage weights (block-local names), `layer` its
+ * index (for the attention hook): `x + attn(ln1(x))`, then `+ mlp(ln2(·))`.
+ */
+export function blockForward(
+  base: ParamTree,
+  lora: ParamTree,
+  x: np.Array,
+  spec: ForwardSpec,
+  layer: number,
+  attend: AttentionFn = causalAttention,
+): np.Array {
+  const p = new Layers(base, lora, spec.loraScale);
+  x = x.ref.add(attention(p, layer, layerNorm(p, "ln1", x), spec, attend));
+  return x.ref.add(mlp(p, layerNorm(p, "ln2", x)));
+}
+
+/** Logits `[B, T, V]` of the final hidden states: `ln_f(x) @ lm_head` (head stage weights). */
+export function headLogits(
+  base: ParamTree,
+  lora: ParamTree,
+  x: np.Array,
+  spec: ForwardSpec,
+): np.Array {
+  const p = new Layers(base, lora, spec.loraScale);
   return p.linear("lm_head", layerNorm(p, "ln_f", x));
 }
 
@@ -126,18 +209,6 @@ function pick(x: np.Array, mask: np.Array): np.Array {
   return np.where(mask, x, 0).sum(-1);
 }
 
-/**
- * Token plus position embeddings, `[B, T, D]`. Lookups are one-hot matmuls rather than
- * gathers so that the full fine-tuning gradient jits (see {@link pick}); they are exact.
- */
-function embed(p: Layers, tokens: np.Array, positions?: np.Array): np.Array {
-  const wte = p.take("wte.weight");
-  const tok = np.matmul(nn.oneHot(tokens, wte.shape[0]), wte);
-  const wpe = p.take("wpe.weight");
-  if (positions) return tok.add(np.matmul(nn.oneHot(positions, wpe.shape[0]), wpe));
-  return tok.add(wpe.slice([0, tok.shape[1]]));
-}
-
 /** LayerNorm over the last axis (biased variance, eps 1e-5), as torch.nn.LayerNorm. */
 function layerNorm(p: Layers, path: string, x: np.Array): np.Array {
   const centered = x.ref.sub(x.mean(-1, { keepdims: true }));
@@ -146,10 +217,9 @@ function layerNorm(p: Layers, path: string, x: np.Array): np.Array {
   return normed.mul(p.take(`${path}.weight`)).add(p.take(`${path}.bias`));
 }
 
-/** Multi-head self-attention of block `path` on the normalised input `x [B, T, D]`. */
+/** A block's multi-head self-attention on the normalised input `x [B, T, D]`. */
 function attention(
   p: Layers,
-  path: string,
   layer: number,
   x: np.Array,
   spec: ForwardSpec,
@@ -157,17 +227,17 @@ function attention(
 ): np.Array {
   const [b, t, d] = x.shape;
   const heads = (y: np.Array) => y.reshape([b, t, spec.nHeads, d / spec.nHeads]);
-  const q = heads(p.linear(`${path}.attn.q`, x.ref));
-  const k = heads(p.linear(`${path}.attn.k`, x.ref));
-  const v = heads(p.linear(`${path}.attn.v`, x));
+  const q = heads(p.linear("attn.q", x.ref));
+  const k = heads(p.linear("attn.k", x.ref));
+  const v = heads(p.linear("attn.v", x));
   const y = attend(layer, q, k, v).reshape([b, t, d]);
-  return p.linear(`${path}.attn.o`, y);
+  return p.linear("attn.o", y);
 }
 
-/** The MLP of block `path`: fc → GELU (tanh approximation) → proj. */
-function mlp(p: Layers, path: string, x: np.Array): np.Array {
-  const h = nn.gelu(p.linear(`${path}.mlp.fc`, x), { approximate: true });
-  return p.linear(`${path}.mlp.proj`, h);
+/** A block's MLP: fc → GELU (tanh approximation) → proj. */
+function mlp(p: Layers, x: np.Array): np.Array {
+  const h = nn.gelu(p.linear("mlp.fc", x), { approximate: true });
+  return p.linear("mlp.proj", h);
 }
 
 /**
@@ -180,11 +250,6 @@ class Layers {
     private readonly lora: ParamTree,
     private readonly loraScale: number,
   ) {}
-
-  /** Whether the base tree has `name` (used to count blocks). */
-  has(name: string): boolean {
-    return name in this.base;
-  }
 
   /** The base parameter `name`; throws if absent so a wrong tree fails loudly. */
   take(name: string): np.Array {

@@ -60,10 +60,20 @@ export class FutureStore {
     this.#settle(id, (kind) => ({ status: "done", kind, value }));
   }
 
+  /**
+   * Turns a server-side failure into the message the client sees (e.g. one line naming a log
+   * file that keeps the stack); the error's own message when unset.
+   */
+  describeServerError?: (err: unknown) => string;
+
   /** Fails a future; a {@link UserInputError} is the client's fault, anything else the server's. */
   reject(id: string, err: unknown): void {
     const user = err instanceof UserInputError || err instanceof InvalidTinkerPathError;
-    const error = err instanceof Error ? err.message : String(err);
+    const error = !user && this.describeServerError
+      ? this.describeServerError(err)
+      : err instanceof Error
+      ? err.message
+      : String(err);
     this.#settle(
       id,
       (kind) => ({ status: "failed", kind, error, category: user ? "user" : "server" }),

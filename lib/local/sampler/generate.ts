@@ -26,7 +26,7 @@ import {
   resizeSlots,
 } from "./device.ts";
 import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
-import { pow2Bucket } from "../shapes.ts";
+import { pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
 import type { StopMatcher } from "./stops.ts";
 import { type DrawParams, drawToken, topEntries } from "./token_sampling.ts";
@@ -83,6 +83,11 @@ export async function runGroup(
     fanOut[i] = prompts.slotOfJob.get(job)!;
     advance(rows[i], prompts.firstDraw.get(job)!);
   });
+  if (rows.every((r) => r.done) && !prefix) {
+    // e.g. compute_logprobs: one token each, drawn from the prompts' distributions.
+    disposeCache(prompts.cache);
+    return;
+  }
   let cache = gatherRows(prompts.cache, int32Array(fanOut, [fanOut.length]));
   if (prefix) storeRows(prefix, cache, rows.filter((r) => r.done));
   for (let active = rows.filter((r) => !r.done); active.length > 0;) {
@@ -186,37 +191,40 @@ async function prefillGroup(
   }
   const out: PromptCaches = { cache: { k: [], v: [] }, slotOfJob: new Map(), firstDraw: new Map() };
   const caches: KvCache[] = [];
+  // One-token jobs (compute_logprobs) draw only from the prompts' distributions: no cache.
+  const keepCaches = prefix !== undefined || group.jobs.some((j) => jobs[j].job.maxTokens > 1);
+  let offset = 0;
   const place = async (chunk: number[], cache: KvCache, last: np.Array) => {
-    const offset = caches.reduce((n, c) => n + c.k[0].shape[0], 0);
-    caches.push(cache);
+    if (keepCaches) caches.push(cache);
+    else disposeCache(cache);
     const dist = await readFloat32(last);
     chunk.forEach((r, i) => {
       out.slotOfJob.set(r, offset + i);
       out.firstDraw.set(r, dist.subarray(i * cfg.vocabSize, (i + 1) * cfg.vocabSize));
     });
+    offset += pow2Bucket(chunk.length);
   };
-  const slots = group.prefillSlots;
-  if (full.length > 0) {
-    const t = slotBucket(cfg, Math.max(...full.map((r) => jobs[r].job.prompt.length)));
-    for (const chunk of scoreChunks(cfg, full, t, t)) {
-      const prefilled = runPrompts(weights, jobs, chunk, t, slots);
-      await place(chunk, prefilled.cache, prefilled.last);
-      const wanted = [...repOf].filter(([j, r]) =>
-        chunk.includes(r) && wantsPromptLogprobs(jobs[j])
+  const slots = keepCaches ? group.prefillSlots : 0;
+  // Longest prompts first, each chunk padded only to its own longest prompt's bucket: attention
+  // costs T², so a 300-token prompt must not pay for a 1000-token one.
+  const length = (r: number) => jobs[r].job.prompt.length;
+  const sorted = [...full].sort((a, b) => length(b) - length(a));
+  for (let next = 0; next < sorted.length;) {
+    const t = slotBucket(cfg, length(sorted[next]));
+    const [chunk] = scoreChunks(cfg, sorted.slice(next), t, t);
+    next += chunk.length;
+    const wanted = [...repOf].filter(([j, r]) => chunk.includes(r) && wantsPromptLogprobs(jobs[j]));
+    const prefilled = await runPrompts(weights, jobs, chunk, t, slots, wanted.length > 0);
+    await place(chunk, prefilled.cache, prefilled.last);
+    if (!prefilled.all) continue;
+    const all = await readFloat32(prefilled.all);
+    const v = cfg.vocabSize;
+    for (const [j, r] of wanted) {
+      const i = chunk.indexOf(r);
+      fillPromptLogprobs(
+        jobs[j],
+        (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v),
       );
-      if (wanted.length === 0) {
-        prefilled.all.dispose();
-        continue;
-      }
-      const all = await readFloat32(prefilled.all);
-      const v = cfg.vocabSize;
-      for (const [j, r] of wanted) {
-        const i = chunk.indexOf(r);
-        fillPromptLogprobs(
-          jobs[j],
-          (pos) => all.subarray((i * t + pos) * v, (i * t + pos + 1) * v),
-        );
-      }
     }
   }
   if (hits.size > 0) {
@@ -224,14 +232,34 @@ async function prefillGroup(
     const suffix = (r: number) => jobs[r].job.prompt.length - hits.get(r)!.length;
     const t = pow2Bucket(Math.max(...ids.map(suffix)), MIN_EXTEND_BUCKET);
     for (const chunk of scoreChunks(cfg, ids, t, slots)) {
-      const extended = extendPrefixes(weights, jobs, chunk, hits, t, slots);
+      const extended = await extendPrefixes(weights, jobs, chunk, hits, t, slots);
       await place(chunk, extended.cache, extended.last);
     }
   }
-  out.cache = concatRows(caches);
+  if (caches.length > 0) out.cache = concatRows(padRows(caches));
   for (const [j, r] of repOf) {
     out.slotOfJob.set(j, out.slotOfJob.get(r)!);
     out.firstDraw.set(j, out.firstDraw.get(r)!);
+  }
+  return out;
+}
+
+/**
+ * Pads a list of row-stacked caches with copies of the first so that their rows add up to a
+ * power of two: every cache the device holds then has a power-of-two row count, one of a few
+ * sizes that jax-js's allocator reuses (an odd total would be a new size for good).
+ */
+function padRows(caches: KvCache[]): KvCache[] {
+  const rows = caches.reduce((n, c) => n + c.k[0].shape[0], 0);
+  let missing = pow2Bucket(rows) - rows;
+  const out = [...caches];
+  while (missing > 0) {
+    const take = prevPow2(missing);
+    const index = int32Array(new Int32Array(take), [take]);
+    out.push(
+      gatherRows({ k: caches[0].k.map((a) => a.ref), v: caches[0].v.map((a) => a.ref) }, index),
+    );
+    missing -= take;
   }
   return out;
 }
@@ -246,6 +274,7 @@ function runPrompts(
   chunk: number[],
   t: number,
   slots: number,
+  all: boolean,
 ) {
   const b = pow2Bucket(chunk.length);
   const tokens = new Int32Array(b * t);
@@ -262,6 +291,7 @@ function runPrompts(
     tree.ref(weights.lora),
     int32Array(tokens, [b, t]),
     int32Array(lastIndex, [b]),
+    all,
   );
 }
 

@@ -19,8 +19,12 @@ import { pow2Bucket, prevPow2 } from "../shapes.ts";
  * 128 and no better at 256.
  */
 export const MAX_DECODE_ROWS = 128;
-/** Device bytes allowed for one group's KV cache (keys and values, all layers). */
-const CACHE_BUDGET_BYTES = 256 * 2 ** 20;
+/**
+ * Device bytes allowed for one group's KV cache (keys and values, all layers). A decode step
+ * is one program whose new cache is allocated while the old one is still alive, so a group
+ * holds twice this at its peak.
+ */
+const CACHE_BUDGET_BYTES = 128 * 2 ** 20;
 /** Attention-score elements (`B·H·T·T`) allowed for one prefill chunk. */
 const PREFILL_SCORE_BUDGET = 2 ** 23;
 /** Smallest padded prompt and cache length, so short requests share one shape. */

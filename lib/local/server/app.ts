@@ -12,6 +12,7 @@ import { type Context, Hono } from "hono";
 import { UserInputError } from "../errors.ts";
 import type { LocalBackend } from "../backend.ts";
 import { ExpiredFutureError } from "../runtime/futures.ts";
+import { recordFailure } from "../runtime/failures.ts";
 import { droppedConnection, type FaultInjector, faultResponse } from "./faults.ts";
 import type { LocalAuth } from "./auth.ts";
 import { clientRoutes } from "./routes/client.ts";
@@ -37,7 +38,7 @@ export interface AppOptions {
 export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
   const app = new Hono();
   if (opts.faults) app.use("*", faultMiddleware(opts.faults));
-  app.onError((err, c) => errorResponse(c, err));
+  app.onError((err, c) => errorResponse(c, err, backend.failureLog));
   app.notFound((c) =>
     c.json({ detail: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)
   );
@@ -53,12 +54,12 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
   return app;
 }
 
-function errorResponse(c: Context, err: unknown): Response {
+function errorResponse(c: Context, err: unknown, failureLog: string): Response {
   if (err instanceof UserInputError) return c.json({ detail: err.message }, err.status);
   if (err instanceof InvalidTinkerPathError) return c.json({ detail: err.message }, 400);
   if (err instanceof ExpiredFutureError) return c.json({ detail: err.message }, 410);
-  console.error(`local backend: ${c.req.method} ${c.req.path} failed:`, err);
-  return c.json({ detail: `internal error: ${(err as Error)?.message ?? String(err)}` }, 500);
+  const detail = recordFailure(failureLog, err, `${c.req.method} ${c.req.path}`);
+  return c.json({ detail }, 500);
 }
 
 function faultMiddleware(faults: FaultInjector) {

@@ -1,6 +1,6 @@
 /**
- * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks that
- * each fit comfortably in jax-js's 4 GiB wasm heap, and packing them into flat arrays.
+ * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks whose
+ * stage programs each fit a fixed byte budget, and packing them into flat arrays.
  *
  * Shapes are bucketed to powers of two (`../shapes.ts`, which says why not finer): rows,
  * and sequence length capped at the model's context.
@@ -23,23 +23,26 @@ export interface MicroBatch {
 }
 
 /**
- * Activation memory the micro-batch size is derived from. jax-js keeps every intermediate of
- * the forward pass for the backward pass, in float32; 1.5 GiB leaves room under the 4 GiB
- * heap for the weights, Adam's moments, the gradient accumulator and allocator slack.
+ * Device bytes one stage program of a micro-batch may allocate. jax-js allocates a program's
+ * buffers all at once and reuses a freed buffer only for the same size (`../heap.ts`); with
+ * power-of-two rows and lengths every size is a power of two times a model constant, so the
+ * heap over all shapes stays under about twice the largest program (tested in `tests/local/heap_test.ts`).
  */
-const ACTIVATION_BYTES = 1.5 * 2 ** 30;
+export const PROGRAM_BYTES = 256 * 2 ** 20;
 
 /**
- * Estimated bytes of live activations per token of a training step at sequence length `t`.
- * Per layer it holds a few dozen `[d]`-vectors (LayerNorms, q/k/v/o, the 4×-wide MLP
- * pre- and post-GELU, their gradients) and a few `[H, t]` attention-score rows; then the
- * `[V]` logits with their softmax and gradient. Calibration (jax-js 0.1.25, full training,
- * byte vocab, d256, 6 layers, t = 256): RSS grows by ~765 KB per token from batch 4 to 16
- * (1.25 → 3.6 GB); this estimate gives 893 KB, on the safe side.
+ * Estimated bytes a stage program allocates per token at sequence length `t`: the larger of a
+ * block's backward (its forward recomputed, then its gradients: a few dozen `[D]`- and
+ * `[4D]`-vectors and eight `[H, t]` attention rows) and the head's (logits, log-softmax, the
+ * target mask and their gradients), plus the block inputs kept between programs.
+ * Calibration (jax-js 0.1.25, `local/games`, LoRA rank 32, `bench/heap_probe.ts learner`): one
+ * 1024-token row allocated 186 MiB, two 372, eight 256-token rows 177; this estimate gives
+ * 188, 376 and 186.
  */
-function activationBytesPerToken(cfg: ModelConfig, t: number): number {
-  const perLayer = 16 * cfg.dModel * (1 + cfg.mlpRatio) + 8 * cfg.nHeads * t;
-  return 4 * (cfg.nLayers * perLayer + 8 * cfg.vocabSize);
+export function programBytesPerToken(cfg: ModelConfig, t: number): number {
+  const block = 24 * cfg.dModel * (1 + cfg.mlpRatio) + 8 * cfg.nHeads * t;
+  const head = 16 * cfg.vocabSize + 8 * cfg.dModel;
+  return 4 * (Math.max(block, head) + (cfg.nLayers + 1) * cfg.dModel);
 }
 
 /** Sequence-length bucket of a row of `n` tokens: a power of two ≥ 8, capped at the context. */
@@ -48,12 +51,12 @@ export function seqLenBucket(n: number, maxSeqLen: number): number {
 }
 
 /**
- * Most rows of length `seqLen` in one micro-batch: the power of two that keeps the estimated
- * activations under budget (at least 1). `tokenBudget` overrides the estimate with a fixed
- * number of tokens per micro-batch (for tests and tuning).
+ * Most rows of length `seqLen` in one micro-batch: the power of two that keeps every stage
+ * program under {@link PROGRAM_BYTES} (at least 1). `tokenBudget` overrides the estimate with
+ * a fixed number of tokens per micro-batch (for tests and tuning).
  */
 export function maxRows(cfg: ModelConfig, seqLen: number, tokenBudget?: number): number {
-  const tokens = tokenBudget ?? ACTIVATION_BYTES / activationBytesPerToken(cfg, seqLen);
+  const tokens = tokenBudget ?? PROGRAM_BYTES / programBytesPerToken(cfg, seqLen);
   return prevPow2(Math.max(1, Math.floor(tokens / seqLen)));
 }
 

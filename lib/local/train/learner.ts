@@ -14,7 +14,7 @@
  * @module
  */
 
-import { blockUntilReady, tree } from "@jax-js/jax";
+import { blockUntilReady, type numpy as np, tree } from "@jax-js/jax";
 import {
   disposeTree,
   initEngine,
@@ -38,13 +38,19 @@ import {
 import { type MicroBatch, packMicroBatch, planMicroBatches } from "./batching.ts";
 import { type LossDefinition, LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
 import {
+  blockBackwardProgram,
+  blockProgram,
   type DeviceBatch,
-  forwardMicroBatch,
+  embedBackwardProgram,
+  embedProgram,
+  headForwardProgram,
+  headTrainProgram,
+  type Stage,
+  stagesOf,
   type StepArgs,
   type StepOutputs,
   type StepStatics,
   toDeviceBatch,
-  trainMicroBatch,
   zerosLike,
 } from "./step.ts";
 import {
@@ -58,8 +64,13 @@ import {
 } from "./types.ts";
 import { validateAdamParams, validateForwardBackward } from "./validate.ts";
 
-/** A dispatched micro-batch whose outputs are still on the device. */
-type MicroBatchResult = { mb: MicroBatch; out: StepOutputs };
+/** A micro-batch's outputs, read back. */
+type MicroBatchResult = { mb: MicroBatch; lp: Float32Array; sums: Float32Array };
+
+/** Waits until `x` is computed, so that its program's buffers are free for the next one. */
+function ready<T extends object>(x: T): Promise<T> {
+  return blockUntilReady(x);
+}
 
 /** Options of {@link Learner.create}. */
 export interface LearnerOptions {
@@ -163,36 +174,94 @@ export class Learner {
     try {
       for (const mb of plan) {
         const packed = packMicroBatch(datums, mb, k, name !== "cross_entropy");
-        const out = this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly);
-        // jax-js is lazy: without a sync per micro-batch, every block's activations are queued
-        // at once and a large request (e.g. 64 RL datums) runs out of the 4 GiB wasm heap.
-        await blockUntilReady([out.lp, out.sums, this.#grads]);
-        results.push({ mb, out });
+        const out = await this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly);
+        const [lp, sums] = await Promise.all([readFloat32(out.lp), readFloat32(out.sums)]);
+        results.push({ mb, lp, sums });
       }
     } catch (e) {
+      disposeTree(this.#grads);
       this.#grads = saved.grads;
       this.#pending = saved.pending;
       throw e;
     }
     disposeTree(saved.grads);
-    return await collectResults(results, datums, k, LOSSES[name]);
+    return collectResults(results, datums, k, LOSSES[name]);
   }
 
-  /** Dispatches one micro-batch; a training pass adds its gradient to `#grads`. */
-  #runMicroBatch(batch: DeviceBatch, step: StepArgs, forwardOnly: boolean): StepOutputs {
-    const [trained, frozen] = [tree.ref(this.#trained), tree.ref(this.#frozen)];
-    if (forwardOnly) return forwardMicroBatch(trained, frozen, batch, step.config, step.statics);
-    const { acc, ...out } = trainMicroBatch(
-      trained,
-      frozen,
-      this.#grads,
-      batch,
-      step.config,
-      step.statics,
+  /**
+   * Runs one micro-batch as a chain of stage programs (`step.ts` says why), waiting for each
+   * before issuing the next so that it reuses the buffers the previous one freed. A training
+   * pass adds its gradient to `#grads`.
+   */
+  async #runMicroBatch(
+    batch: DeviceBatch,
+    step: StepArgs,
+    forwardOnly: boolean,
+  ): Promise<StepOutputs> {
+    const s = step.statics;
+    const stages = stagesOf(this.#trained, this.#frozen, this.trainable);
+    const refs = (st: Stage) => [tree.ref(st.trained), tree.ref(st.frozen)] as const;
+    const full = this.trainable === "full";
+    const { tokens, ...head } = batch;
+    let x = await ready(embedProgram(...refs(stages.embed), full ? tokens.ref : tokens, s));
+    const inputs: np.Array[] = [];
+    for (const block of stages.blocks) {
+      if (!forwardOnly) inputs.push(x.ref);
+      x = await ready(blockProgram(...refs(block), x, s));
+    }
+    if (forwardOnly) {
+      if (full) tokens.dispose();
+      return await ready(headForwardProgram(...refs(stages.head), x, head, step.config, s));
+    }
+    // From here on `#grads` is rebuilt stage by stage (the caller keeps the old tree).
+    this.#grads = { ...this.#grads };
+    const out = await ready(
+      headTrainProgram(...refs(stages.head), this.#takeGrads(""), x, head, step.config, s),
     );
-    this.#grads = acc;
+    this.#putGrads("", out.acc);
+    let dy = out.dx;
+    for (let i = stages.blocks.length - 1; i >= 0; i--) {
+      const prefix = `blocks.${i}.`;
+      const r = await ready(
+        blockBackwardProgram(...refs(stages.blocks[i]), this.#takeGrads(prefix), inputs[i], dy, s),
+      );
+      this.#putGrads(prefix, r.acc);
+      dy = r.dx;
+    }
+    if (full) {
+      const acc = this.#takeGrads("", ["wte.", "wpe."]);
+      this.#putGrads(
+        "",
+        await ready(embedBackwardProgram(tree.ref(stages.embed.trained), acc, tokens, dy)),
+      );
+    } else dy.dispose();
     this.#pending++;
+    return { lp: out.lp, sums: out.sums };
+  }
+
+  /**
+   * Removes and returns the accumulated gradients of one stage, under stage-local names: the
+   * keys under `prefix` (a block) or, with `prefix` "", the top-level ones (of `only` if given,
+   * else the head's).
+   */
+  #takeGrads(prefix: string, only = ["ln_f.", "lm_head."]): ParamTree {
+    const out: ParamTree = {};
+    for (const key of Object.keys(this.#grads)) {
+      const local = prefix
+        ? (key.startsWith(prefix) ? key.slice(prefix.length) : null)
+        : only.some((o) => key.startsWith(o))
+        ? key
+        : null;
+      if (local === null) continue;
+      out[local] = this.#grads[key];
+      delete this.#grads[key];
+    }
     return out;
+  }
+
+  /** Puts a stage's gradients (stage-local names) back under `prefix`. */
+  #putGrads(prefix: string, grads: ParamTree): void {
+    for (const [k, v] of Object.entries(grads)) this.#grads[prefix + k] = v;
   }
 
   /**
@@ -281,26 +350,22 @@ function targetWidth(datums: readonly LearnerDatum[]): number {
   return Math.max(0, ...widths);
 }
 
-/**
- * Reads every micro-batch's outputs (one host sync per array, all in flight together) and
- * assembles the per-datum log-probs and the metrics.
- */
-async function collectResults(
+/** Assembles the per-datum log-probs and the metrics from the micro-batches' outputs. */
+function collectResults(
   results: readonly MicroBatchResult[],
   datums: readonly LearnerDatum[],
   k: number,
   loss: LossDefinition,
-): Promise<ForwardBackwardResult> {
+): ForwardBackwardResult {
   const outputs = new Array<{ logprobs: OutputTensor }>(datums.length);
   const names = ["loss", ...loss.stats];
   const totals = new Float64Array(names.length);
-  await Promise.all(results.map(async ({ mb, out }) => {
-    const [lp, sums] = await Promise.all([readFloat32(out.lp), readFloat32(out.sums)]);
+  for (const { mb, lp, sums } of results) {
     sums.forEach((x, i) => totals[i] += x);
     mb.indices.forEach((idx, r) => {
       outputs[idx] = { logprobs: rowOutput(lp, datums[idx], r, mb, k) };
     });
-  }));
+  }
   const stats = Object.fromEntries(names.map((s, i) => [s, totals[i]]));
   return { outputs, metrics: { "loss:sum": stats.loss, ...loss.metrics(stats) } };
 }

@@ -1,15 +1,32 @@
 /**
- * The compiled step of the learner: the loss of one micro-batch as a function of the trained
- * weights, jitted once as a train step (value, gradient and the running gradient sum in one
- * program) and once forward-only. The weights are arguments, so new weights never recompile;
- * what shapes the graph (heads, LoRA scale, trainable, loss) is the static argument.
+ * The compiled programs of the learner's step, one per stage of the model (embedding, one
+ * block, head), so that a micro-batch runs as a chain of small programs instead of one.
+ *
+ * Why stages (measured, jax-js 0.1.25): a jitted program allocates every buffer it will need
+ * when it is issued, before its first kernel runs, and frees them only once it has run, so a
+ * program's peak is the sum of all its intermediates with no reuse inside it. One program for
+ * a whole training step on `local/games` took 755 MiB for a single 1024-token row. A block's
+ * program holds one layer's intermediates; the learner waits for each program before issuing
+ * the next (`learner.ts`), so every block reuses the buffers the previous one freed.
+ *
+ * Backward recomputes each block's forward from its stored input (gradient checkpointing):
+ * between programs only the `[B, T, D]` block inputs stay on the device. The weights are
+ * arguments and every block has the same block-local names (`gpt.ts` `splitStages`), so one
+ * compile per shape serves all blocks and new weights never recompile; what shapes the graph
+ * (heads, LoRA scale, trainable, loss) is the static argument.
  *
  * @module
  */
 
 import { jit, numpy as np, valueAndGrad } from "@jax-js/jax";
 import { int32Array, type ParamTree } from "../engine.ts";
-import { gptLogits, targetLogprobs } from "../model/gpt.ts";
+import {
+  blockForward,
+  embedTokens,
+  headLogits,
+  splitStages,
+  targetLogprobs,
+} from "../model/gpt.ts";
 import { foldLora, type FoldPredicate } from "../model/lora.ts";
 import type { PackedBatch } from "./batching.ts";
 import { type LossConfig, LOSSES, type LossFnName, type LossTokens } from "./losses.ts";
@@ -23,13 +40,16 @@ export type StepStatics = {
   lossFn: LossFnName;
 };
 
+/** What the head reads of a micro-batch: the targets and the loss's per-token inputs. */
+export type HeadBatch = { targets: np.Array; loss: LossTokens };
+
 /** One micro-batch on the device. */
-export type DeviceBatch = { tokens: np.Array; targets: np.Array; loss: LossTokens };
+export type DeviceBatch = HeadBatch & { tokens: np.Array };
 
 /** The traced loss config and the static settings of one forward_backward call. */
 export type StepArgs = { config: LossConfig; statics: StepStatics };
 
-/** What a jitted step returns besides gradients. */
+/** What the head program returns besides gradients. */
 export type StepOutputs = {
   /** Target log-probs `[B, T]` / `[B, T, K]`. */
   lp: np.Array;
@@ -37,25 +57,29 @@ export type StepOutputs = {
   sums: np.Array;
 };
 
+/** The trained and frozen weights of one stage, under stage-local names. */
+export type Stage = { trained: ParamTree; frozen: ParamTree };
+
 /**
- * The loss of one micro-batch as a function of the trained tree (argument 0), returning the
- * loss and, as auxiliary outputs, the log-probs and metric sums.
+ * Cuts the learner's trees into stages: the LoRA adapter (trained) over frozen base weights,
+ * or, for full training, the base weights themselves (trained) with nothing frozen.
  */
-function objective(
+export function stagesOf(
   trained: ParamTree,
   frozen: ParamTree,
-  batch: DeviceBatch,
-  config: LossConfig,
-  s: StepStatics,
-): [np.Array, StepOutputs] {
-  const spec = { nHeads: s.nHeads, loraScale: s.loraScale };
-  const logits = s.trainable === "lora"
-    ? gptLogits(...foldLora(frozen, trained, s.loraScale, foldWhenCheaper), batch.tokens, spec)
-    : gptLogits(trained, null, batch.tokens, spec);
-  const lp = targetLogprobs(logits, batch.targets);
-  const { loss, stats } = LOSSES[s.lossFn].fn(lp.ref, batch.loss, config);
-  const sums = np.stack([loss.ref, ...LOSSES[s.lossFn].stats.map((k) => stats[k])]);
-  return [loss, { lp, sums }];
+  trainable: Trainable,
+): { embed: Stage; blocks: Stage[]; head: Stage } {
+  const s = trainable === "lora" ? splitStages(frozen, trained) : splitStages(trained, {});
+  const of = (p: { base: ParamTree; lora: ParamTree }): Stage =>
+    trainable === "lora" ? { trained: p.lora, frozen: p.base } : { trained: p.base, frozen: {} };
+  return { embed: of(s.embed), blocks: s.blocks.map(of), head: of(s.head) };
+}
+
+/** The `[base, lora]` pair a stage runs with. */
+function weightsOf(trained: ParamTree, frozen: ParamTree, s: StepStatics): [ParamTree, ParamTree] {
+  return s.trainable === "lora"
+    ? foldLora(frozen, trained, s.loraScale, foldWhenCheaper)
+    : [trained, {}];
 }
 
 /**
@@ -68,35 +92,118 @@ function objective(
  */
 const foldWhenCheaper: FoldPredicate = (inF, rank, outF) => (inF * outF) / (inF + outF) < 3 * rank;
 
-/** Train step: value, gradient, and `acc + gradient` in one compiled program. */
-export const trainMicroBatch = jit(function trainMicroBatch(
+/** Embedding program: the first block's input `[B, T, D]`. */
+export const embedProgram = jit(function embedProgram(
+  trained: ParamTree,
+  frozen: ParamTree,
+  tokens: np.Array,
+  s: StepStatics,
+): np.Array {
+  return embedTokens(s.trainable === "lora" ? frozen : trained, tokens);
+}, { staticArgnums: [3] });
+
+/** Embedding backward (full training only): the gradient of the embeddings given `dx`. */
+export const embedBackwardProgram = jit(function embedBackwardProgram(
+  trained: ParamTree,
+  acc: ParamTree,
+  tokens: np.Array,
+  dx: np.Array,
+): ParamTree {
+  const f = (t: ParamTree, x: np.Array, g: np.Array) => embedTokens(t, x).mul(g).sum();
+  const [value, grads] = valueAndGrad(f)(trained, tokens, dx);
+  value.dispose();
+  return addTrees(acc, grads);
+});
+
+/** Block program: one block's output. */
+export const blockProgram = jit(function blockProgram(
+  trained: ParamTree,
+  frozen: ParamTree,
+  x: np.Array,
+  s: StepStatics,
+): np.Array {
+  return blockForward(...weightsOf(trained, frozen, s), x, s, 0);
+}, { staticArgnums: [3] });
+
+/**
+ * Block backward program: recomputes the block from its input `x` and, given the output's
+ * gradient `dy`, returns `acc` plus the gradient of its trained weights, and the gradient of `x`.
+ */
+export const blockBackwardProgram = jit(function blockBackwardProgram(
   trained: ParamTree,
   frozen: ParamTree,
   acc: ParamTree,
-  batch: DeviceBatch,
-  config: LossConfig,
+  x: np.Array,
+  dy: np.Array,
   s: StepStatics,
-): StepOutputs & { acc: ParamTree } {
-  const f = (t: ParamTree, fr: ParamTree, b: DeviceBatch, c: LossConfig) =>
-    objective(t, fr, b, c, s);
-  const [[loss, out], grads] = valueAndGrad(f, { hasAux: true })(trained, frozen, batch, config);
-  loss.dispose();
-  const sum = Object.fromEntries(Object.keys(acc).map((k) => [k, acc[k].add(grads[k])]));
-  return { ...out, acc: sum };
+): { acc: ParamTree; dx: np.Array } {
+  const f = (t: ParamTree, xx: np.Array, fr: ParamTree, g: np.Array) =>
+    blockForward(...weightsOf(t, fr, s), xx, s, 0).mul(g).sum();
+  const [value, [grads, dx]] = valueAndGrad(f, { argnums: [0, 1] })(trained, x, frozen, dy);
+  value.dispose();
+  return { acc: addTrees(acc, grads), dx };
 }, { staticArgnums: [5] });
 
-/** Forward-only step: the same loss and outputs, no gradient. */
-export const forwardMicroBatch = jit(function forwardMicroBatch(
+/** The loss of the head stage on the last block's output, with log-probs and sums as aux. */
+function headObjective(
+  trained: ParamTree,
+  x: np.Array,
+  frozen: ParamTree,
+  batch: HeadBatch,
+  config: LossConfig,
+  s: StepStatics,
+): [np.Array, StepOutputs] {
+  const logits = headLogits(...weightsOf(trained, frozen, s), x, s);
+  const lp = targetLogprobs(logits, batch.targets);
+  const { loss, stats } = LOSSES[s.lossFn].fn(lp.ref, batch.loss, config);
+  const sums = np.stack([loss.ref, ...LOSSES[s.lossFn].stats.map((k) => stats[k])]);
+  return [loss, { lp, sums }];
+}
+
+/**
+ * Head program of a training pass: the outputs, `acc` plus the head's gradient, and the
+ * gradient of `x`.
+ */
+export const headTrainProgram = jit(function headTrainProgram(
   trained: ParamTree,
   frozen: ParamTree,
-  batch: DeviceBatch,
+  acc: ParamTree,
+  x: np.Array,
+  batch: HeadBatch,
+  config: LossConfig,
+  s: StepStatics,
+): StepOutputs & { acc: ParamTree; dx: np.Array } {
+  const f = (t: ParamTree, xx: np.Array, fr: ParamTree, b: HeadBatch, c: LossConfig) =>
+    headObjective(t, xx, fr, b, c, s);
+  const [[loss, out], [grads, dx]] = valueAndGrad(f, { argnums: [0, 1], hasAux: true })(
+    trained,
+    x,
+    frozen,
+    batch,
+    config,
+  );
+  loss.dispose();
+  return { ...out, acc: addTrees(acc, grads), dx };
+}, { staticArgnums: [6] });
+
+/** Head program of a forward-only pass: the same outputs, no gradient. */
+export const headForwardProgram = jit(function headForwardProgram(
+  trained: ParamTree,
+  frozen: ParamTree,
+  x: np.Array,
+  batch: HeadBatch,
   config: LossConfig,
   s: StepStatics,
 ): StepOutputs {
-  const [loss, out] = objective(trained, frozen, batch, config, s);
+  const [loss, out] = headObjective(trained, x, frozen, batch, config, s);
   loss.dispose();
   return out;
-}, { staticArgnums: [4] });
+}, { staticArgnums: [5] });
+
+/** `acc + grads`, key by key (both consumed): gradients add up across micro-batches. */
+function addTrees(acc: ParamTree, grads: ParamTree): ParamTree {
+  return Object.fromEntries(Object.keys(acc).map((k) => [k, acc[k].add(grads[k])]));
+}
 
 /** Zeros with the keys and shapes of `params` (borrowed). */
 export function zerosLike(params: ParamTree): ParamTree {
