@@ -1,8 +1,10 @@
 /**
- * `deno task pretrain`: pretrains `local/games`, the local backend's base model for RL, on
- * transcripts of the environments played with valid but non-strategic moves (so it knows the
- * formats and reads feedback, and RL has signal), then writes `models/local_games.safetensors`.
- * `--eval-only` evaluates the weights in `models/` instead (the model card's numbers).
+ * `deno task pretrain`: pretrains `local/games` (or `--model local/games2`, the same model over
+ * the games tokenizer), the local backend's base model for RL, on transcripts of the
+ * environments played with valid but non-strategic moves (so it knows the formats and reads
+ * feedback, and RL has signal), then writes `models/local_games.safetensors` (or
+ * `models/local_games2.safetensors`). `--eval-only` evaluates the weights in `models/` instead
+ * (the model card's numbers).
  */
 
 import { join } from "node:path";
@@ -13,19 +15,29 @@ import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel } from "../lib/local/models.ts";
 import { pretrain, type PretrainStepMetrics } from "../lib/pretrain/train.ts";
 import { parseMix, PRETRAIN_MIX } from "../lib/pretrain/transcripts.ts";
+import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
+import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { downloadFullWeights, writeBaseWeights } from "../lib/pretrain/weights.ts";
 import { evaluateEnvs, evaluationTable } from "../lib/pretrain/evaluate.ts";
 
-const MODEL = "local/games";
-const WEIGHTS = new URL("../models/local_games.safetensors", import.meta.url).pathname;
+/** The models this script pretrains. */
+const MODELS = ["local/games", "local/games2"] as const;
 
-const USAGE = `usage: deno task pretrain [--steps 180] [--batch-size 8] [--learning-rate 2e-3]
-                          [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24] [--seed 0] [--out ${"models/local_games.safetensors"}]
-                          [--log-path DIR] [--eval-episodes 0] [--mix ID=W,…,others=W]
-       deno task pretrain --eval-only [--eval-episodes 50] [--eval-envs ID,ID] [--seed 0]
-                          [--eval-temperature 1]`;
+/** Where the backend loads a model's base weights from. */
+function weightsPath(model: string): string {
+  return new URL(`../models/${model.replace("/", "_")}.safetensors`, import.meta.url).pathname;
+}
+
+const USAGE =
+  `usage: deno task pretrain [--model local/games|local/games2] [--steps 180] [--batch-size 8]
+                          [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
+                          [--seed 0] [--out models/<model>.safetensors] [--log-path DIR] [--eval-episodes 0]
+                          [--mix ID=W,…,others=W]
+       deno task pretrain --eval-only [--model local/games] [--eval-episodes 50] [--eval-envs ID,ID]
+                          [--seed 0] [--eval-temperature 1]`;
 
 const Flags = z.object({
+  model: z.enum(MODELS).default("local/games"),
   steps: z.coerce.number().int().min(1).max(1_000_000).default(180),
   "batch-size": z.coerce.number().int().min(1).max(4096).default(8),
   "learning-rate": z.coerce.number().positive().max(1).default(2e-3),
@@ -33,7 +45,7 @@ const Flags = z.object({
   "datums-per-call": z.coerce.number().int().min(1).max(64).default(2),
   "max-minutes": z.coerce.number().positive().default(24),
   seed: z.coerce.number().int().default(0),
-  out: z.string().default(WEIGHTS),
+  out: z.string().optional(),
   "log-path": z.string().optional(),
   "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
   "eval-only": z.boolean().default(false),
@@ -56,6 +68,7 @@ const Flags = z.object({
 
 await runCli(async () => {
   const flags = parseFlags(Deno.args, {
+    model: { type: "string" },
     steps: { type: "string" },
     "batch-size": { type: "string" },
     "learning-rate": { type: "string" },
@@ -73,22 +86,27 @@ await runCli(async () => {
     help: { type: "boolean", short: "h" },
   }, Flags);
   if (flags.help) return console.log(USAGE);
+  const model = flags.model;
+  const basePath = weightsPath(model);
+  const out = flags.out ?? basePath;
+  const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(model));
   if (Deno.env.get("TINKER_API_KEY")) {
     throw new UsageError(
-      `this run trains the local backend's ${MODEL}; unset TINKER_API_KEY to use the local backend`,
+      `this run trains the local backend's ${model}; unset TINKER_API_KEY to use the local backend`,
     );
   }
-  const spec = findLocalModel(MODEL)!;
+  const spec = findLocalModel(model)!;
   const t0 = performance.now();
   const dataDir = await Deno.makeTempDir({ prefix: "tinkerbench-pretrain-" });
   const tinker = await connectTinker({ dataDir });
   try {
     if (flags["eval-only"]) {
-      await evaluate(tinker.service, { baseModel: MODEL }, {
+      await evaluate(tinker.service, { baseModel: model }, {
         episodes: flags["eval-episodes"] ?? 50,
         seed: flags.seed,
         temperature: flags["eval-temperature"],
         envIds: flags["eval-envs"],
+        renderer,
       });
       return;
     }
@@ -96,21 +114,21 @@ await runCli(async () => {
       join(".tinkerbench", "runs", `pretrain-${new Date().toISOString().replace(/[:.]/g, "-")}`);
     await Deno.mkdir(logPath, { recursive: true });
     console.log(
-      `pretraining ${MODEL} (${JSON.stringify(spec.config)}) on ${tinker.backend}: ` +
+      `pretraining ${model} (${JSON.stringify(spec.config)}) on ${tinker.backend}: ` +
         `${flags.steps} steps x ${flags["batch-size"]} transcripts (mix ${
           flags.mix.map((e) => `${e.envId}=${+e.weight.toFixed(4)}`).join(",")
         }), lr ${flags["learning-rate"]}; ` +
         `metrics in ${join(logPath, "metrics.jsonl")}`,
     );
-    // The backend loads local/games' base weights from models/ when the file exists.
-    const shipped = await Deno.stat(WEIGHTS).then(() => true, () => false);
+    // The backend loads the model's base weights from models/ when the file exists.
+    const shipped = await Deno.stat(basePath).then(() => true, () => false);
     console.log(
       shipped
-        ? `starting from ${WEIGHTS} (continued pretraining; delete it to start from scratch)`
+        ? `starting from ${basePath} (continued pretraining; delete it to start from scratch)`
         : `starting from the seeded random init (seed ${spec.initSeed})`,
     );
     const training = await tinker.service.createLoraTrainingClient({
-      baseModel: MODEL,
+      baseModel: model,
       rank: 1,
       seed: flags.seed,
       userMetadata: { "tinkerbench.trainable": "full" },
@@ -131,6 +149,7 @@ await runCli(async () => {
       mix: flags.mix,
       datumsPerCall: flags["datums-per-call"],
       maxSeconds: flags["max-minutes"] * 60,
+      renderer,
     }, async (m) => {
       await metrics.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
       bar.update(m.step, { loss: m["train/loss_per_token"], lr: m["optim/learning_rate"] });
@@ -147,7 +166,7 @@ await runCli(async () => {
         `ran ${history.length} of ${flags.steps} steps: the schedule was fitted to --max-minutes`,
       );
     }
-    await writeBaseWeights(flags.out, spec, weights, {
+    await writeBaseWeights(out, spec, weights, {
       steps: String(history.length),
       batch_size: String(flags["batch-size"]),
       learning_rate: String(flags["learning-rate"]),
@@ -158,7 +177,7 @@ await runCli(async () => {
     });
     console.log(
       `loss per action token: ${meanLoss(history.slice(0, 10)).toFixed(3)} (first 10 steps) → ` +
-        `${finalLoss.toFixed(3)} (last 10)\nwrote ${flags.out}\n` +
+        `${finalLoss.toFixed(3)} (last 10)\nwrote ${out}\n` +
         `pretraining took ${formatDuration(trainSeconds)} (${
           (trainSeconds / history.length).toFixed(2)
         } s/step)`,
@@ -169,6 +188,7 @@ await runCli(async () => {
         seed: flags.seed,
         temperature: flags["eval-temperature"],
         envIds: flags["eval-envs"],
+        renderer,
       });
     }
   } finally {
@@ -182,14 +202,20 @@ await runCli(async () => {
 async function evaluate(
   service: Awaited<ReturnType<typeof connectTinker>>["service"],
   from: { baseModel: string } | { modelPath: string },
-  o: { episodes: number; seed: number; temperature: number; envIds?: string[] },
+  o: {
+    episodes: number;
+    seed: number;
+    temperature: number;
+    envIds?: string[];
+    renderer: ChatMLRenderer<Tokenizer>;
+  },
 ): Promise<void> {
   const sampler = await service.createSamplingClient(from);
   const t0 = performance.now();
   const results = await evaluateEnvs(
     sampler,
     o.envIds ?? PRETRAIN_MIX.map((e) => e.envId),
-    { episodes: o.episodes, seed: o.seed, temperature: o.temperature },
+    { episodes: o.episodes, seed: o.seed, temperature: o.temperature, renderer: o.renderer },
     (e) =>
       console.error(
         `${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, invalid ${

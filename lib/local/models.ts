@@ -10,6 +10,7 @@ import { checkBaseParameters, initBaseParameters } from "./model/params.ts";
 import type { NamedTensors } from "./tensors.ts";
 import { readSafetensors } from "./safetensors.ts";
 import { BYTE_VOCAB_SIZE } from "../tokenizers/byte.ts";
+import { GAMES_TOKENIZER_ID, loadGamesTokenizer } from "../tokenizers/games.ts";
 
 /** A model the local backend can serve. */
 export interface LocalModelSpec {
@@ -82,6 +83,20 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
     }),
     tokenizerId: "tinkerbench/byte",
     initSeed: 4,
+  },
+  {
+    name: "local/games2",
+    description: "local/games' architecture over the games tokenizer (numbers, game words and " +
+      "chat markup are single tokens), pretrained on the same transcripts",
+    config: ModelConfigSchema.parse({
+      vocabSize: loadGamesTokenizer().vocabSize,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 1024,
+    }),
+    tokenizerId: GAMES_TOKENIZER_ID,
+    initSeed: 5,
   },
 ];
 

@@ -15,6 +15,7 @@ import type { SamplingClient } from "../tinker/mod.ts";
 import { makeBuiltin } from "../envs/registry.ts";
 import { runEpisode } from "../rollout/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import { analyzeGuesses } from "../envs/guess_the_number.ts";
 import { envFamily, LEGAL_REASONS } from "./players.ts";
 
@@ -34,6 +35,8 @@ export interface EvaluateOptions {
    * `local/games` at 1024-token context ran out of jax-js's 4 GiB heap on this machine.
    */
   concurrency: number;
+  /** The evaluated model's renderer (default ChatML over bytes, as `local/games`). */
+  renderer?: ChatMLRenderer<Tokenizer>;
 }
 
 /**
@@ -78,7 +81,7 @@ export async function evaluateEnv(
   options: Partial<EvaluateOptions> = {},
 ): Promise<EnvEvaluation> {
   const o = { ...EVALUATE_DEFAULTS, ...options };
-  const renderer = new ChatMLRenderer();
+  const renderer = o.renderer ?? new ChatMLRenderer();
   const legal = new Set(LEGAL_REASONS[envFamily(envId)]);
   const eos = renderer.tokenizer.eosTokenId;
   let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;

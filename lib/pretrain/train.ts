@@ -13,6 +13,8 @@
 import type { TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { sum } from "../util/mod.ts";
+import { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import {
   exampleDatum,
   type MixEntry,
@@ -45,6 +47,8 @@ export interface PretrainOptions {
    * budget; no step starts after it, and the weights are saved either way.
    */
   maxSeconds?: number;
+  /** Renders transcripts to tokens: the trained model's tokenizer (default bytes). */
+  renderer?: ChatMLRenderer<Tokenizer>;
 }
 
 /** Metrics of one pretraining step. */
@@ -90,8 +94,12 @@ export function fitSteps(
 }
 
 /** The datums of a batch of transcripts, longest first, split into forward_backward calls. */
-export function batchCalls(transcripts: Transcript[], datumsPerCall: number): Datum[][] {
-  const data = transcripts.map((t) => exampleDatum(transcriptExample(t)));
+export function batchCalls(
+  transcripts: Transcript[],
+  datumsPerCall: number,
+  renderer: ChatMLRenderer<Tokenizer> = new ChatMLRenderer(),
+): Datum[][] {
+  const data = transcripts.map((t) => exampleDatum(transcriptExample(t, renderer)));
   data.sort((a, b) => b.loss_fn_inputs.weights.data.length - a.loss_fn_inputs.weights.data.length);
   const calls: Datum[][] = [];
   for (let i = 0; i < data.length; i += datumsPerCall) calls.push(data.slice(i, i + datumsPerCall));
@@ -108,7 +116,8 @@ export async function pretrain(
   opts: PretrainOptions,
   onStep?: (m: PretrainStepMetrics) => void | Promise<void>,
 ): Promise<PretrainStepMetrics[]> {
-  const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX);
+  const renderer = opts.renderer ?? new ChatMLRenderer();
+  const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX, { renderer });
   const history: PretrainStepMetrics[] = [];
   const start = performance.now();
   let planned = opts.steps;
@@ -118,7 +127,7 @@ export async function pretrain(
       if ((t0 - start) / 1000 > opts.maxSeconds) break;
       planned = fitSteps(planned, step - 1, (t0 - start) / 1000, opts.maxSeconds);
     }
-    const calls = batchCalls(stream.next(opts.batchSize), opts.datumsPerCall);
+    const calls = batchCalls(stream.next(opts.batchSize), opts.datumsPerCall, renderer);
     const lr = learningRateAt(step, { ...opts, steps: planned });
     const outs = calls.map((c) => training.forwardBackward(c, "cross_entropy"));
     const optim = training.optimStep({ learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 });

@@ -10,6 +10,7 @@
 import { Rng } from "../util/random.ts";
 import { makeBuiltin } from "../envs/registry.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Message, SupervisedExample } from "../renderers/types.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { datum } from "../tinker/mod.ts";
@@ -114,7 +115,7 @@ export interface TranscriptOptions {
    * model's context (inputs are tokens[:-1], so 1025 tokens fill a 1024 context exactly).
    */
   maxTokens?: number;
-  renderer?: ChatMLRenderer;
+  renderer?: ChatMLRenderer<Tokenizer>;
 }
 
 /**
@@ -160,7 +161,7 @@ export function playTranscript(
 /** A transcript as training tokens: weight 1 on every move and its `<|im_end|>`. */
 export function transcriptExample(
   t: Transcript,
-  renderer: ChatMLRenderer = new ChatMLRenderer(),
+  renderer: ChatMLRenderer<Tokenizer> = new ChatMLRenderer(),
 ): SupervisedExample {
   return renderer.buildSupervisedExample(t.messages, { trainOn: "all_assistant" });
 }

@@ -15,21 +15,27 @@
  */
 
 import { ByteTokenizer } from "../tokenizers/byte.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
 import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
 
 export type { Message, ParsedResponse } from "./types.ts";
 
 /**
- * ChatML over the byte tokenizer.
+ * ChatML over a local model's tokenizer (the byte tokenizer unless given another, e.g. the games
+ * tokenizer of `local/games2`; it must have `<|im_start|>` and `<|im_end|>` as special tokens).
  *
  * @example
  * const r = new ChatMLRenderer();
  * const prompt = r.generationPrompt([{ role: "user", content: "hi" }]);
  * // sample with stop tokens r.stopTokens(), then r.parseResponse(sampledTokens)
  */
-export class ChatMLRenderer implements Renderer {
-  readonly tokenizer = new ByteTokenizer();
+export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Renderer {
+  readonly tokenizer: T;
+
+  constructor(tokenizer?: T) {
+    this.tokenizer = tokenizer ?? (new ByteTokenizer() as Tokenizer as T);
+  }
 
   /** Text of one message's body (what follows `<|im_start|>role\n`, up to `<|im_end|>`). */
   #body(m: Message): string {

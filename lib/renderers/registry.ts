@@ -1,6 +1,6 @@
 /**
  * Renderers by model name: `Qwen/Qwen3-*` (hybrid-thinking Qwen3) → {@link Qwen3Renderer},
- * `local/*` → {@link ChatMLRenderer} over the byte tokenizer.
+ * `local/*` → {@link ChatMLRenderer} over the model's tokenizer (bytes, or the games tokenizer).
  *
  * @module
  */
@@ -29,7 +29,7 @@ export function getRenderer(
     }
     return new Qwen3Renderer({ ...opts, tokenizer: getTokenizer(modelName) });
   }
-  if (/^local\/[^/]+$/.test(modelName)) return new ChatMLRenderer();
+  if (/^local\/[^/]+$/.test(modelName)) return new ChatMLRenderer(getTokenizer(modelName));
   throw new Error(
     `no renderer for model ${JSON.stringify(modelName)}: known models are Qwen/Qwen3-*, local/*`,
   );

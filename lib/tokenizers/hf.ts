@@ -98,6 +98,8 @@ export class HfTokenizer implements Tokenizer {
   }
 
   decode(ids: ArrayLike<number>): string {
+    // The core throws on an empty list (a reply that is only its stop token decodes to "").
+    if (ids.length === 0) return "";
     return this.#core.decode(Array.from(ids), { skip_special_tokens: false });
   }
 

@@ -1,7 +1,9 @@
 import { assert } from "../assert.ts";
 import { Rng } from "../../lib/util/random.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import { loadGamesTokenizer } from "../../lib/tokenizers/games.ts";
 import { makeBuiltin } from "../../lib/envs/registry.ts";
+import type { Tokenizer } from "../../lib/tokenizers/types.ts";
 import { lastBoxedInteger } from "../../lib/envs/types.ts";
 import { ModelInput } from "../../lib/tinker/mod.ts";
 import {
@@ -32,7 +34,11 @@ const renderer = new ChatMLRenderer();
 const tok = renderer.tokenizer;
 
 /** The tokens a rollout (lib/rollout runEpisode) builds for these moves and observations. */
-function rolloutLayout(t: Transcript, turns: number): { tokens: number[]; actionMask: number[] } {
+function rolloutLayout(
+  t: Transcript,
+  turns: number,
+  renderer: ChatMLRenderer<Tokenizer>,
+): { tokens: number[]; actionMask: number[] } {
   const tokens: number[] = [], actionMask: number[] = [];
   const put = (ids: number[], isAction: number) => {
     tokens.push(...ids);
@@ -40,38 +46,42 @@ function rolloutLayout(t: Transcript, turns: number): { tokens: number[]; action
   };
   put(renderer.generationPrompt([t.messages[0]]), 0);
   for (let k = 0; k < turns; k++) {
-    put(tok.encode(`${t.messages[2 * k + 1].content}<|im_end|>`), 1); // what the sampler emits
+    // what the sampler emits
+    put(renderer.tokenizer.encode(`${t.messages[2 * k + 1].content}<|im_end|>`), 1);
     if (k + 1 < turns) put(renderer.continuation([t.messages[2 * k + 2]]), 0);
   }
   return { tokens, actionMask };
 }
 
-Deno.test("transcripts: a 3-turn example is token for token the rollout's prompt + actions + continuations", () => {
+Deno.test("transcripts: a 3-turn example is token for token the rollout's prompt + actions + continuations (bytes and games tokenizer)", () => {
   let checked = 0;
+  const renderers = [renderer, new ChatMLRenderer<Tokenizer>(loadGamesTokenizer())];
   for (const { envId } of PRETRAIN_MIX) {
-    for (let seed = 0; seed < 20; seed++) {
-      const t = playTranscript(envId, seed, new Rng(100 + seed));
-      if (t.messages.length < 6) continue; // fewer than 3 turns
-      const three = { ...t, messages: t.messages.slice(0, 6) };
-      const ex = transcriptExample(three);
-      const { tokens, actionMask } = rolloutLayout(three, 3);
-      assert.deepEqual(
-        ex.tokens,
-        tokens,
-        `${envId} seed ${seed}: tokens differ from the rollout's`,
-      );
-      assert.deepEqual(
-        ex.weights,
-        actionMask,
-        `${envId} seed ${seed}: weights are not the actions`,
-      );
-      assert.equal(ex.tokens.at(-1), tok.eosTokenId);
-      checked++;
-      break;
+    for (const renderer of renderers) {
+      for (let seed = 0; seed < 20; seed++) {
+        const t = playTranscript(envId, seed, new Rng(100 + seed));
+        if (t.messages.length < 6) continue; // fewer than 3 turns
+        const three = { ...t, messages: t.messages.slice(0, 6) };
+        const ex = transcriptExample(three, renderer);
+        const { tokens, actionMask } = rolloutLayout(three, 3, renderer);
+        assert.deepEqual(
+          ex.tokens,
+          tokens,
+          `${envId} seed ${seed}: tokens differ from the rollout's`,
+        );
+        assert.deepEqual(
+          ex.weights,
+          actionMask,
+          `${envId} seed ${seed}: weights are not the actions`,
+        );
+        assert.equal(ex.tokens.at(-1), renderer.tokenizer.eosTokenId);
+        checked++;
+        break;
+      }
     }
   }
   // Every game has 3-turn episodes; arithmetic is single-turn.
-  assert.equal(checked, PRETRAIN_MIX.length - 2);
+  assert.equal(checked, 2 * (PRETRAIN_MIX.length - 2));
 });
 
 Deno.test("transcripts: a datum is the example shifted by one, weights on the targets", () => {

@@ -14,7 +14,7 @@ import { type LoraSpec, LoraSpecSchema } from "../model/config.ts";
 import type { CheckpointInfo, CheckpointMeta, RunInfo } from "../checkpoints.ts";
 import type { ForwardBackwardResult, LearnerDatum, Trainable } from "../train/mod.ts";
 import type { SampleJob, SampleResult } from "../sampler/mod.ts";
-import { ByteTokenizer } from "../../tokenizers/byte.ts";
+import { getTokenizer } from "../../tokenizers/registry.ts";
 import type * as wire from "../../protocol/mod.ts";
 
 // ---- requests: wire to local ----
@@ -93,19 +93,18 @@ export function toTrainable(userMetadata: Record<string, string> | null | undefi
   return userMetadata?.["tinkerbench.trainable"] === "full" ? "full" : "lora";
 }
 
-// Stop strings become token ids; the local models share the byte tokenizer.
-const STOP_TOKENIZER = new ByteTokenizer();
-
 /** A sample request as the sampler's job, with the service's defaults for unset parameters. */
 export function toSampleJob(req: wire.SampleRequest, spec: LocalModelSpec): SampleJob {
   const p = req.sampling_params;
   const stops = p.stop == null ? [] : typeof p.stop === "string" ? [p.stop] : p.stop;
   const stopTokens: number[] = [];
   const stopSequences: number[][] = [];
+  // Stop strings become token ids of the model's own tokenizer.
+  const tokenizer = getTokenizer(spec.name);
   for (const s of stops as Array<string | number>) {
     if (typeof s === "number") stopTokens.push(s);
     else {
-      const ids = STOP_TOKENIZER.encode(s);
+      const ids = tokenizer.encode(s);
       if (ids.length === 1) stopTokens.push(ids[0]);
       else if (ids.length > 1) stopSequences.push(ids);
     }

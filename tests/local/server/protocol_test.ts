@@ -16,7 +16,13 @@ Deno.test("server: client/config, capabilities and health", async () => {
     assert.equal(cfg.body.use_pyqwest_transport, false);
     const caps = await h.get("get_server_capabilities");
     const names = caps.body.supported_models.map((m: { model_name: string }) => m.model_name);
-    assert.deepEqual(names, ["local/tiny", "local/small", "local/bench", "local/games"]);
+    assert.deepEqual(names, [
+      "local/tiny",
+      "local/small",
+      "local/bench",
+      "local/games",
+      "local/games2",
+    ]);
     assert.equal((await h.get("healthz")).body.status, "ok");
     assert.equal((await h.post("telemetry", { events: [] })).body.status, "accepted");
   });
