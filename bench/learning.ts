@@ -21,9 +21,8 @@ import { readJsonl } from "../lib/trainer/run_log.ts";
 import { loadTrainConfig, type TrainConfig } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { make } from "../lib/envs/mod.ts";
-import { collectGroups } from "../lib/rollout/mod.ts";
-import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
-import { episodeSucceeded } from "../lib/trainer/metrics.ts";
+import { getRenderer } from "../lib/renderers/mod.ts";
+import { evaluateHeldOut } from "../lib/trainer/evaluate.ts";
 import { type StepMetrics, trainRL } from "../lib/trainer/rl.ts";
 import type { ServiceClient } from "../lib/tinker/mod.ts";
 import { messagesText, parseRolloutRecord } from "../lib/rl/mod.ts";
@@ -80,23 +79,13 @@ async function evaluate(
   const sampler = await service.createSamplingClient(from);
   // One episode per env seed: GuessTheNumber-easy has only ten targets, and 256 distinct seeds
   // cover them evenly where 32 seeds × 8 episodes weighed a few targets 8-fold.
-  const res = await collectGroups(
-    Array.from({ length: episodes }, (_, g) => ({
-      makeEnv: () => make(cfg.rollout.env_id),
-      envSeed: 1_000_000 + g,
-    })),
-    sampler,
-    {
-      groupSize: 1,
-      maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
-      temperature: 1,
-      seed: 5_000_000,
-      renderer: new ChatMLRenderer(),
-    },
-  );
-  const groups = res.groups.map((g) => g.episodes);
-  const eps = groups.flat();
-  return eps.filter(episodeSucceeded).length / eps.length;
+  const score = await evaluateHeldOut(sampler, () => make(cfg.rollout.env_id), {
+    episodes,
+    maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
+    temperature: 1,
+    renderer: getRenderer(cfg.policy.model),
+  });
+  return score.success;
 }
 
 /** One step of an arm's learning curve. */
@@ -145,6 +134,8 @@ async function armConfig(name: string, b: typeof LEARNING_BENCH): Promise<TrainC
       max_tokens: 40,
       save_interval: 0,
       seed: 0,
+      // The bench evaluates on its own larger held-out set (evalEpisodes), base model once.
+      "eval.episodes": 0,
       ...arm.flags,
     },
     overrides: arm.overrides,

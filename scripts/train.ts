@@ -24,6 +24,7 @@ import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
 import { ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
+import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 
 const USAGE =
@@ -142,7 +143,7 @@ await runCli(async () => {
           : config.rollout.env_id
       } with ${config.policy.model}; run directory ${logDir}`,
   );
-  let bar: ProgressBar | undefined;
+  let bar: ProgressBar | undefined, evalBar: ProgressBar | undefined;
   try {
     await runTraining();
   } catch (e) {
@@ -181,8 +182,14 @@ await runCli(async () => {
             : { reward: m["env/all/reward/total"], success: m["env/all/success"] }),
           ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
         }),
+      onEvaluation: ({ done, total }) => {
+        if (!evalBar) bar?.done();
+        evalBar ??= new ProgressBar("held-out (base, then trained)", total);
+        evalBar.update(done);
+      },
     });
-    bar?.done();
+    if (evalBar) evalBar.done();
+    else bar?.done();
     const report = await writeRunReport(logDir);
     const last = result.history.at(-1);
     if (last && config.proxy) {
@@ -199,5 +206,6 @@ await runCli(async () => {
     if (result.interrupted) console.log(`interrupted after step ${result.steps}; rerun to resume`);
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
     console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
+    if (result.evaluation) console.log(heldOutLine(result.evaluation));
   }
 }, USAGE);

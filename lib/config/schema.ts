@@ -169,6 +169,13 @@ export const LoggingSchema = z.object({
   ),
 }).strict();
 
+/** The held-out evaluation at the end of a run. */
+export const EvalSchema = z.object({
+  episodes: int().min(0).max(100_000).default(64).describe(
+    "Held-out episodes (env seeds 1000000+, never trained on) played by the base model and by the trained policy after the last step; 0: none",
+  ),
+}).strict();
+
 /** Saving and starting from states. */
 export const CheckpointsSchema = z.object({
   save_every: int().min(0).default(20).describe(
@@ -289,6 +296,7 @@ export const TrainConfigSchema = z.object({
   judge: JudgeSchema.prefault({}).describe("The PRM and hint judge"),
   teacher: TeacherSchema.prefault({}).describe("The teacher of OPD"),
   logging: LoggingSchema.prefault({}).describe("Where the run is recorded"),
+  eval: EvalSchema.prefault({}).describe("The held-out evaluation of the base and trained policy"),
   checkpoints: CheckpointsSchema.prefault({}).describe("Saving and starting from states"),
   pipeline: PipelineSchema.prefault({}).describe(
     "Scheduling of sampling and training: sync, stream (minibatches) or async (off-policy)",

@@ -1,9 +1,9 @@
 /**
  * A run's HTML report: Plotly charts of its metrics (reward and success, loss, sampler/learner
  * drift, advantages, tokens, timings, staleness, and the judges' numbers when the method has
- * them) and a timeline of its last steps,
- * written as one self-contained `report.html` in the run directory. With several runs, each
- * chart compares them.
+ * them), a timeline of its last steps, and the held-out evaluation of the base model against the
+ * trained policy (`eval.json`) when the run has one, written as one self-contained `report.html`
+ * in the run directory. With several runs, each chart compares them.
  *
  * @module
  */
@@ -20,6 +20,7 @@ import {
   writeFiguresHtml,
 } from "../viz/mod.ts";
 import { readJsonl } from "./run_log.ts";
+import { type HeldOutEvaluation, heldOutLine, readEvaluation } from "./evaluate.ts";
 
 /** The charts of a report: a title and the metric keys drawn together. */
 const CHARTS: Array<{ title: string; keys: string[] }> = [
@@ -61,6 +62,26 @@ export function runFigures(rows: Record<string, unknown>[]): PlotlyFigure[] {
   });
 }
 
+/** Bars of the base model's and the trained policy's success on the same held-out episodes. */
+export function heldOutFigure(e: HeldOutEvaluation): PlotlyFigure {
+  const policies = ["base", `trained (step ${e.step})`];
+  const success = [e.base.success, e.trained.success];
+  return {
+    data: [{
+      type: "bar",
+      x: policies,
+      y: success,
+      text: success.map((s) => s.toFixed(2)),
+      textposition: "auto",
+      name: "success",
+    }],
+    layout: {
+      title: { text: `Held-out success: ${e.episodes} episodes of ${e.env_id}` },
+      yaxis: { title: { text: "success rate" }, range: [0, 1] },
+    },
+  };
+}
+
 /** One figure per chart metric, with a trace per run. */
 export function comparisonFigures(runs: NamedRun[]): PlotlyFigure[] {
   return CHARTS.flatMap(({ keys }) => keys).flatMap((key) =>
@@ -85,10 +106,16 @@ export async function writeRunReport(...logDirs: string[]): Promise<string> {
   })));
   if (runs.length === 1) {
     const spans = (await readJsonl(join(logDirs[0], "timing_spans.jsonl"))) as TimingSpan[];
+    const evaluation = await readEvaluation(logDirs[0]);
     return await writeFiguresHtml(
       join(logDirs[0], "report.html"),
       `${runs[0].name}: ${runs[0].rows.length} steps`,
-      [...runFigures(runs[0].rows), ...(spans.length ? [timelineFigure(spans)] : [])],
+      [
+        ...(evaluation ? [heldOutFigure(evaluation)] : []),
+        ...runFigures(runs[0].rows),
+        ...(spans.length ? [timelineFigure(spans)] : []),
+      ],
+      { notes: evaluation ? [heldOutLine(evaluation)] : [] },
     );
   }
   return await writeFiguresHtml(

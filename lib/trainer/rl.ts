@@ -40,6 +40,7 @@ import { AsyncRollouts, type RolloutSource, SyncRollouts } from "./rollouts.ts";
 import { StepUpdate } from "./update.ts";
 import { type CheckpointRecord, RunLog } from "./run_log.ts";
 import { EnvironmentMix, MixRollouts, redactSecrets } from "./mix.ts";
+import { evaluateRun, type HeldOutEvaluation, writeEvaluation } from "./evaluate.ts";
 
 /** One step's metrics row (tinker-cookbook names, see ./metrics.ts). */
 export type StepMetrics = { step: number } & Record<string, number>;
@@ -54,6 +55,8 @@ export interface RLTrainOptions {
   signal?: AbortSignal;
   /** Called after each step, e.g. for a progress bar. */
   onStep?: (m: StepMetrics) => void | Promise<void>;
+  /** Called as the held-out evaluation's episodes finish (see ./evaluate.ts). */
+  onEvaluation?: (p: { done: number; total: number }) => void;
   /** Called once the run knows where it starts (fresh or resumed). */
   onStart?: (
     info: { startStep: number; resumedFrom: CheckpointRecord | null; maxSteps: number },
@@ -69,6 +72,8 @@ export interface RLTrainResult {
   /** The last checkpoint written (final or interrupted). */
   checkpoint: CheckpointRecord | null;
   history: StepMetrics[];
+  /** The held-out evaluation (also in the run's `eval.json`); null when off or interrupted. */
+  evaluation: HeldOutEvaluation | null;
 }
 
 /**
@@ -98,6 +103,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     interrupted: false,
     checkpoint: resumedFrom,
     history: [],
+    evaluation: null,
   };
   if (startStep >= cfg.max_steps) return result;
 
@@ -198,6 +204,19 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       result.steps,
       result.interrupted ? "interrupted" : "final",
     );
+  }
+  // Held out on the one environment trained (a mix's environments are not evaluated yet).
+  if (cfg.eval.episodes > 0 && !mix && !result.interrupted && result.steps > startStep) {
+    result.evaluation = await evaluateRun({
+      config: cfg,
+      service: o.service,
+      trained: sampler,
+      step: result.steps,
+      makeEnv,
+      renderer,
+      onProgress: o.onEvaluation,
+    });
+    await writeEvaluation(o.logDir, result.evaluation);
   }
   return result;
 }

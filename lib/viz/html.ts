@@ -33,11 +33,21 @@ export function plotlyJsSource(): string {
   );
 }
 
+/** Options of {@link figuresToHtml}. */
+export interface FiguresHtmlOptions {
+  /** Lines of text shown under the heading, before the figures (e.g. a run's summary). */
+  notes?: string[];
+}
+
 /**
- * An HTML page with a heading and every figure, plotly.js inlined (about 4.8 MB), so the page
- * needs no network.
+ * An HTML page with a heading, optional notes and every figure, plotly.js inlined (about
+ * 4.8 MB), so the page needs no network.
  */
-export function figuresToHtml(title: string, figs: PlotlyFigure[]): string {
+export function figuresToHtml(
+  title: string,
+  figs: PlotlyFigure[],
+  { notes = [] }: FiguresHtmlOptions = {},
+): string {
   const esc = (s: string) =>
     s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   // JSON inside <script>: escape "<" so no string can close the script element.
@@ -57,6 +67,7 @@ export function figuresToHtml(title: string, figs: PlotlyFigure[]): string {
 </head>
 <body>
 <h1>${esc(title)}</h1>
+${notes.map((n) => `<p class="note">${esc(n)}</p>`).join("\n")}
 ${divs}
 <script>
 ${plots}
@@ -71,7 +82,8 @@ export async function writeFiguresHtml(
   path: string,
   title: string,
   figs: PlotlyFigure[],
+  options: FiguresHtmlOptions = {},
 ): Promise<string> {
-  await Deno.writeTextFile(path, figuresToHtml(title, figs));
+  await Deno.writeTextFile(path, figuresToHtml(title, figs, options));
   return path;
 }

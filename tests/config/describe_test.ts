@@ -29,6 +29,7 @@ Deno.test("describe: every field has a type, a default and a one-line descriptio
     "judge",
     "teacher",
     "logging",
+    "eval",
     "checkpoints",
     "pipeline",
     "proxy",

@@ -99,6 +99,13 @@ for (const mode of ["sync", "async"]) {
     assert.equal(iterations.length, 6);
     const report = await Deno.readTextFile(join(logDir, "report.html"));
     assert.match(report, /Plotly\.newPlot\("fig0"/);
+    // It ends with the held-out evaluation, also in eval.json and the report.
+    const line = second.stdout.trimEnd().split("\n").at(-1)!;
+    assert.match(line, /^held-out success: base [01]\.\d\d → trained [01]\.\d\d \(64 episodes\)$/);
+    const evaluation = JSON.parse(await Deno.readTextFile(join(logDir, "eval.json")));
+    assert.equal(evaluation.step, 6);
+    assert.equal(evaluation.env_id, "game:GuessTheNumber-v0-easy");
+    assert.ok(report.includes(line), "the report shows the line");
   });
 }
 
@@ -152,6 +159,7 @@ for (const method of ["opd", "combine"]) {
       "--group-size=2",
       "--max-tokens=40",
       "--lora-rank=4",
+      "--eval.episodes=4",
       `--log-path=${logDir}`,
     ], home));
     assert.equal(out.code, 0, out.stderr);
@@ -173,5 +181,9 @@ for (const method of ["opd", "combine"]) {
     assert.equal(config.rollout.groups_per_batch, 1);
     assert.equal(config.optimizer.learning_rate, 3e-3);
     assert.equal(config.logging.log_path, logDir);
+    assert.match(
+      out.stdout,
+      /held-out success: base [01]\.\d\d → trained [01]\.\d\d \(4 episodes\)\n$/,
+    );
   });
 }

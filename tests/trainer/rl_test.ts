@@ -3,6 +3,8 @@ import { assert } from "../assert.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
+import { heldOutLine, readEvaluation } from "../../lib/trainer/evaluate.ts";
+import { writeRunReport } from "../../lib/trainer/report.ts";
 
 const actions = async (dir: string, step: number) =>
   (await readJsonl(join(dir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`)))
@@ -76,17 +78,23 @@ Deno.test("trainer: an abort saves an interrupted checkpoint; a crash's extra ro
   });
 });
 
-Deno.test("trainer: a finished run is not trained again", async () => {
+Deno.test("trainer: a finished run is not trained again (nor evaluated)", async () => {
   await withService(async (service) => {
     const dir = await Deno.makeTempDir({ prefix: "tb-run-d-" });
-    await trainRL({ config: await tinyConfig({ max_steps: 1 }), service, logDir: dir });
+    const first = await trainRL({
+      config: await tinyConfig({ max_steps: 1, "eval.episodes": 4 }),
+      service,
+      logDir: dir,
+    });
+    assert.equal(first.evaluation?.episodes, 4);
     const again = await trainRL({
-      config: await tinyConfig({ max_steps: 1 }),
+      config: await tinyConfig({ max_steps: 1, "eval.episodes": 4 }),
       service,
       logDir: dir,
     });
     assert.equal(again.history.length, 0);
     assert.equal(again.steps, 1);
+    assert.equal(again.evaluation, null);
   });
 });
 
@@ -103,5 +111,21 @@ Deno.test("trainer: reward rises (seeded) when the policy can learn the task", a
     const last = (reward[9] + reward[10] + reward[11]) / 3;
     console.log(`reward per step: ${reward.map((r) => r.toFixed(2)).join(" ")}`);
     assert.ok(last > first + 0.25, `reward ${first.toFixed(2)} → ${last.toFixed(2)}`);
+
+    // The held-out evaluation sees the same rise: base and trained play the same episodes.
+    const e = run.evaluation!;
+    console.log(heldOutLine(e));
+    assert.equal(e.episodes, 64);
+    assert.equal(e.base.episodes + e.trained.episodes, 128);
+    assert.equal(e.step, 12);
+    assert.ok(e.trained.success > e.base.success + 0.2, heldOutLine(e));
+    assert.match(
+      heldOutLine(e),
+      /^held-out success: base 0\.\d\d → trained [01]\.\d\d \(64 episodes\)$/,
+    );
+    assert.deepEqual(await readEvaluation(dir), e);
+    const page = await Deno.readTextFile(await writeRunReport(dir));
+    assert.ok(page.includes(`<p class="note">${heldOutLine(e)}</p>`));
+    assert.match(page, /Held-out success: 64 episodes of debug:EvenFirstByte-v0/);
   });
 });

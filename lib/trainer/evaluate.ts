@@ -1,0 +1,204 @@
+/**
+ * Held-out evaluation: the base model and the trained policy play the same episodes, one per
+ * env seed from {@link HELD_OUT_ENV_SEED} (training draws its env seeds from a hash of (seed,
+ * step, group), never this range), with the same sampler seeds, so the two success rates differ
+ * only by the weights. The trainer writes the result as `eval.json` in the run directory,
+ * `deno task train` prints {@link heldOutLine}, and the run report shows it.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { z } from "zod";
+import type { TrainConfig } from "../config/mod.ts";
+import type { AnyEnv } from "../envs/types.ts";
+import type { ServiceClient } from "../tinker/mod.ts";
+import { formatZodError } from "../util/zod.ts";
+import type { Renderer } from "../renderers/types.ts";
+import { collectGroups, type Sampler } from "../rollout/mod.ts";
+import { episodeSucceeded } from "./metrics.ts";
+
+/** The first held-out env seed (the learning benchmark's held-out set starts here too). */
+export const HELD_OUT_ENV_SEED = 1_000_000;
+/** Base sampler seed of held-out episodes. */
+export const HELD_OUT_SAMPLER_SEED = 5_000_000;
+
+/** Settings of {@link evaluateHeldOut}. */
+export interface HeldOutOptions {
+  /** Episodes, one per env seed `HELD_OUT_ENV_SEED + i`. */
+  episodes: number;
+  maxTokensPerTurn: number;
+  temperature: number;
+  renderer: Renderer;
+  /** Episodes in flight (default 32). */
+  maxConcurrency?: number;
+  maxTokensPerEpisode?: number;
+  /** Called as episodes finish. */
+  onProgress?: (p: { done: number; total: number }) => void;
+}
+
+/** One policy's score on the held-out episodes. */
+export const PolicyScoreSchema = z.object({
+  /** Solved episodes (rewards sum to ≥ 1) over episodes played. */
+  success: z.number().min(0).max(1),
+  mean_reward: z.number(),
+  /** Episodes that played to the end (failed ones, e.g. context overflows, are left out). */
+  episodes: z.number().int().min(0),
+});
+
+/** A policy's score on the held-out episodes. */
+export type PolicyScore = z.infer<typeof PolicyScoreSchema>;
+
+/** The run directory's `eval.json`. */
+export const HeldOutEvaluationSchema = z.object({
+  env_id: z.string(),
+  model: z.string(),
+  /** Held-out episodes asked for (one per env seed). */
+  episodes: z.number().int().min(1),
+  /** The env seeds, first and last. */
+  env_seeds: z.tuple([z.number().int(), z.number().int()]),
+  sampler_seed: z.number().int(),
+  temperature: z.number(),
+  /** Steps of training behind the trained policy. */
+  step: z.number().int().min(0),
+  base: PolicyScoreSchema,
+  trained: PolicyScoreSchema,
+  seconds: z.number(),
+});
+
+/** A held-out comparison of the base model and the trained policy. */
+export type HeldOutEvaluation = z.infer<typeof HeldOutEvaluationSchema>;
+
+/**
+ * Plays one episode per held-out env seed with `sampler` and scores them.
+ *
+ * @example
+ * const score = await evaluateHeldOut(sampler, () => make("game:GuessTheNumber-v0-easy"), {
+ *   episodes: 64, maxTokensPerTurn: 40, temperature: 1, renderer: getRenderer("local/games"),
+ * });
+ */
+export async function evaluateHeldOut(
+  sampler: Sampler,
+  makeEnv: () => AnyEnv,
+  o: HeldOutOptions,
+): Promise<PolicyScore> {
+  const res = await collectGroups(
+    Array.from({ length: o.episodes }, (_, i) => ({ makeEnv, envSeed: HELD_OUT_ENV_SEED + i })),
+    sampler,
+    {
+      groupSize: 1,
+      maxConcurrency: o.maxConcurrency,
+      maxTokensPerTurn: o.maxTokensPerTurn,
+      maxTokensPerEpisode: o.maxTokensPerEpisode,
+      temperature: o.temperature,
+      seed: HELD_OUT_SAMPLER_SEED,
+      renderer: o.renderer,
+      failures: { onError: "drop_episode" },
+      onProgress: o.onProgress,
+    },
+  );
+  const episodes = res.groups.flatMap((g) => g.episodes);
+  const n = episodes.length;
+  return {
+    success: n ? episodes.filter(episodeSucceeded).length / n : 0,
+    mean_reward: n ? episodes.reduce((a, e) => a + e.totalReward, 0) / n : 0,
+    episodes: n,
+  };
+}
+
+/**
+ * The one-line summary `deno task train` ends with.
+ *
+ * @example
+ * heldOutLine(evaluation); // "held-out success: base 0.41 → trained 0.78 (64 episodes)"
+ */
+export function heldOutLine(e: HeldOutEvaluation): string {
+  return `held-out success: base ${e.base.success.toFixed(2)} → trained ${
+    e.trained.success.toFixed(2)
+  } (${e.episodes} episodes)`;
+}
+
+/** Path of the evaluation file in a run directory. */
+export function evaluationPath(logDir: string): string {
+  return join(logDir, "eval.json");
+}
+
+/** Writes `eval.json` into the run directory. */
+export async function writeEvaluation(logDir: string, e: HeldOutEvaluation): Promise<void> {
+  await Deno.writeTextFile(evaluationPath(logDir), JSON.stringify(e, null, 2) + "\n");
+}
+
+/** The run directory's `eval.json`, or null when the run has none (or an unreadable one). */
+export async function readEvaluation(logDir: string): Promise<HeldOutEvaluation | null> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(evaluationPath(logDir));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${evaluationPath(logDir)}: not JSON (${(e as Error).message})`);
+  }
+  const parsed = HeldOutEvaluationSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new Error(`${evaluationPath(logDir)}: ${formatZodError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/** What {@link evaluateRun} needs of a finished run. */
+export interface RunEvaluationInput {
+  config: TrainConfig;
+  service: ServiceClient;
+  /** The trained policy's sampler (weights after the last step). */
+  trained: Sampler;
+  /** Steps behind the trained policy. */
+  step: number;
+  makeEnv: () => AnyEnv;
+  renderer: Renderer;
+  /** Called as held-out episodes finish, the base model's first (done counts both). */
+  onProgress?: (p: { done: number; total: number }) => void;
+}
+
+/**
+ * Plays the held-out episodes (`eval.episodes` of them) with the base model and with the
+ * trained policy, at the rollouts' temperature and token limits.
+ */
+export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluation> {
+  const cfg = i.config;
+  const t0 = performance.now();
+  const options: HeldOutOptions = {
+    episodes: cfg.eval.episodes,
+    maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
+    maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
+    temperature: cfg.rollout.temperature,
+    maxConcurrency: cfg.rollout.max_concurrency,
+    renderer: i.renderer,
+  };
+  const total = 2 * options.episodes;
+  const base = await i.service.createSamplingClient({ baseModel: cfg.policy.model });
+  const baseScore = await evaluateHeldOut(base, i.makeEnv, {
+    ...options,
+    onProgress: ({ done }) => i.onProgress?.({ done, total }),
+  });
+  const trainedScore = await evaluateHeldOut(i.trained, i.makeEnv, {
+    ...options,
+    onProgress: ({ done }) => i.onProgress?.({ done: options.episodes + done, total }),
+  });
+  return {
+    env_id: cfg.rollout.env_id,
+    model: cfg.policy.model,
+    episodes: options.episodes,
+    env_seeds: [HELD_OUT_ENV_SEED, HELD_OUT_ENV_SEED + options.episodes - 1],
+    sampler_seed: HELD_OUT_SAMPLER_SEED,
+    temperature: options.temperature,
+    step: i.step,
+    base: baseScore,
+    trained: trainedScore,
+    seconds: (performance.now() - t0) / 1000,
+  };
+}
