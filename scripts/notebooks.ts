@@ -3,7 +3,8 @@
  * notebook in `notebooks/` headless with the Deno kernel (`jupyter nbconvert --execute`, copies
  * written to DIR, default `tmp/nb/`) and checks each one: committed without outputs, executed in under 3 minutes, no
  * error output, at least one table (a Polars frame's `text/html`) and one Plotly figure
- * (`application/vnd.plotly.v1+json`). Exit code 0 when every check passes, 1 when one fails,
+ * (`application/vnd.plotly.v1+json`, with its `text/html` fallback; the first figure carries
+ * plotly.js so an HTML export draws every figure offline). Exit code 0 when every check passes, 1 when one fails,
  * 2 when jupyter is missing.
  *
  * Setup: `apt-get install -y jupyter-nbconvert python3-nbclient python3-ipykernel` and
@@ -16,6 +17,8 @@ import { basename, join } from "node:path";
 export const NOTEBOOK_TIME_LIMIT_S = 180;
 
 const PLOTLY = "application/vnd.plotly.v1+json";
+/** The last statement of the plotly.js bundle: the HTML that carries the library has it. */
+const PLOTLY_JS_MARKER = "window.Plotly = Plotly;";
 
 /** The parts of an .ipynb file the checks read. */
 export interface NotebookJson {
@@ -42,7 +45,8 @@ export interface NotebookReport {
 /**
  * Checks an executed notebook: no error outputs (each named by its cell), at least one HTML
  * table and one Plotly figure, as many figures and tables in each cell as the cell's
- * `showFigure(` and `showFrame(` calls, and the Deno kernel as its kernelspec.
+ * `showFigure(` and `showFrame(` calls, every figure with an HTML fallback that draws it (the
+ * first one carrying plotly.js), and the Deno kernel as its kernelspec.
  */
 export function checkExecutedNotebook(nb: NotebookJson): NotebookReport {
   const problems: string[] = [];
@@ -64,7 +68,14 @@ export function checkExecutedNotebook(nb: NotebookJson): NotebookReport {
       const html = out.data?.["text/html"];
       const text = Array.isArray(html) ? html.join("") : html;
       if (typeof text === "string" && text.includes("<table")) got.tables++;
-      if (out.data?.[PLOTLY] !== undefined) got.figures++;
+      if (out.data?.[PLOTLY] !== undefined) {
+        got.figures++;
+        if (typeof text !== "string" || !text.includes("Plotly.newPlot(")) {
+          problems.push(`cell ${i}: a Plotly figure without its text/html fallback`);
+        } else if (figures + got.figures === 1 && !text.includes(PLOTLY_JS_MARKER)) {
+          problems.push(`cell ${i}: the first Plotly figure does not carry plotly.js`);
+        }
+      }
     }
     for (const kind of ["figures", "tables"] as const) {
       if (cell.cell_type === "code" && got[kind] < want[kind]) {

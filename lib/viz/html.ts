@@ -33,6 +33,16 @@ export function plotlyJsSource(): string {
   );
 }
 
+/** JSON for inside a `<script>` element: "<" escaped so no string can close the element. */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c");
+}
+
+/** A `<script>` element defining `window.Plotly` from the inlined bundle (about 4.8 MB). */
+export function plotlyScriptTag(): string {
+  return `<script>${plotlyJsSource().replace(/<\/script/gi, "<\\/script")}</script>`;
+}
+
 /** Options of {@link figuresToHtml}. */
 export interface FiguresHtmlOptions {
   /** Lines of text shown under the heading, before the figures (e.g. a run's summary). */
@@ -50,20 +60,18 @@ export function figuresToHtml(
 ): string {
   const esc = (s: string) =>
     s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  // JSON inside <script>: escape "<" so no string can close the script element.
-  const json = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c");
+  const json = scriptJson;
   const divs = figs.map((_, i) => `<div id="fig${i}" class="fig"></div>`).join("\n");
   const plots = figs.map((f, i) =>
     `Plotly.newPlot("fig${i}", ${json(f.data)}, ${json(f.layout)}, {responsive: true});`
   ).join("\n");
-  const js = plotlyJsSource().replace(/<\/script/gi, "<\\/script");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>${esc(title)}</title>
 <style>body { font-family: sans-serif; margin: 1em 2em; } .fig { margin-bottom: 1em; }</style>
-<script>${js}</script>
+${plotlyScriptTag()}
 </head>
 <body>
 <h1>${esc(title)}</h1>

@@ -1,7 +1,12 @@
 /**
  * Showing figures in the Deno Jupyter kernel. A figure goes out as
- * `application/vnd.plotly.v1+json` (drawn by JupyterLab, VS Code and nteract) with a short
- * `text/plain` fallback for frontends that cannot draw it.
+ * `application/vnd.plotly.v1+json` (drawn by JupyterLab, VS Code and nteract), as `text/html`
+ * that draws it with plotly.js (what nbconvert's HTML export, classic Jupyter and JupyterLab
+ * without a Plotly renderer show), and as a short `text/plain` line for text-only frontends.
+ * The HTML works offline: the first figure of a kernel session carries plotly.js itself
+ * (about 4.8 MB, once per notebook, as plotly.py's offline mode does), and later figures draw
+ * with it, so an exported notebook needs the cells run from the top (`nbconvert --execute`,
+ * "Restart & run all").
  *
  * Notebooks show frames with {@link showFrame} rather than as a cell's last expression, and
  * every helper here waits a moment after displaying: with the local backend's server running
@@ -14,22 +19,72 @@
 
 import type { PlotlyFigure } from "./figures.ts";
 import type { DataFrame } from "./frames.ts";
+import { plotlyScriptTag, scriptJson } from "./html.ts";
 
-/** The display bundle of a figure. */
-export function plotlyBundle(fig: PlotlyFigure): Record<string, unknown> {
+/** Options of {@link plotlyBundle}. */
+export interface PlotlyBundleOptions {
+  /** Put plotly.js itself into the HTML (the first figure of a notebook does). */
+  includePlotlyJs?: boolean;
+  /** Id of the figure's `<div>` (default: a random one). */
+  divId?: string;
+}
+
+/**
+ * The HTML of a figure: a `<div>` and a script that draws into it once `window.Plotly` exists
+ * (waiting up to 10 s for an earlier output's plotly.js, then saying what is missing).
+ */
+export function plotlyHtml(
+  fig: PlotlyFigure,
+  { includePlotlyJs = false, divId = `tb-plotly-${crypto.randomUUID()}` }: PlotlyBundleOptions = {},
+): string {
+  const id = scriptJson(divId);
+  return `<div id=${id} class="tinkerbench-plotly" style="min-height: 450px"></div>
+${includePlotlyJs ? plotlyScriptTag() : ""}
+<script>
+(function () {
+  var tries = 0;
+  function draw() {
+    var el = document.getElementById(${id});
+    if (window.Plotly && el) {
+      window.Plotly.newPlot(el, ${scriptJson(fig.data)}, ${
+    scriptJson(fig.layout)
+  }, { responsive: true });
+    } else if (++tries < 200) {
+      setTimeout(draw, 50);
+    } else if (el) {
+      el.textContent = "plotly.js is not loaded: run the notebook from the top (its first figure carries plotly.js)";
+    }
+  }
+  draw();
+})();
+</script>`;
+}
+
+/** The display bundle of a figure: Plotly's JSON, HTML drawing it, and a line of text. */
+export function plotlyBundle(
+  fig: PlotlyFigure,
+  options: PlotlyBundleOptions = {},
+): Record<string, unknown> {
   const title = (fig.layout.title as { text?: string } | undefined)?.text ?? "figure";
   const traces = fig.data.map((t) => t.type).join(", ");
   return {
     "application/vnd.plotly.v1+json": fig,
+    "text/html": plotlyHtml(fig, options),
     "text/plain": `Plotly figure "${title}" (${fig.data.length} traces: ${traces})`,
   };
 }
 
+/** Whether this kernel session has already sent plotly.js (with its first figure). */
+let plotlyJsSent = false;
+
 /** Displays a figure in a notebook cell (only inside the Deno kernel, where `Deno.jupyter` exists). */
 export async function showFigure(fig: PlotlyFigure): Promise<void> {
   if (!("jupyter" in Deno)) throw new Error("showFigure runs only inside the Deno Jupyter kernel");
-  await Deno.jupyter.display(plotlyBundle(fig), { raw: true });
-  await settle();
+  const includePlotlyJs = !plotlyJsSent;
+  await Deno.jupyter.display(plotlyBundle(fig, { includePlotlyJs }), { raw: true });
+  plotlyJsSent = true;
+  // 4.8 MB take longer to go out than a figure's JSON: 30 ms lost it in one run of four.
+  await settle(includePlotlyJs ? 1000 : 30);
 }
 
 /** Displays Markdown (e.g. a transcriptMarkdown transcript) in a notebook cell. */

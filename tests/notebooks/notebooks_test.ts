@@ -5,6 +5,7 @@ import {
   hasJupyter,
   type NotebookJson,
 } from "../../scripts/notebooks.ts";
+import { plotlyBundle } from "../../lib/viz/jupyter.ts";
 
 const jupyter = await hasJupyter();
 if (!jupyter) {
@@ -16,10 +17,9 @@ if (!jupyter) {
 
 const kernel = { kernelspec: { name: "deno" } };
 const table = { output_type: "display_data", data: { "text/html": "<table></table>" } };
-const figure = {
-  output_type: "display_data",
-  data: { "application/vnd.plotly.v1+json": { data: [], layout: {} } },
-};
+const fig = { data: [{ type: "scatter", y: [1, 2] }], layout: {} };
+const figure = { output_type: "display_data", data: plotlyBundle(fig, { includePlotlyJs: true }) };
+const laterFigure = { output_type: "display_data", data: plotlyBundle(fig) };
 
 Deno.test("notebook checks: errors, missing tables/figures, lost outputs and kept outputs are caught", () => {
   const good: NotebookJson = {
@@ -28,9 +28,28 @@ Deno.test("notebook checks: errors, missing tables/figures, lost outputs and kep
       { cell_type: "markdown", source: "# t" },
       { cell_type: "code", source: ["await viz.showFrame(df);\n", "x"], outputs: [table] },
       { cell_type: "code", source: "await viz.showFigure(f);", outputs: [figure] },
+      { cell_type: "code", source: "await viz.showFigure(f);", outputs: [laterFigure] },
     ],
   };
-  assert.deepEqual(checkExecutedNotebook(good), { tables: 1, figures: 1, problems: [] });
+  assert.deepEqual(checkExecutedNotebook(good), { tables: 1, figures: 2, problems: [] });
+
+  // Figures an HTML export cannot draw: no fallback, or no plotly.js before the first one.
+  const jsonOnly = {
+    output_type: "display_data",
+    data: { "application/vnd.plotly.v1+json": fig, "text/plain": "Plotly figure" },
+  };
+  const undrawable: NotebookJson = {
+    metadata: kernel,
+    cells: [
+      { cell_type: "code", source: "await viz.showFrame(df);", outputs: [table] },
+      { cell_type: "code", source: "await viz.showFigure(f);", outputs: [laterFigure] },
+      { cell_type: "code", source: "await viz.showFigure(f);", outputs: [jsonOnly] },
+    ],
+  };
+  assert.deepEqual(checkExecutedNotebook(undrawable).problems, [
+    "cell 1: the first Plotly figure does not carry plotly.js",
+    "cell 2: a Plotly figure without its text/html fallback",
+  ]);
 
   const bad: NotebookJson = {
     metadata: { kernelspec: { name: "python3" } },
@@ -50,7 +69,7 @@ Deno.test("notebook checks: errors, missing tables/figures, lost outputs and kep
     "no application/vnd.plotly.v1+json output",
   ]);
   assert.deepEqual(checkCommittedNotebook(good), [
-    "committed with outputs in cells 1, 2: clear them before committing",
+    "committed with outputs in cells 1, 2, 3: clear them before committing",
   ]);
   assert.deepEqual(checkCommittedNotebook({ cells: [{ cell_type: "code", outputs: [] }] }), []);
 });

@@ -101,3 +101,18 @@ Deno.test("figuresToHtml: plotly.js inlined, every figure plotted, data cannot c
   assert.ok(!/<script[^>]+src=/.test(html), "no external script");
   assert.equal(plotlyBundle(fig)["application/vnd.plotly.v1+json"], fig);
 });
+
+Deno.test("plotlyBundle: an HTML fallback that draws the figure, with plotly.js when asked", () => {
+  const fig = metricLineFigure([{ step: 1, "a</script><b>": 1 }], ["a</script><b>"]);
+  const later = plotlyBundle(fig, { divId: "f1" });
+  const html = later["text/html"] as string;
+  assert.ok(html.startsWith('<div id="f1"'));
+  assert.ok(html.includes('window.Plotly.newPlot(el, [{"type":"scatter"'));
+  assert.ok(!html.includes("a</script><b>"), "figure text cannot close the script");
+  assert.ok(html.length < 10_000, "a later figure does not repeat plotly.js");
+  assert.equal(later["text/plain"], 'Plotly figure "a</script><b>" (1 traces: scatter)');
+  const first = plotlyBundle(fig, { includePlotlyJs: true })["text/html"] as string;
+  assert.ok(first.length > 1_000_000 && first.includes("window.Plotly = Plotly;"));
+  assert.ok(!/<script[^>]+src=/.test(first), "no external script");
+  assert.equal(first.match(/<\/script>/g)?.length, 2, "plotly.js cannot end its script early");
+});
