@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the pinned toolchain on a fresh machine: Deno (from npm, into tools/) and the
-# project's npm dependencies (cached by Deno from deno.lock). Safe to run again.
+# Installs the pinned toolchain on a fresh machine: Deno (from npm, into tools/), the project's
+# npm dependencies (cached by Deno from deno.lock), and, when apt can install it, Jupyter's
+# nbconvert with the Deno kernel, which the notebooks' test (tests/notebooks) runs them with.
+# Without apt (or root/sudo) that test is skipped, and this says so. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/deno ]; then
@@ -8,3 +10,28 @@ if [ ! -x tools/node_modules/.bin/deno ]; then
 fi
 tools/node_modules/.bin/deno install --quiet
 tools/node_modules/.bin/deno --version | head -1
+
+# Jupyter's nbconvert from apt, then the Deno kernel. A failed install with apt available is an
+# error; no apt, or no way to run it as root, only skips the notebooks' test.
+setup_jupyter() {
+  if ! jupyter nbconvert --version >/dev/null 2>&1; then
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+      if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
+    fi
+    if ! command -v apt-get >/dev/null 2>&1 || [ "$sudo" = "none" ]; then
+      echo "setup: Jupyter not installed (needs apt-get as root or with sudo); the notebooks'" \
+        "test will be skipped. Install jupyter-nbconvert, python3-nbclient and" \
+        "python3-ipykernel, then rerun this script." >&2
+      return 0
+    fi
+    { $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        jupyter-nbconvert python3-nbclient python3-ipykernel >/dev/null; } ||
+      { echo "setup: installing jupyter-nbconvert failed (the notebooks' test needs it)" >&2; return 1; }
+  fi
+  tools/node_modules/.bin/deno jupyter --install --force >/dev/null 2>&1 ||
+    { echo "setup: deno jupyter --install failed" >&2; return 1; }
+  echo "$(jupyter nbconvert --version | sed 's/^/jupyter nbconvert /'), Deno kernel installed"
+}
+setup_jupyter
