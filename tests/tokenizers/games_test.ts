@@ -1,6 +1,7 @@
 import { assert } from "../assert.ts";
 import { GAMES_TOKENIZER_DIR, getTokenizer, loadGamesTokenizer } from "../../lib/tokenizers/mod.ts";
-import { buildGamesTokenizer } from "../../lib/pretrain/vocab.ts";
+import { buildGamesTokenizer, tokenCounts } from "../../lib/pretrain/vocab.ts";
+import type { Tokenizer } from "../../lib/tokenizers/types.ts";
 import { ByteTokenizer } from "../../lib/tokenizers/byte.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import { getRenderer } from "../../lib/renderers/registry.ts";
@@ -82,4 +83,14 @@ Deno.test("games tokenizer: the committed tokenizer.json is what scripts/tokeniz
     await Deno.readTextFile(new URL("tokenizer.json", GAMES_TOKENIZER_DIR)),
   );
   assert.deepEqual(buildGamesTokenizer(), committed);
+});
+
+Deno.test("tokenCounts: a GuessTheNumber move is 10 games tokens against ~29 bytes", () => {
+  const envs = ["game:GuessTheNumber-v0-easy"];
+  const [games] = tokenCounts(envs, new ChatMLRenderer<Tokenizer>(tok), { episodes: 5 });
+  const [bytes] = tokenCounts(envs, new ChatMLRenderer(), { episodes: 5 });
+  assert.equal(games.perMove, 10);
+  assert.ok(bytes.perMove > 25, String(bytes.perMove));
+  assert.ok(games.perEpisode * 3 < bytes.perEpisode, `${games.perEpisode} vs ${bytes.perEpisode}`);
+  assert.ok(games.maxEpisode >= games.perEpisode);
 });
