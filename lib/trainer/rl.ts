@@ -72,8 +72,8 @@ export interface RLTrainResult {
   /** The last checkpoint written (final or interrupted). */
   checkpoint: CheckpointRecord | null;
   history: StepMetrics[];
-  /** The held-out evaluation (also in the run's `eval.json`); null when off or interrupted. */
-  evaluation: HeldOutEvaluation | null;
+  /** The held-out evaluation (also in the run's `eval.json`); absent when off or interrupted. */
+  evaluation?: HeldOutEvaluation;
 }
 
 /**
@@ -103,7 +103,6 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     interrupted: false,
     checkpoint: resumedFrom,
     history: [],
-    evaluation: null,
   };
   if (startStep >= cfg.max_steps) return result;
 

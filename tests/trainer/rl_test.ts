@@ -94,7 +94,7 @@ Deno.test("trainer: a finished run is not trained again (nor evaluated)", async 
     });
     assert.equal(again.history.length, 0);
     assert.equal(again.steps, 1);
-    assert.equal(again.evaluation, null);
+    assert.equal(again.evaluation, undefined);
   });
 });
 
