@@ -5,16 +5,24 @@ import { findLocalModel } from "../../lib/local/models.ts";
 import { checkBaseParameters } from "../../lib/local/model/params.ts";
 import { readSafetensors } from "../../lib/local/safetensors.ts";
 import { evaluateEnv } from "../../lib/pretrain/evaluate.ts";
+import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
+import { getTokenizer, type Tokenizer } from "../../lib/tokenizers/mod.ts";
 
 const CARD = new URL("../../models/README.md", import.meta.url);
-const WEIGHTS = new URL("../../models/local_games.safetensors", import.meta.url);
 
-/** The card's check line: `Check: <env>, N episodes, seed S, … success X%, invalid actions Y%, tolerance ±T points`. */
-function cardCheck(card: string) {
+/**
+ * A model's check line in the card: `Check: <env>, N episodes, seed S, … success X%, invalid
+ * actions Y%, tolerance ±T points` (local/games), or `Check local/games2: …` for another model.
+ */
+function cardCheck(card: string, model: string) {
+  const name = model === "local/games" ? "" : ` ${model.replace("/", "\\/")}`;
   const m = card.replace(/\s+/g, " ").match(
-    /Check: (\S+), (\d+) episodes, seed (\d+), temperature 1\.0: success ([\d.]+)%, invalid actions ([\d.]+)%, tolerance ±([\d.]+) points/,
+    new RegExp(
+      `Check${name}: (\\S+), (\\d+) episodes, seed (\\d+), temperature 1\\.0: success ([\\d.]+)%, ` +
+        `invalid actions ([\\d.]+)%, tolerance ±([\\d.]+) points`,
+    ),
   );
-  if (!m) throw new Error("models/README.md has no `Check: …` line for this test");
+  if (!m) throw new Error(`models/README.md has no check line for ${model}`);
   return {
     envId: m[1],
     episodes: Number(m[2]),
@@ -25,36 +33,40 @@ function cardCheck(card: string) {
   };
 }
 
-Deno.test("model card: the committed local/games weights reproduce the card's GuessTheNumber-easy numbers", async () => {
-  const { tensors, metadata } = await readSafetensors(WEIGHTS.pathname);
-  assert.equal(metadata.format, "tinkerbench-base");
-  checkBaseParameters(findLocalModel("local/games")!.config, tensors);
-  const check = cardCheck(await Deno.readTextFile(CARD));
+for (const model of ["local/games", "local/games2"]) {
+  Deno.test(`model card: the committed ${model} weights reproduce the card's GuessTheNumber-easy numbers`, async () => {
+    const weights = new URL(`../../models/${model.replace("/", "_")}.safetensors`, import.meta.url);
+    const { tensors, metadata } = await readSafetensors(weights.pathname);
+    assert.equal(metadata.format, "tinkerbench-base");
+    checkBaseParameters(findLocalModel(model)!.config, tensors);
+    const check = cardCheck(await Deno.readTextFile(CARD), model);
 
-  const dataDir = await Deno.makeTempDir({ prefix: "tb-model-card-" });
-  const server = await startLocalServer({ dataDir });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-  try {
-    const sampler = await service.createSamplingClient({ baseModel: "local/games" });
-    const r = await evaluateEnv(sampler, check.envId, {
-      episodes: check.episodes,
-      seed: check.seed,
-      temperature: 1,
-    });
-    const near = (a: number, b: number) => Math.abs(a - b) <= check.tolerance + 1e-9;
-    assert.ok(
-      near(r.successRate, check.success),
-      `success ${r.successRate} vs card ${check.success}`,
-    );
-    assert.ok(
-      near(r.invalidActionRate, check.invalid),
-      `invalid actions ${r.invalidActionRate} vs card ${check.invalid}`,
-    );
-    // Far from a random init, which never closes a move with a valid \boxed{N}<|im_end|>.
-    assert.ok(r.successRate > 0.1 && r.invalidActionRate < 0.5, JSON.stringify(r));
-  } finally {
-    service.close();
-    await server.close();
-    await Deno.remove(dataDir, { recursive: true });
-  }
-});
+    const dataDir = await Deno.makeTempDir({ prefix: "tb-model-card-" });
+    const server = await startLocalServer({ dataDir });
+    const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+    try {
+      const sampler = await service.createSamplingClient({ baseModel: model });
+      const r = await evaluateEnv(sampler, check.envId, {
+        episodes: check.episodes,
+        seed: check.seed,
+        temperature: 1,
+        renderer: new ChatMLRenderer<Tokenizer>(getTokenizer(model)),
+      });
+      const near = (a: number, b: number) => Math.abs(a - b) <= check.tolerance + 1e-9;
+      assert.ok(
+        near(r.successRate, check.success),
+        `success ${r.successRate} vs card ${check.success}`,
+      );
+      assert.ok(
+        near(r.invalidActionRate, check.invalid),
+        `invalid actions ${r.invalidActionRate} vs card ${check.invalid}`,
+      );
+      // Far from a random init, which never closes a move with a valid \boxed{N}<|im_end|>.
+      assert.ok(r.successRate > 0.1 && r.invalidActionRate < 0.5, JSON.stringify(r));
+    } finally {
+      service.close();
+      await server.close();
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+}
