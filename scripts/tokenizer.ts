@@ -60,7 +60,7 @@ await runCli(async () => {
     vocabSize: flags["vocab-size"],
   });
   await Deno.mkdir(flags.out, { recursive: true });
-  await Deno.writeTextFile(join(flags.out, "tokenizer.json"), JSON.stringify(json, null, 1) + "\n");
+  await Deno.writeTextFile(join(flags.out, "tokenizer.json"), JSON.stringify(json, null, 2) + "\n");
   await Deno.writeTextFile(
     join(flags.out, "tokenizer_config.json"),
     JSON.stringify(GAMES_TOKENIZER_CONFIG, null, 2) + "\n",
