@@ -31,15 +31,13 @@ import { advantageMetrics, episodeSucceeded } from "./metrics.ts";
 import {
   evidenceSources,
   methodSettings,
+  openRun,
   rendererFor,
   type RLTrainOptions,
   type RLTrainResult,
   saveCheckpoint,
-  startTraining,
   type StepMetrics,
 } from "./rl.ts";
-import { RunLog } from "./run_log.ts";
-import { redactSecrets } from "./mix.ts";
 import { StepUpdate } from "./update.ts";
 
 /** Options of {@link trainFromProxy}. */
@@ -66,17 +64,7 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RLTrainResul
   const method = proxyMethodSettings(cfg);
   const plan = evidencePlan(method);
   checkJudge(cfg, method);
-  const log = await RunLog.open(o.logDir);
-  await log.writeConfig(redactSecrets(cfg));
-  const { training, startStep, resumedFrom } = await startTraining(cfg, o.service, log);
-  o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
-  const result: RLTrainResult = {
-    steps: startStep,
-    resumedFrom,
-    interrupted: false,
-    checkpoint: resumedFrom,
-    history: [],
-  };
+  const { log, training, startStep, result } = await openRun(cfg, o);
   if (startStep >= cfg.max_steps) return result;
 
   const sources = await evidenceSources(cfg, plan, o.service, renderer);

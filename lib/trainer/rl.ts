@@ -92,18 +92,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const cfg = mix ? { ...o.config, max_steps: mix.steps } : o.config;
   const makeEnv = mix ? () => make(cfg.rollout.env_id) : envFactory(cfg.rollout.env_id);
   const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
-  const log = await RunLog.open(o.logDir);
-  await log.writeConfig(redactSecrets(cfg));
-
-  const { training, startStep, resumedFrom } = await startTraining(cfg, o.service, log);
-  o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
-  const result: RLTrainResult = {
-    steps: startStep,
-    resumedFrom,
-    interrupted: false,
-    checkpoint: resumedFrom,
-    history: [],
-  };
+  const { log, training, startStep, result } = await openRun(cfg, o);
   if (startStep >= cfg.max_steps) return result;
 
   const method = methodSettings(cfg);
@@ -249,6 +238,29 @@ export async function startTraining(
   }
   await log.rewindTo(startStep);
   return { training, startStep, resumedFrom };
+}
+
+/**
+ * Opens a run: its directory (with the resolved config written), its training client (see
+ * {@link startTraining}), the `onStart` call and the result record the loop fills in. The env
+ * trainer and the proxy trainer start every run this way.
+ */
+export async function openRun(
+  cfg: TrainConfig,
+  o: Pick<RLTrainOptions, "service" | "logDir" | "onStart">,
+): Promise<{ log: RunLog; training: TrainingClient; startStep: number; result: RLTrainResult }> {
+  const log = await RunLog.open(o.logDir);
+  await log.writeConfig(redactSecrets(cfg));
+  const { training, startStep, resumedFrom } = await startTraining(cfg, o.service, log);
+  o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
+  const result: RLTrainResult = {
+    steps: startStep,
+    resumedFrom,
+    interrupted: false,
+    checkpoint: resumedFrom,
+    history: [],
+  };
+  return { log, training, startStep, result };
 }
 
 /** The default run directory of a configuration, so that rerunning a command resumes it. */
