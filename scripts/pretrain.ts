@@ -32,7 +32,7 @@ const USAGE =
   `usage: deno task pretrain [--model local/games|local/games2] [--steps 180] [--batch-size 8]
                           [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
                           [--seed 0] [--out models/<model>.safetensors] [--log-path DIR] [--eval-episodes 0]
-                          [--mix ID=W,…,others=W]
+                          [--mix ID=W,…,others=W] [--bisect-share 0]
        deno task pretrain --eval-only [--model local/games] [--eval-episodes 50] [--eval-envs ID,ID]
                           [--seed 0] [--eval-temperature 1]`;
 
@@ -50,6 +50,7 @@ const Flags = z.object({
   "eval-episodes": z.coerce.number().int().min(0).max(100_000).optional(),
   "eval-only": z.boolean().default(false),
   "eval-temperature": z.coerce.number().min(0).max(2).default(1),
+  "bisect-share": z.coerce.number().min(0).max(1).default(0),
   mix: z.string().optional().transform((s, ctx) => {
     if (s === undefined) return PRETRAIN_MIX;
     try {
@@ -82,6 +83,7 @@ await runCli(async () => {
     "eval-only": { type: "boolean" },
     "eval-temperature": { type: "string" },
     mix: { type: "string" },
+    "bisect-share": { type: "string" },
     "eval-envs": { type: "string" },
     help: { type: "boolean", short: "h" },
   }, Flags);
@@ -147,6 +149,7 @@ await runCli(async () => {
       minLearningRateRatio: 0.1,
       seed: flags.seed,
       mix: flags.mix,
+      bisectShare: flags["bisect-share"],
       datumsPerCall: flags["datums-per-call"],
       maxSeconds: flags["max-minutes"] * 60,
       renderer,
@@ -172,6 +175,7 @@ await runCli(async () => {
       learning_rate: String(flags["learning-rate"]),
       seed: String(flags.seed),
       mix: flags.mix.map((e) => `${e.envId}=${e.weight}`).join(","),
+      bisect_share: String(flags["bisect-share"]),
       final_loss_per_action_token: finalLoss.toFixed(4),
       train_seconds: trainSeconds.toFixed(0),
     });

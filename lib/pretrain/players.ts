@@ -44,12 +44,18 @@ export function envFamily(envId: string): string {
   return m[1];
 }
 
+/** Options of {@link formatPlayer}. */
+export interface FormatPlayerOptions {
+  /** Share of GuessTheNumber episodes played by bisection (see {@link ConsistentGuesser}). */
+  bisectShare?: number;
+}
+
 /** A new player for one episode of `envId`. */
-export function formatPlayer(envId: string): FormatPlayer {
+export function formatPlayer(envId: string, opts: FormatPlayerOptions = {}): FormatPlayer {
   const family = envFamily(envId);
   switch (family) {
     case "GuessTheNumber":
-      return new ConsistentGuesser();
+      return new ConsistentGuesser(opts.bisectShare ?? 0);
     case "Arithmetic":
       return { act: (_env, obs) => `\\boxed{${solveArithmetic(obs)}}` };
     case "Mastermind":
@@ -78,16 +84,30 @@ export function formatPlayer(envId: string): FormatPlayer {
  * reply" into "copy one bound from the latest reply and the other from my last move", and the
  * exclusive bounds are the numbers the replies name, so no ±1 arithmetic is needed. Which
  * number to pick inside the range, the strategy, is still left to RL.
+ *
+ * With `bisectShare` > 0, that share of episodes is played by bisection instead (the lower
+ * middle of the range on every move; the choice is made once per episode, as a player's
+ * style): the strategy is then in the base model's distribution but rare, and RL has to find
+ * and keep it, as RL on a language model sharpens what pretraining made possible.
  */
 export class ConsistentGuesser implements FormatPlayer {
   #lo = NaN;
   #hi = NaN;
+  #bisect = false;
+
+  constructor(readonly bisectShare = 0) {
+    if (!(bisectShare >= 0 && bisectShare <= 1)) {
+      throw new RangeError(`bisectShare must be in [0, 1], got ${bisectShare}`);
+    }
+  }
 
   act(_env: SyncEnv, observation: string, rng: Rng): string {
     const range = observation.match(/between (\d+) and (\d+)/);
     if (Number.isNaN(this.#lo)) {
       if (!range) throw new Error("GuessTheNumber: the first observation states no range");
       [this.#lo, this.#hi] = [Number(range[1]), Number(range[2])];
+      // Draw only when asked, so transcripts with share 0 stay those of earlier runs.
+      this.#bisect = this.bisectShare > 0 && rng.uniform() < this.bisectShare;
     }
     const fb = observation.match(/The number is (higher|lower) than (-?\d+)/);
     if (fb) {
@@ -95,7 +115,9 @@ export class ConsistentGuesser implements FormatPlayer {
       if (fb[1] === "higher") this.#lo = Math.max(this.#lo, n + 1);
       else this.#hi = Math.min(this.#hi, n - 1);
     }
-    const guess = this.#lo + rng.int(this.#hi - this.#lo + 1);
+    const guess = this.#bisect
+      ? Math.floor((this.#lo + this.#hi) / 2)
+      : this.#lo + rng.int(this.#hi - this.#lo + 1);
     return `Above ${this.#lo - 1}, below ${this.#hi + 1}. \\boxed{${guess}}`;
   }
 

@@ -39,6 +39,8 @@ export interface PretrainOptions {
   seed: number;
   /** Environments and their shares; default {@link PRETRAIN_MIX}. */
   mix?: readonly MixEntry[];
+  /** Share of GuessTheNumber transcripts played by bisection (default 0: none). */
+  bisectShare?: number;
   /** Datums per forward_backward call. */
   datumsPerCall: number;
   /**
@@ -117,7 +119,10 @@ export async function pretrain(
   onStep?: (m: PretrainStepMetrics) => void | Promise<void>,
 ): Promise<PretrainStepMetrics[]> {
   const renderer = opts.renderer ?? new ChatMLRenderer();
-  const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX, { renderer });
+  const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX, {
+    renderer,
+    bisectShare: opts.bisectShare,
+  });
   const history: PretrainStepMetrics[] = [];
   const start = performance.now();
   let planned = opts.steps;

@@ -116,6 +116,8 @@ export interface TranscriptOptions {
    */
   maxTokens?: number;
   renderer?: ChatMLRenderer<Tokenizer>;
+  /** Share of GuessTheNumber transcripts played by bisection (`formatPlayer`'s option). */
+  bisectShare?: number;
 }
 
 /**
@@ -127,10 +129,10 @@ export function playTranscript(
   envId: string,
   envSeed: number,
   rng: Rng,
-  { maxTokens = 1025, renderer = new ChatMLRenderer() }: TranscriptOptions = {},
+  { maxTokens = 1025, renderer = new ChatMLRenderer(), bisectShare }: TranscriptOptions = {},
 ): Transcript {
   const env = makeBuiltin(envId);
-  const player = formatPlayer(envId);
+  const player = formatPlayer(envId, { bisectShare });
   let { observation } = env.reset(envSeed);
   const messages: Message[] = [];
   const reasons: string[] = [], rewards: number[] = [];

@@ -7,6 +7,7 @@ import type { Tokenizer } from "../../lib/tokenizers/types.ts";
 import { lastBoxedInteger } from "../../lib/envs/types.ts";
 import { ModelInput } from "../../lib/tinker/mod.ts";
 import {
+  ConsistentGuesser,
   envFamily,
   formatPlayer,
   LEGAL_REASONS,
@@ -142,6 +143,33 @@ Deno.test("transcripts: GuessTheNumber guesses are uniform over what the feedbac
   // All ten first guesses occur, each near 40 of 400 (a bisector would always open with 5 or 6).
   assert.equal(firstGuesses.size, 10);
   for (const [g, n] of firstGuesses) assert.ok(n > 15 && n < 70, `first guess ${g}: ${n} of 400`);
+});
+
+Deno.test("transcripts: with bisectShare, that share of GuessTheNumber episodes bisects on every move; share 0 keeps earlier transcripts", () => {
+  let bisected = 0;
+  const episodes = 400;
+  for (let seed = 0; seed < episodes; seed++) {
+    const t = playTranscript("game:GuessTheNumber-v0-easy", seed, new Rng(1000 + seed), {
+      bisectShare: 0.3,
+    });
+    let lo = 1, hi = 10, always = true;
+    for (let i = 1; i < t.messages.length; i += 2) {
+      const g = lastBoxedInteger(t.messages[i].content)!;
+      always &&= g === Math.floor((lo + hi) / 2);
+      const fb = t.messages[i + 1]?.content.match(/The number is (higher|lower) than/);
+      if (fb?.[1] === "higher") lo = g + 1;
+      if (fb?.[1] === "lower") hi = g - 1;
+    }
+    // A bisecting episode never runs out of turns on 1-10 (4 guesses cover 15 numbers).
+    if (always) assert.equal(t.rewards.at(-1), 1, `seed ${seed}: a bisecting episode failed`);
+    if (always) bisected++;
+  }
+  // ~30 % bisect by style (±2.3 points of sampling error), plus a few uniform episodes by chance.
+  assert.ok(bisected > 0.22 * episodes && bisected < 0.42 * episodes, `${bisected} bisected`);
+  const plain = playTranscript("game:GuessTheNumber-v0-easy", 7, new Rng(7007));
+  const zero = playTranscript("game:GuessTheNumber-v0-easy", 7, new Rng(7007), { bisectShare: 0 });
+  assert.deepEqual(zero.messages, plain.messages);
+  assert.throws(() => new ConsistentGuesser(1.5), /bisectShare must be in \[0, 1\]/);
 });
 
 Deno.test("transcripts: the same seed gives the same transcripts, another seed others", () => {
