@@ -1,141 +1,171 @@
 /**
- * Rollout throughput: episodes per second of `collectGroups` on GuessTheNumber (easy) against
- * in-process local backends, at 1 and 32 episodes in flight, with the sampler's prefix cache
- * off and on (two backends in one process, so they share the one wasm thread and the
- * machine's load). Every setting plays the same episodes (same env seeds and sampler seeds),
- * alternating the order between rounds, so the ratios are measured under the same load.
+ * Rollout throughput: episodes per second of `collectGroups` on GuessTheNumber (easy) for the
+ * byte-level `local/games` ("before") and `local/games2`, the same architecture over the games
+ * tokenizer ("after"), at 1, 8 and 32 episodes in flight, with the sampler's prefix cache off
+ * and on. Every setting plays the same episodes (same env seeds and sampler seeds) in one
+ * process, so all settings share the one wasm thread and the machine's load, and the rounds
+ * alternate their order, so ratios are measured side by side.
+ *
+ * Each timed collection gets a fresh in-process server: a prefix cache then starts empty, as
+ * it does in training, where every step samples from new weights (a cache kept across
+ * settings would hold the very prompts the next setting replays).
  *
  * @module
  */
 
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { findLocalModel } from "../lib/local/models.ts";
-import { type SamplingClient, ServiceClient } from "../lib/tinker/mod.ts";
-import { collectGroups, type CollectResult } from "../lib/rollout/mod.ts";
+import { ModelInput, ServiceClient } from "../lib/tinker/mod.ts";
+import { collectGroups, type CollectResult, type GroupSpec } from "../lib/rollout/mod.ts";
 import { make } from "../lib/envs/mod.ts";
-import { median } from "./local_engine.ts";
+import { getRenderer } from "../lib/renderers/mod.ts";
+import { getTokenizer } from "../lib/tokenizers/mod.ts";
+import {
+  type CommittedBefore,
+  readCommittedBefore,
+  type RolloutLevel,
+  summarize,
+  type TimedRun,
+} from "./rollout_figures.ts";
+
+export type { RolloutLevel } from "./rollout_figures.ts";
 
 /** Sizes of the rollout benchmark. */
 export const ROLLOUT_BENCH = {
   env: "game:GuessTheNumber-v0-easy",
+  models: ["local/games", "local/games2"],
   groups: 8,
   groupSize: 8,
+  /**
+   * At 1 in flight each group plays only its first 2 episodes (the same seeds as theirs at 8
+   * and 32 in flight): 16 episodes instead of 64, to keep the whole bench near 10 minutes.
+   */
+  groupSizeAt1: 2,
   maxTokensPerTurn: 40,
-  concurrency: [1, 32],
+  concurrency: [1, 8, 32],
+  /** Off, and the size the backend's option documents as measured. */
+  prefixCacheMb: [0, 192],
   rounds: 2,
   seed: 17,
+  /** Untimed, per model and cache setting, first: compiles every shape the runs meet. */
+  warmupGroups: 4,
 } as const;
 
-/** One setting's figures (medians over rounds). */
-export interface RolloutLevel {
+/** The results file this benchmark overwrites (its committed figures are carried over). */
+const RESULTS = new URL("./results/rollout.json", import.meta.url);
+
+/** One timed collection: a model, a cache setting and a number of episodes in flight. */
+interface Setting {
+  model: string;
+  prefixCacheMb: number;
   concurrency: number;
-  prefix_cache: boolean;
-  episodes_per_s: number;
-  sampled_tokens_per_s: number;
-  /** Episodes/s ÷ episodes/s at concurrency 1 without the prefix cache. */
-  ratio_vs_1: number;
-  /** Episodes/s with the prefix cache ÷ without it, at this concurrency (1 when off). */
-  ratio_vs_no_cache: number;
-  all_episodes_per_s: number[];
 }
 
 /** Runs the benchmark on its own local servers; `log` gets progress lines. */
 export async function benchRollout(log: (msg: string) => void): Promise<{
-  model: string;
-  weights: string;
   sizes: typeof ROLLOUT_BENCH;
-  episodes: number;
-  same_episodes_at_every_level: boolean;
-  stop_reasons: Record<string, number>;
+  machine: { cores: number; deno: string };
+  committed_before: CommittedBefore | null;
+  models: ReturnType<typeof summarize>["models"];
   levels: RolloutLevel[];
+  goal: ReturnType<typeof summarize>["goal"];
 }> {
-  const model = findLocalModel("local/games") ? "local/games" : "local/tiny";
-  const weightsFile = new URL(`../models/${model.replace("/", "_")}.safetensors`, import.meta.url);
-  const weights = await Deno.stat(weightsFile).then(() => "trained", () => "random init");
-  // The size the backend's option documents as measured.
-  const cacheOn = 192 * 2 ** 20;
-  const backends = await Promise.all([0, cacheOn].map(async (prefixCacheBytes) => {
-    const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-rollout-" });
-    const server = await startLocalServer({ dataDir, prefixCacheBytes });
-    const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-    const sampler = await service.createSamplingClient({ baseModel: model });
-    return { prefixCache: prefixCacheBytes !== 0, dataDir, server, service, sampler };
+  const B = ROLLOUT_BENCH;
+  // Read before run.ts overwrites the file with this run's figures.
+  const committedBefore = await readCommittedBefore(RESULTS);
+  for (const model of B.models) {
+    if (!findLocalModel(model)) throw new Error(`rollout bench: unknown model ${model}`);
+  }
+  const weights = Object.fromEntries(
+    await Promise.all(B.models.map(async (m) => {
+      const file = new URL(`../models/${m.replace("/", "_")}.safetensors`, import.meta.url);
+      return [m, await Deno.stat(file).then(() => "trained", () => "random init")] as const;
+    })),
+  );
+  const settings: Setting[] = B.concurrency.flatMap((concurrency) =>
+    B.prefixCacheMb.flatMap((prefixCacheMb) =>
+      B.models.map((model) => ({ model, prefixCacheMb, concurrency }))
+    )
+  );
+  log(`rollout: ${B.models.join(" vs ")}; warm-up (${B.warmupGroups} groups each, untimed)`);
+  for (const model of B.models) {
+    for (const prefixCacheMb of B.prefixCacheMb) {
+      await collectOnFreshServer({ model, prefixCacheMb, concurrency: 32 }, B.warmupGroups);
+    }
+  }
+  const runs: TimedRun[] = [];
+  for (let round = 1; round <= B.rounds; round++) {
+    const order = round % 2 ? settings : [...settings].reverse();
+    for (const s of order) {
+      const { result, cacheStats } = await collectOnFreshServer(s, B.groups);
+      runs.push({ ...s, round, result, cacheStats });
+      log(
+        `  round ${round}, ${s.model}, ${s.concurrency} in flight, prefix cache ${
+          s.prefixCacheMb ? "on" : "off"
+        }: ${result.timing.episodesPerSecond.toFixed(2)} episodes/s (${
+          (result.timing.wallMs / 1000).toFixed(1)
+        } s)`,
+      );
+    }
+  }
+  const figures = summarize(runs, weights, committedBefore);
+  return {
+    sizes: B,
+    machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
+    committed_before: committedBefore,
+    ...figures,
+  };
+}
+
+/** The bench's first `groups` group specs; the same env seeds for every setting. */
+function groupSpecs(groups: number, groupSize: number): GroupSpec[] {
+  return Array.from({ length: groups }, (_, g) => ({
+    makeEnv: () => make(ROLLOUT_BENCH.env),
+    envSeed: 1000 + g,
+    groupSize,
   }));
+}
+
+/**
+ * Plays the setting's episodes on a server of its own, timed by `collectGroups` (server start
+ * and the sampler's first load are outside the timing).
+ */
+async function collectOnFreshServer(s: Setting, groups: number): Promise<{
+  result: CollectResult;
+  cacheStats: { hits: number; misses: number; savedTokens: number } | null;
+}> {
+  const B = ROLLOUT_BENCH;
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-rollout-" });
+  const server = await startLocalServer({ dataDir, prefixCacheBytes: s.prefixCacheMb * 2 ** 20 });
   try {
-    const B = ROLLOUT_BENCH;
-    const specs = Array.from({ length: B.groups }, (_, g) => ({
-      makeEnv: () => make(B.env),
-      envSeed: 1000 + g,
-    }));
-    const collect = (sampler: SamplingClient, concurrency: number, n = specs.length) =>
-      collectGroups(specs.slice(0, n), sampler, {
-        groupSize: B.groupSize,
-        maxConcurrency: concurrency,
+    const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+    try {
+      const sampler = await service.createSamplingClient({ baseModel: s.model });
+      // Loads the weights; fewer than 32 tokens in all, so the prefix cache keeps nothing.
+      await sampler.sample({
+        prompt: ModelInput.fromInts(getTokenizer(s.model).encode("hi")),
+        numSamples: 1,
+        samplingParams: { maxTokens: 1, seed: 0 },
+      }).result();
+      const groupSize = s.concurrency === 1 ? B.groupSizeAt1 : B.groupSize;
+      const result = await collectGroups(groupSpecs(groups, groupSize), sampler, {
+        groupSize,
+        maxConcurrency: s.concurrency,
         maxTokensPerTurn: B.maxTokensPerTurn,
         seed: B.seed,
+        renderer: getRenderer(s.model),
       });
-    log(`rollout: ${model} (${weights}); warm-up`);
-    for (const b of backends) await collect(b.sampler, 8, 1);
-    const settings = B.concurrency.flatMap((c) =>
-      backends.map((b) => ({ concurrency: c, backend: b, key: `${c}:${b.prefixCache}` }))
-    );
-    const perLevel = new Map(
-      settings.map((
-        s,
-      ) => [s.key, { eps: [] as number[], toks: [] as number[], prints: [] as string[] }]),
-    );
-    let last: CollectResult | undefined;
-    for (let round = 1; round <= B.rounds; round++) {
-      const order = round % 2 ? [...settings] : [...settings].reverse();
-      for (const { concurrency, backend, key } of order) {
-        const res = await collect(backend.sampler, concurrency);
-        const eps = res.groups.flatMap((g) => g.episodes);
-        const tokens = eps.reduce((a, e) => a + (e.sampledTokens ?? 0), 0);
-        const m = perLevel.get(key)!;
-        m.eps.push(res.timing.episodesPerSecond);
-        m.toks.push(tokens / (res.timing.wallMs / 1000));
-        m.prints.push(JSON.stringify(eps.map((e) => e.turns.map((t) => t.actionTokens))));
-        log(
-          `  round ${round}, concurrency ${concurrency}, prefix cache ${
-            backend.prefixCache ? "on" : "off"
-          }: ${eps.length} episodes in ${(res.timing.wallMs / 1000).toFixed(1)} s = ${
-            res.timing.episodesPerSecond.toFixed(2)
-          } episodes/s`,
-        );
-        last = res;
-      }
+      const stats = server.backend.prefixCacheStats();
+      return {
+        result,
+        cacheStats: stats &&
+          { hits: stats.hits, misses: stats.misses, savedTokens: stats.savedTokens },
+      };
+    } finally {
+      service.close();
     }
-    const rate = (c: number, cache: boolean) => median(perLevel.get(`${c}:${cache}`)!.eps);
-    const prints = new Set([...perLevel.values()].flatMap((m) => m.prints));
-    const stopReasons: Record<string, number> = {};
-    for (const e of last!.groups.flatMap((g) => g.episodes)) {
-      stopReasons[e.stopReason] = (stopReasons[e.stopReason] ?? 0) + 1;
-    }
-    return {
-      model,
-      weights,
-      sizes: B,
-      episodes: B.groups * B.groupSize,
-      same_episodes_at_every_level: prints.size === 1,
-      stop_reasons: stopReasons,
-      levels: settings.map(({ concurrency, backend, key }) => {
-        const m = perLevel.get(key)!;
-        return {
-          concurrency,
-          prefix_cache: backend.prefixCache,
-          episodes_per_s: median(m.eps),
-          sampled_tokens_per_s: median(m.toks),
-          ratio_vs_1: median(m.eps) / rate(1, false),
-          ratio_vs_no_cache: median(m.eps) / rate(concurrency, false),
-          all_episodes_per_s: m.eps,
-        };
-      }),
-    };
   } finally {
-    for (const b of backends) {
-      b.service.close();
-      await b.server.close();
-      await Deno.remove(b.dataDir, { recursive: true });
-    }
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
   }
 }

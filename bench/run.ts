@@ -203,17 +203,24 @@ async function runSoakBench(): Promise<void> {
 async function runRolloutBench(): Promise<void> {
   const r = await benchRollout(log);
   await writeResult("rollout", r);
+  const f = (x: number, d = 2) => x.toFixed(d);
   console.log(
-    `| episodes in flight | prefix cache | episodes/s | sampled tok/s | vs 1, no cache | cache on ÷ off |
-| --- | --- | --- | --- | --- | --- |
+    `| model | in flight | prefix cache | episodes/s | sampled tok/s | vs local/games | vs 1 in flight | cache on ÷ off | vs committed |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${
       r.levels.map((l) =>
-        `| ${l.concurrency} | ${l.prefix_cache ? "on" : "off"} | ${l.episodes_per_s.toFixed(2)} | ${
-          l.sampled_tokens_per_s.toFixed(0)
-        } | ${l.ratio_vs_1.toFixed(2)}× | ${l.ratio_vs_no_cache.toFixed(2)}× |`
+        `| ${l.model} | ${l.concurrency} | ${l.prefix_cache ? "on" : "off"} | ${
+          f(l.episodes_per_s)
+        } | ${f(l.sampled_tokens_per_s, 0)} | ${f(l.ratio_vs_games)}× | ${f(l.ratio_vs_1)}× | ${
+          f(l.ratio_vs_no_cache)
+        }× | ${l.ratio_vs_committed_before === null ? "" : `${f(l.ratio_vs_committed_before)}×`} |`
       ).join("\n")
     }
-(${r.model}, ${r.weights}; ${r.episodes} episodes of ${r.sizes.env}; same episodes at every level: ${r.same_episodes_at_every_level})
+(${r.sizes.env}; same episodes in every setting: ${
+      r.models.map((m) => `${m.model} ${m.same_episodes_in_every_setting}`).join(", ")
+    }; at ${r.goal.concurrency} in flight ${r.goal.after} ÷ ${r.goal.before}: ${
+      f(r.goal.cache_off)
+    }× cache off, ${f(r.goal.cache_on)}× cache on, goal ${r.goal.target_ratio}×)
 `,
   );
 }
