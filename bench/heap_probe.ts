@@ -5,13 +5,16 @@
  * as work goes on; they are the measurements behind `lib/local/shapes.ts`,
  * `lib/local/train/batching.ts` and docs/local-memory.md.
  *
- * - `learner LENGTH...`: one LoRA learner on `local/games` runs an `importance_sampling`
- *   forward_backward of 8 datums at each length in turn (e.g. `learner 500 1000 250 500 1000`).
+ * - `learner LENGTH...`: one LoRA learner runs an `importance_sampling` forward_backward of 8
+ *   datums at each length in turn (e.g. `learner 500 1000 250 500 1000`).
  * - `rollouts PREFIX_CACHE_MB [WAVES]`: an in-process server plays waves of 32
- *   GuessTheNumber-easy episodes (4 groups of 8, all in flight) on `local/games` (default 12
- *   waves), with the given prefix cache (0 = off).
+ *   GuessTheNumber-easy episodes (4 groups of 8, all in flight; default 12 waves), with the
+ *   given prefix cache (0 = off).
  *
- * Usage: `deno run -A bench/heap_probe.ts learner 500 1000` or `… rollouts 192`.
+ * Both run on `local/games` unless `--model NAME` names another local model.
+ *
+ * Usage: `deno run -A bench/heap_probe.ts learner 500 1000` or
+ * `… rollouts 192 --model local/games2`.
  *
  * @module
  */
@@ -25,17 +28,23 @@ import { startLocalServer } from "../lib/local/server/mod.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { collectGroups } from "../lib/rollout/mod.ts";
 import { make } from "../lib/envs/mod.ts";
+import { getRenderer } from "../lib/renderers/mod.ts";
 
-const USAGE = "usage: deno run -A bench/heap_probe.ts learner LENGTH... (integers in 2..1024)\n" +
-  "       deno run -A bench/heap_probe.ts rollouts PREFIX_CACHE_MB [WAVES]";
+const USAGE =
+  "usage: deno run -A bench/heap_probe.ts learner LENGTH... [--model NAME] (integers in 2..1024)\n" +
+  "       deno run -A bench/heap_probe.ts rollouts PREFIX_CACHE_MB [WAVES] [--model NAME]";
 const rss = () =>
   `rss ${(Deno.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB, heap ${
     (heapBytes() / 2 ** 30).toFixed(2)
   } GiB`;
-const [mode, ...args] = Deno.args;
+const modelFlag = Deno.args.indexOf("--model");
+const model = modelFlag < 0 ? "local/games" : Deno.args[modelFlag + 1];
+const [mode, ...args] = Deno.args.filter((_, i) =>
+  modelFlag < 0 || i < modelFlag || i > modelFlag + 1
+);
 const nums = args.map(Number);
 if (
-  (mode !== "learner" && mode !== "rollouts") || nums.length === 0 ||
+  (mode !== "learner" && mode !== "rollouts") || nums.length === 0 || !findLocalModel(model) ||
   nums.some((n) => !Number.isInteger(n) || n < 0) ||
   (mode === "learner" && nums.some((n) => n < 2 || n > 1024))
 ) {
@@ -49,7 +58,7 @@ else await probeRollouts(nums[0], nums[1] ?? 12);
 Deno.exit(0);
 
 async function probeLearner(lengths: number[]): Promise<void> {
-  const spec = findLocalModel("local/games")!;
+  const spec = findLocalModel(model)!;
   const learner = await Learner.create({
     config: spec.config,
     base: await loadBaseWeights(spec),
@@ -81,7 +90,8 @@ async function probeRollouts(cacheMb: number, waves: number): Promise<void> {
   const server = await startLocalServer({ dataDir, prefixCacheBytes: cacheMb * 2 ** 20 });
   try {
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
-    const sampler = await service.createSamplingClient({ baseModel: "local/games" });
+    const sampler = await service.createSamplingClient({ baseModel: model });
+    const renderer = getRenderer(model);
     for (let w = 0; w < waves; w++) {
       const specs = Array.from({ length: 4 }, (_, g) => ({
         makeEnv: () => make("game:GuessTheNumber-v0-easy"),
@@ -93,11 +103,16 @@ async function probeRollouts(cacheMb: number, waves: number): Promise<void> {
         maxConcurrency: 32,
         maxTokensPerTurn: 40,
         seed: w,
+        renderer,
       });
       const stats = server.backend.prefixCacheStats();
       console.log(
         `wave ${w}: ${((performance.now() - t0) / 1000).toFixed(1)} s, ${rss()}` +
-          (stats ? `, cache ${stats.entries} entries, ${stats.hits} hits` : ""),
+          (stats
+            ? `, cache ${stats.entries} entries (${
+              (stats.bytes / 2 ** 20).toFixed(0)
+            } MiB), ${stats.hits} hits`
+            : ""),
       );
     }
   } finally {
