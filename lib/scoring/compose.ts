@@ -3,8 +3,8 @@
  * network, no mutation of its inputs, unit-testable with numbers checked by hand. Environment
  * episodes, proxy sessions and OpenReward rollouts all go through {@link composeAdvantages}.
  *
- * - `rl`: turn rewards (the environment's or the client's, or PRM scores with `rewardSource:
- *   "prm"`) through the advantage pipeline over groups. With PRM rewards, OpenClaw's
+ * - `rl`: turn rewards (the environment's or the client's; with `rewardSource: "success"` only
+ *   success and penalties, {@link successReward}; or PRM scores with `rewardSource: "prm"`) through the advantage pipeline over groups. With PRM rewards, OpenClaw's
  *   at-least-one rule masks turns scored 0, except the first scored turn of an episode that has
  *   no kept turn yet.
  * - `opd`: per token `w_opd · (teacher_lp − student_lp)`; turns without an accepted hint (or
@@ -34,8 +34,11 @@ import { AtLeastOneRule, combineDispatch, opdAdvantages } from "./rules.ts";
 /** A method and its settings: all that composition (and the evidence plan) depends on. */
 export interface MethodSettings {
   method: Method;
-  /** Where the RL term's turn rewards come from: the turn's own reward, or PRM scores. */
-  rewardSource: "env" | "prm";
+  /**
+   * Where the RL term's turn rewards come from: the turn's own reward, its success part
+   * ({@link successReward}), or PRM scores.
+   */
+  rewardSource: "env" | "success" | "prm";
   /** Where OPD's hint comes from: the hint judge, or the turn's next state itself. */
   hintSource: "judge" | "next_state";
   /** Also gather PRM votes for monitoring when they do not set rewards. */
@@ -59,6 +62,20 @@ export interface ComposedBatch {
   advantageStats: AdvantageStats | null;
   /** `score/*` metrics. */
   metrics: Record<string, number>;
+}
+
+/**
+ * A turn's reward with partial credit dropped: 1 when it solves the task (reward ≥ 1, the
+ * trainer's success rule), a penalty (reward < 0, e.g. a format error) kept, anything between
+ * 0. GEM's GuessTheNumber gives a failed episode's last guess up to 0.9 for closeness, so
+ * solving and nearly solving differ by a tenth of a point; on success alone the advantage of
+ * solving is the whole signal.
+ *
+ * @example
+ * [1, 0.89, 0, -0.1].map(successReward) // [1, 0, 0, -0.1]
+ */
+export function successReward(reward: number): number {
+  return reward >= 1 - 1e-9 ? 1 : Math.min(reward, 0);
 }
 
 /**
@@ -95,7 +112,11 @@ export function composeAdvantages(
   const ev = (t: EpisodeGroup["episodes"][number]["turns"][number]) =>
     evidence.get(t) ?? NO_EVIDENCE;
   const reward = (t: EpisodeGroup["episodes"][number]["turns"][number]) =>
-    s.rewardSource === "prm" ? ev(t).prm?.score ?? 0 : t.reward;
+    s.rewardSource === "prm"
+      ? ev(t).prm?.score ?? 0
+      : s.rewardSource === "success"
+      ? successReward(t.reward)
+      : t.reward;
 
   // The RL term: the advantage pipeline over every group (it may drop constant groups).
   let kept = new Set(groups.map((_, g) => g));

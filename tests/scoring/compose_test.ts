@@ -1,5 +1,10 @@
 import { assert, assertClose } from "../assert.ts";
-import { composeAdvantages, evidencePlan, type MethodSettings } from "../../lib/scoring/compose.ts";
+import {
+  composeAdvantages,
+  evidencePlan,
+  type MethodSettings,
+  successReward,
+} from "../../lib/scoring/compose.ts";
 import type { EvidenceByTurn } from "../../lib/scoring/evidence.ts";
 import type { Episode, Turn, TurnEvidence } from "../../lib/rl/types.ts";
 import { scoredGroupsToDatums } from "../../lib/datums/mod.ts";
@@ -30,6 +35,20 @@ Deno.test("compose rl: group-centred advantages (1, 0 → ±0.5); a constant gro
   assert.equal(b.advantageStats?.fracMixed, 0.5);
   assert.equal(b.metrics["score/trained_turns"], 2);
   assert.equal(scoredGroupsToDatums(b.groups).length, 2, "untrained episodes cost no datum");
+});
+
+Deno.test("compose rl on success: partial credit counts 0, penalties stay (1, 0.89, −0.1 → 1, 0, −0.1)", () => {
+  assert.deepEqual([1, 1.5, 0.999, 0.89, 0, -0.1].map(successReward), [1, 1, 0, 0, 0, -0.1]);
+  const g = () => group("a", [oneToken(1), oneToken(0.89), oneToken(-0.1)]);
+  const env = advantages(composeAdvantages([g()], new Map(), base));
+  const success = advantages(
+    composeAdvantages([g()], new Map(), { ...base, rewardSource: "success" }),
+  );
+  // env: mean 0.597, so the near miss (0.89) looks better than average; on success it is not.
+  assertClose(env[1]!, [0.89 - (1 + 0.89 - 0.1) / 3], 1e-9);
+  assert.ok(env[1]![0] > 0);
+  assertClose(success[1]!, [0 - (1 + 0 - 0.1) / 3], 1e-9);
+  assertClose(success[0]!, [1 - 0.3], 1e-9);
 });
 
 Deno.test("compose opd: w_opd · (teacher − student) per token; no hint or no teacher: untrained", () => {
