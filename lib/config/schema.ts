@@ -15,7 +15,7 @@ const advantage = AdvantageConfigSchema.shape;
 
 /** The policy being trained. */
 export const PolicySchema = z.object({
-  model: z.string().min(1).default("local/games").describe(
+  model: z.string().min(1).default("local/games2").describe(
     "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
   ),
   lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter"),
@@ -30,7 +30,7 @@ export const PolicySchema = z.object({
 /** The optimizer and the loss. */
 export const OptimizerSchema = z.object({
   learning_rate: z.number().positive().max(1).nullable().default(null).describe(
-    "Adam's learning rate; null: 1e-4 (OpenClaw's) on cloud models, 3e-3 on local/* models",
+    "Adam's learning rate; null: 1e-4 (OpenClaw's) on cloud models, 1e-3 on local/* models",
   ),
   loss_fn: z.enum(["importance_sampling", "ppo", "cispo", "dro"]).default("importance_sampling")
     .describe("Tinker's RL loss (all four run on the local backend too)"),
@@ -117,8 +117,8 @@ export const ScoringSchema = z.object({
   method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
     "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
   ),
-  reward_source: z.enum(["env", "prm"]).default("env").describe(
-    "Where the RL term's turn rewards come from: the environment, or PRM judge votes",
+  reward_source: z.enum(["env", "success", "prm"]).default("env").describe(
+    "Where the RL term's turn rewards come from: the environment, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
   ),
   hint_source: z.enum(["judge", "next_observation"]).default("next_observation").describe(
     "Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation",
@@ -341,7 +341,7 @@ export type TrainConfig = z.infer<typeof TrainConfigSchema>;
 
 /** The learning rate a run uses: the configured one, or the model's default. */
 export function resolveLearningRate(cfg: TrainConfig): number {
-  return cfg.optimizer.learning_rate ?? (cfg.policy.model.startsWith("local/") ? 3e-3 : 1e-4);
+  return cfg.optimizer.learning_rate ?? (cfg.policy.model.startsWith("local/") ? 1e-3 : 1e-4);
 }
 
 /**

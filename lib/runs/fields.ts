@@ -118,7 +118,7 @@ export const FIELDS: readonly FieldSpec[] = [
     name: "model_name",
     ...modelName,
     trainingKey: "model_name",
-    default: "local/games",
+    default: "local/games2",
     description: "The base model of the policy.",
   },
   {

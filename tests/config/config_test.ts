@@ -13,7 +13,7 @@ import { RunLog } from "../../lib/trainer/run_log.ts";
 Deno.test("config: defaults are the seeds' defaults, nested by concern", async () => {
   const c = await loadTrainConfig();
   assert.equal(c.scoring.method, "rl");
-  assert.equal(c.policy.model, "local/games");
+  assert.equal(c.policy.model, "local/games2");
   assert.equal(c.policy.lora_rank, 32);
   assert.equal(c.advantages.gamma, 0.9);
   assert.equal(c.advantages.mode, "group_centered");
