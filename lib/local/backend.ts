@@ -39,12 +39,13 @@ export interface LocalBackendOptions {
    * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
    * prompts that extend them, so a multi-turn episode prefills only each turn's new tokens);
    * 0, the default, turns it off. At 192 MiB (about three waves of 32 GuessTheNumber episodes)
-   * it made rollouts on `local/games` 1.58× faster with 32 episodes in flight (`deno task bench
-   * rollout`; no change with one). It stays opt-in because, with a learner in the same process,
-   * the learning benchmark then ran out of the 4 GiB wasm heap at its 12th step: jax-js's
-   * allocator keeps every distinct buffer size it has seen (`shapes.ts`), and the cache adds
-   * many: over 12 waves of 32 episodes the process grew to 2.7 GiB with it and settled at
-   * 1.8 GiB without (`bench/heap_probe.ts rollouts 192` against `rollouts 0`).
+   * it made rollouts on `local/games2` 2.1× faster with 32 episodes in flight and 1.3× with one
+   * (`deno task bench rollout`). It stays opt-in because it does not stay bounded with a learner
+   * in the same process: jax-js's allocator keeps every distinct buffer size it has seen
+   * (`shapes.ts`), and the cache adds many. Sampling alone settles (heap 1.47 GiB from wave 43
+   * of 32 episodes, 0.60 GiB without; `bench/heap_probe.ts rollouts 192 60 --model
+   * local/games2`), but the soak benchmark with it on grew from 2.78 GiB of heap after step 10 to
+   * 3.24 GiB after step 32 and was still growing toward the 4 GiB wasm limit.
    */
   prefixCacheBytes?: number;
 }
