@@ -4,7 +4,7 @@
  * γ-discounted returns with ReBN, `importance_sampling`), side by side in one run: each arm is
  * its own process with its own embedded backend (one wasm thread each, so on a 2-core machine
  * both arms run at once under the same load). Each arm stops at its step or wall budget or once
- * its success rate (mean of the last 3 steps) reaches the goal; a held-out evaluation of the
+ * its success rate (mean of the last `goalWindow` steps) reaches the goal; a held-out evaluation of the
  * final policy closes each arm, and the base model is evaluated on the same held-out seeds.
  * Every step also records how the policy used the feedback (consistent, bisecting, repeated
  * guesses) from the run's rollout store.
@@ -30,18 +30,23 @@ import { messagesText, parseRolloutRecord } from "../lib/rl/mod.ts";
 /** Settings shared by both arms; each arm overrides the algorithm. */
 export const LEARNING_BENCH = {
   envId: "game:GuessTheNumber-v0-easy",
-  model: "local/games",
-  maxSteps: 80,
+  model: "local/games2",
+  maxSteps: 200,
   goal: 0.95,
+  /**
+   * Steps whose mean success must reach the goal. 3 steps (96 episodes, ±2 points) can stop an
+   * arm on a lucky streak (held-out 0.88 after 1.00, 1.00, 0.91 in bench/results/learning.json):
+   * the held-out evaluation, not this rule, is the result.
+   */
+  goalWindow: 3,
   /** Episodes per step, the same for both arms. */
   episodesPerStep: 32,
   evalEpisodes: 256,
   /** Per arm. */
   wallBudgetMinutes: 25,
   /**
-   * Both arms. 3e-3 (the trainer's default on local models) made both arms' held-out success
-   * fall below the base's from the stated-range base model (0.56 → 0.35 / 0.44): the shared
-   * range text drifts with noisy advantages and format errors grow.
+   * Both arms; the trainer's default on local models. 2e-3 and 3e-3 lowered held-out success
+   * within 10–20 steps on both base models (format errors grow as the shared range text drifts).
    */
   learningRate: 1e-3,
 };
@@ -53,6 +58,9 @@ export const ARMS: Record<string, { flags: Record<string, unknown>; overrides: s
       batch_size: LEARNING_BENCH.episodesPerStep / 8,
       group_size: 8,
       loss_fn: "importance_sampling",
+      // GEM's reward gives a failed episode's last guess up to 0.9 for closeness: on success
+      // alone, solving is the whole signal (successReward).
+      reward_source: "success",
     },
     overrides: ["advantages.mode=group_centered"],
   },
@@ -130,7 +138,6 @@ async function armConfig(name: string, b: typeof LEARNING_BENCH): Promise<TrainC
       env_id: b.envId,
       max_steps: b.maxSteps,
       learning_rate: b.learningRate,
-      lora_rank: 16,
       max_tokens: 40,
       save_interval: 0,
       seed: 0,
@@ -183,14 +190,14 @@ export async function runLearningArm(
           outOfRange: share(g.outOfRange),
           seconds,
         });
-        const last3 = curve.slice(-3).map((c) => c.success);
-        const avg = last3.reduce((a, x) => a + x, 0) / last3.length;
+        const recent = curve.slice(-b.goalWindow).map((c) => c.success);
+        const avg = recent.reduce((a, x) => a + x, 0) / recent.length;
         log(
           `${name} step ${m.step}: success ${m["env/all/success"].toFixed(3)}, consistent ${
             share(g.consistent).toFixed(2)
           }, bisecting ${share(g.bisecting).toFixed(2)} (${seconds.toFixed(0)} s)`,
         );
-        if (!reachedAt && last3.length === 3 && avg >= b.goal) {
+        if (!reachedAt && recent.length === b.goalWindow && avg >= b.goal) {
           reachedAt = { step: m.step, seconds };
           abort.abort();
         }

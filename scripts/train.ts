@@ -29,7 +29,7 @@ import { JudgeError } from "../lib/scoring/evidence.ts";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
-         [--model-name local/games] [--max-steps N] [--batch-size N] [--group-size N]
+         [--model-name local/games2] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
          [--source env|proxy] [--api-key KEY] [key=value ...] [--help]

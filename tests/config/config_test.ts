@@ -169,12 +169,12 @@ Deno.test("config: the learning rate resolves for the model; nulls take numbers"
   assert.equal(c.optimizer.learning_rate, 3e-5);
   assert.equal(c.advantages.clamp_min, -2, "the earlier camelCase path still works");
   assert.equal(c.advantages.non_terminal_reward, 0);
-  assert.equal((await loadTrainConfig()).optimizer.learning_rate, 3e-3, "local/* default");
+  assert.equal((await loadTrainConfig()).optimizer.learning_rate, 1e-3, "local/* default");
   const cloud = await loadTrainConfig({ flags: { "model-name": "Qwen/Qwen3-8B" } });
   assert.equal(cloud.optimizer.learning_rate, 1e-4, "OpenClaw's default on cloud models");
   const raw = TrainConfigSchema.parse({});
   assert.equal(raw.optimizer.learning_rate, null);
-  assert.equal(resolveLearningRate(raw), 3e-3);
+  assert.equal(resolveLearningRate(raw), 1e-3);
 });
 
 Deno.test("config: the loss (dro), its settings and the advantage section for lib/advantages", async () => {
@@ -251,7 +251,7 @@ Deno.test("config: the run directory's config.json is the nested, resolved confi
   const written = JSON.parse(await Deno.readTextFile(path));
   assert.deepEqual(Object.keys(written), Object.keys(TrainConfigSchema.shape));
   assert.equal(written.rollout.groups_per_batch, 2);
-  assert.equal(written.optimizer.learning_rate, 3e-3, "resolved");
+  assert.equal(written.optimizer.learning_rate, 1e-3, "resolved");
   assert.equal(written.batch_size, undefined, "no flat keys");
   assert.deepEqual(await loadTrainConfig({ file: { path } }), cfg);
 });

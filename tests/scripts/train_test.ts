@@ -47,7 +47,7 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
   assert.match(source.stderr, /^error: --source: expected env or proxy, got "agents"/);
   const judge = await finish(train(["--source", "proxy", "--reward-source", "prm"], home));
   assert.equal(judge.code, 2);
-  assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games cannot judge/);
+  assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games2 cannot judge/);
 });
 
 Deno.test("train script: --help lists every setting by section, with its alias flags", async () => {
@@ -179,7 +179,7 @@ for (const method of ["opd", "combine"]) {
     const config = JSON.parse(await Deno.readTextFile(join(logDir, "config.json")));
     assert.equal(config.scoring.method, method);
     assert.equal(config.rollout.groups_per_batch, 1);
-    assert.equal(config.optimizer.learning_rate, 3e-3);
+    assert.equal(config.optimizer.learning_rate, 1e-3);
     assert.equal(config.logging.log_path, logDir);
     assert.match(
       out.stdout,
