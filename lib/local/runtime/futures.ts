@@ -29,22 +29,33 @@ interface Entry {
   state: FutureState;
   waiters: Array<() => void>;
   settledAt?: number;
+  /** When a client was first given the settled state. */
+  deliveredAt?: number;
 }
 
 /**
  * Holds pending and settled futures. Settled results are kept for `retentionMs` (10 minutes by
- * default) so that a client whose response was lost can poll again; after that the id answers
- * "expired" (410) and the client resubmits. Longer retention would hold every step's log-probs
- * of a long RL run in memory.
+ * default) so that a client whose response was lost can poll again, and for `deliveredRetentionMs`
+ * (1 minute) once a client has been given them, which is enough for a retry of a lost response;
+ * after that the id answers "expired" (410) and the client resubmits. Keeping delivered results
+ * the full 10 minutes held every result of the last 10 minutes of an RL run (log-probs, samples)
+ * in memory.
  */
 export class FutureStore {
   #entries = new Map<string, Entry>();
   #expired = new Set<string>();
   #next = 1;
   readonly retentionMs: number;
+  readonly deliveredRetentionMs: number;
 
-  constructor({ retentionMs = 10 * 60 * 1000 }: { retentionMs?: number } = {}) {
+  constructor(
+    { retentionMs = 10 * 60 * 1000, deliveredRetentionMs = 60 * 1000 }: {
+      retentionMs?: number;
+      deliveredRetentionMs?: number;
+    } = {},
+  ) {
     this.retentionMs = retentionMs;
+    this.deliveredRetentionMs = Math.min(deliveredRetentionMs, retentionMs);
   }
 
   /** Creates a pending future and returns its request id. */
@@ -101,7 +112,7 @@ export class FutureStore {
       }
       throw new UserInputError(`unknown request_id ${JSON.stringify(id)}`, 404);
     }
-    if (entry.state.status !== "pending") return entry.state;
+    if (entry.state.status !== "pending") return this.#deliver(entry);
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -112,7 +123,7 @@ export class FutureStore {
       signal?.addEventListener("abort", done);
       entry.waiters.push(done);
     });
-    return entry.state;
+    return entry.state.status === "pending" ? entry.state : this.#deliver(entry);
   }
 
   /** The current state without waiting, or undefined for an unknown id. */
@@ -128,10 +139,19 @@ export class FutureStore {
     for (const w of entry.waiters.splice(0)) w();
   }
 
+  #deliver(entry: Entry): FutureState {
+    entry.deliveredAt ??= Date.now();
+    return entry.state;
+  }
+
   #sweep(): void {
-    const cutoff = Date.now() - this.retentionMs;
+    const now = Date.now();
+    const cutoff = now - this.retentionMs, deliveredCutoff = now - this.deliveredRetentionMs;
     for (const [id, e] of this.#entries) {
-      if (e.settledAt !== undefined && e.settledAt < cutoff) {
+      if (
+        (e.settledAt !== undefined && e.settledAt < cutoff) ||
+        (e.deliveredAt !== undefined && e.deliveredAt < deliveredCutoff)
+      ) {
         this.#entries.delete(id);
         this.#expired.add(id);
       }

@@ -46,3 +46,16 @@ Deno.test("FutureStore: unknown ids are a 404, expired ids a 410", async () => {
   store.create("sample"); // creating sweeps settled futures past retention
   await assert.rejects(() => store.wait(id, 0), ExpiredFutureError);
 });
+
+Deno.test("FutureStore: a delivered result is kept deliveredRetentionMs (a retry still gets it), an undelivered one retentionMs", async () => {
+  const store = new FutureStore({ retentionMs: 60_000, deliveredRetentionMs: 5 });
+  const delivered = store.create("forward_backward"), waiting = store.create("forward_backward");
+  store.resolve(delivered, { loss: 1 });
+  store.resolve(waiting, { loss: 2 });
+  assert.equal((await store.wait(delivered, 0)).status, "done");
+  assert.equal((await store.wait(delivered, 0)).status, "done", "a retry right away is served");
+  await new Promise((r) => setTimeout(r, 10));
+  store.create("sample"); // sweeps
+  await assert.rejects(() => store.wait(delivered, 0), ExpiredFutureError);
+  assert.equal((await store.wait(waiting, 0)).status, "done", "never delivered: still kept");
+});
