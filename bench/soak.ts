@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { heapBytes } from "../lib/local/heap.ts";
+import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { trainRL } from "../lib/trainer/rl.ts";
@@ -31,6 +32,8 @@ export interface SoakStep {
   step: number;
   rss_mib: number;
   heap_mib: number;
+  /** V8's JavaScript heap in use (RSS = wasm heap + this + code, buffers, allocator slack). */
+  js_heap_mib: number;
   step_s: number;
   datums: number;
 }
@@ -47,26 +50,34 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
   const server = await startLocalServer({ dataDir });
   const mib = (b: number) => Math.round(b / 2 ** 20);
   const rows: SoakStep[] = [];
+  let model = "";
   try {
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
     const config = await loadTrainConfig({
       flags: { ...SOAK_FLAGS, "max-steps": String(steps), "log-path": join(dataDir, "run") },
     });
+    model = config.policy.model;
     await trainRL({
       config,
       service,
       logDir: join(dataDir, "run"),
       onStep: (m) => {
+        // A full collection first (when `deno task bench` exposes it), so a reading is what the
+        // process retains, not where V8's garbage-collection cycle happens to be (±10 % of RSS).
+        (globalThis as { gc?: () => void }).gc?.();
+        const usage = Deno.memoryUsage();
         const row = {
           step: m.step,
-          rss_mib: mib(Deno.memoryUsage().rss),
+          rss_mib: mib(usage.rss),
           heap_mib: mib(heapBytes()),
+          js_heap_mib: mib(usage.heapUsed),
           step_s: Math.round(m["time/step"]),
           datums: m["train/datums"],
         };
         rows.push(row);
         log(
-          `soak step ${row.step}: rss ${row.rss_mib} MiB, heap ${row.heap_mib} MiB, ${row.step_s} s`,
+          `soak step ${row.step}: rss ${row.rss_mib} MiB, heap ${row.heap_mib} MiB, ` +
+            `js heap ${row.js_heap_mib} MiB, ${row.step_s} s`,
         );
       },
     });
@@ -77,17 +88,30 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
   }
   const ref = rows.find((r) => r.step === reference)!;
   const last = rows.at(-1)!;
+  // The medians of five steps around the reference and of the last five are reported beside the
+  // single readings, in case a run could not collect garbage before each reading.
+  const medianRss = (rs: SoakStep[]) => {
+    const xs = rs.map((r) => r.rss_mib).sort((a, b) => a - b);
+    return xs[Math.floor(xs.length / 2)];
+  };
+  const refWindow = medianRss(rows.filter((r) => Math.abs(r.step - reference) <= 2));
+  const lastWindow = medianRss(rows.slice(-5));
   return {
     command: `deno task train ${
       Object.entries(SOAK_FLAGS).map(([k, v]) => `--${k} ${v}`).join(" ")
     } --max-steps ${steps}`,
-    model: "local/games (the default)",
+    model: `${model} (the default)`,
+    prefix_cache_mib: LOCAL_BACKEND_DEFAULTS.prefixCacheBytes / 2 ** 20,
+    full_gc_before_each_reading: typeof (globalThis as { gc?: unknown }).gc === "function",
     steps,
     reference_step: reference,
     rss_reference_mib: ref.rss_mib,
     rss_last_mib: last.rss_mib,
     rss_growth: last.rss_mib / ref.rss_mib - 1,
     within_10_percent: last.rss_mib <= 1.1 * ref.rss_mib,
+    rss_reference_median5_mib: refWindow,
+    rss_last_median5_mib: lastWindow,
+    rss_growth_median5: lastWindow / refWindow - 1,
     heap_reference_mib: ref.heap_mib,
     heap_last_mib: last.heap_mib,
     per_step: rows,
