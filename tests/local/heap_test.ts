@@ -5,6 +5,7 @@ import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { Learner, type LearnerDatum } from "../../lib/local/train/mod.ts";
 import { type SampleJob, Sampler } from "../../lib/local/sampler/mod.ts";
 import { Rng } from "../../lib/util/random.ts";
+import { sampleJob } from "./sample_job.ts";
 
 const SPEC = findLocalModel("local/tiny")!;
 const rng = new Rng(7n);
@@ -22,19 +23,12 @@ function datum(n: number): LearnerDatum {
 }
 
 function job(n: number, samples: number): SampleJob {
-  return {
+  return sampleJob({
     prompt: Int32Array.from({ length: n }, () => 1 + rng.nextU32() % 200),
     numSamples: samples,
-    maxTokens: 8,
-    temperature: 1,
-    topK: -1,
-    topP: 1,
-    stopTokens: [],
-    stopSequences: [],
     promptLogprobs: samples === 1,
-    topkPromptLogprobs: 0,
     seed: rng.nextU32(),
-  };
+  });
 }
 
 /** A length in the same power-of-two bucket as `n` (so it reaches the same shapes). */

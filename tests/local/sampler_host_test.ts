@@ -6,6 +6,7 @@ import { StopMatcher } from "../../lib/local/sampler/stops.ts";
 import { argmax, drawToken, topEntries } from "../../lib/local/sampler/token_sampling.ts";
 import type { SampleJob } from "../../lib/local/sampler/types.ts";
 import { validateSampleJob } from "../../lib/local/sampler/validate.ts";
+import { sampleJob } from "./sample_job.ts";
 
 const CFG = findLocalModel("local/tiny")!.config;
 
@@ -68,21 +69,7 @@ Deno.test("StopMatcher: stop tokens and complete stop sequences, generated token
   assert.equal(m.endsWithStop([9]), true);
 });
 
-function job(over: Partial<SampleJob> = {}): SampleJob {
-  return {
-    prompt: Int32Array.from([1, 2, 3]),
-    numSamples: 1,
-    maxTokens: 8,
-    temperature: 1,
-    topK: -1,
-    topP: 1,
-    stopTokens: [],
-    stopSequences: [],
-    promptLogprobs: false,
-    topkPromptLogprobs: 0,
-    ...over,
-  };
-}
+const job = sampleJob;
 
 Deno.test("planGroups: splits rows into capped groups and buckets the cache", () => {
   const groups = planGroups(CFG, [
