@@ -170,3 +170,12 @@ export interface ScoredGroup {
   episodes: ScoredEpisode[];
   kept: boolean;
 }
+
+/**
+ * The success rule: a reward of 1 or more solves the task (GEM's games give 1 for a solve and
+ * less for anything else). The one place the trainer's `success` metric and
+ * `reward_source: success` agree on.
+ */
+export function isSolved(reward: number): boolean {
+  return reward >= 1 - 1e-9;
+}

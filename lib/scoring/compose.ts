@@ -27,6 +27,7 @@ import type {
   ScoredTurn,
   TurnEvidence,
 } from "../rl/types.ts";
+import { isSolved } from "../rl/types.ts";
 import { mean } from "../util/stats.ts";
 import type { EvidenceByTurn, EvidencePlan } from "./evidence.ts";
 import { AtLeastOneRule, combineDispatch, opdAdvantages } from "./rules.ts";
@@ -75,7 +76,7 @@ export interface ComposedBatch {
  * [1, 0.89, 0, -0.1].map(successReward) // [1, 0, 0, -0.1]
  */
 export function successReward(reward: number): number {
-  return reward >= 1 - 1e-9 ? 1 : Math.min(reward, 0);
+  return isSolved(reward) ? 1 : Math.min(reward, 0);
 }
 
 /**

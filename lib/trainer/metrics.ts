@@ -8,12 +8,12 @@
 
 import type { AdvantageStats } from "../advantages/mod.ts";
 import type { Datum, ForwardBackwardOutput } from "../protocol/mod.ts";
-import type { Episode, EpisodeGroup } from "../rl/types.ts";
+import { type Episode, type EpisodeGroup, isSolved } from "../rl/types.ts";
 import { mean } from "../util/stats.ts";
 
 /** Whether an episode solved its task: its rewards reach 1 (a GEM game's win). */
 export function episodeSucceeded(e: Episode): boolean {
-  return e.totalReward >= 1 - 1e-9;
+  return isSolved(e.totalReward);
 }
 
 /**
