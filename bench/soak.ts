@@ -16,6 +16,7 @@ import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { trainRL } from "../lib/trainer/rl.ts";
+import { type ResidentBreakdown, residentNow, watchCompiles } from "./resident.ts";
 
 /** The seed command's settings, as flags. */
 export const SOAK_FLAGS = {
@@ -36,6 +37,10 @@ export interface SoakStep {
   js_heap_mib: number;
   step_s: number;
   datums: number;
+  /** Wasm modules compiled so far (one per distinct jax-js kernel). */
+  kernels_compiled: number;
+  /** Where the resident memory is (Linux only; zeros elsewhere). */
+  resident: ResidentBreakdown;
 }
 
 /**
@@ -46,6 +51,7 @@ export interface SoakStep {
 export async function benchSoak(log: (msg: string) => void, steps = 100) {
   if (steps < 4) throw new Error("the soak needs at least 4 steps");
   const reference = Math.min(10, Math.floor(steps / 2));
+  const kernels = watchCompiles();
   const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-soak-" });
   const server = await startLocalServer({ dataDir });
   const mib = (b: number) => Math.round(b / 2 ** 20);
@@ -73,11 +79,14 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
           js_heap_mib: mib(usage.heapUsed),
           step_s: Math.round(m["time/step"]),
           datums: m["train/datums"],
+          kernels_compiled: kernels(),
+          resident: residentNow(heapBytes()),
         };
         rows.push(row);
         log(
           `soak step ${row.step}: rss ${row.rss_mib} MiB, heap ${row.heap_mib} MiB, ` +
-            `js heap ${row.js_heap_mib} MiB, ${row.step_s} s`,
+            `js heap ${row.js_heap_mib} MiB, ${row.kernels_compiled} kernels, ${row.step_s} s ` +
+            `(resident: ${Object.entries(row.resident).map(([k, v]) => `${k} ${v}`).join(", ")})`,
         );
       },
     });
@@ -114,6 +123,10 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
     rss_growth_median5: lastWindow / refWindow - 1,
     heap_reference_mib: ref.heap_mib,
     heap_last_mib: last.heap_mib,
+    resident_reference: ref.resident,
+    resident_last: last.resident,
+    kernels_compiled_reference: ref.kernels_compiled,
+    kernels_compiled_last: last.kernels_compiled,
     per_step: rows,
   };
 }
