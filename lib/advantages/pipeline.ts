@@ -10,6 +10,7 @@
  * | `batch_zscore` | (reward − batch mean) / (batch std + eps) | OpenReward's `centered_normalized` over a batch |
  * | `discounted` | return G_t = r_t + γ·G_{t+1} of the turn | REINFORCE without a baseline |
  * | `discounted_rebn` | G_t z-scored over every turn of the batch | GEM's `tinker_train.py` (ReBN) |
+ * | `group_discounted` | G_t − mean of G_t over the group's episodes that reach turn t | GRPO with a per-turn baseline (ours) |
  *
  * Before that: turn rewards reduce to an episode reward (`sum`, `mean`, `max`, `min`), an
  * optional `nonTerminalReward` replaces the rewards of non-final turns, and constant groups
@@ -30,12 +31,13 @@ export const AdvantageModeSchema = z.enum([
   "batch_zscore",
   "discounted",
   "discounted_rebn",
+  "group_discounted",
 ]);
 
 /** Settings of the advantage pipeline, with the cookbook's defaults. */
 export const AdvantageConfigSchema = z.object({
   mode: AdvantageModeSchema.default("group_centered"),
-  /** Discount of the `discounted*` modes (GEM's default 0.9). */
+  /** Discount of the `discounted*` and `group_discounted` modes (GEM's default 0.9). */
   gamma: z.number().min(0).max(1).default(0.9),
   /** What to do with groups whose episodes all have the same reward. */
   constantGroups: z.enum(["keep", "drop", "drop_keep_one"]).default("keep"),
@@ -150,6 +152,21 @@ export function computeAdvantages(
       }
       break;
     }
+    case "group_discounted":
+      // Why a baseline per turn index rather than one per group: once most episodes succeed,
+      // a group's episodes differ mostly in how fast they solve, and the discount turns that
+      // into signal; comparing turn t only with the other episodes' turn t keeps a long
+      // episode's late, nearly-solved turns from being judged against early ones.
+      advantages = kept.map((i) => {
+        const returns = turnRewards[i].map((turns) => discountedReturns(turns, cfg.gamma));
+        const longest = Math.max(...returns.map((r) => r.length));
+        const baseline = Array.from(
+          { length: longest },
+          (_, t) => mean(returns.filter((r) => r.length > t).map((r) => r[t])),
+        );
+        return returns.map((r) => r.map((g, t) => g - baseline[t]));
+      });
+      break;
   }
 
   advantages = advantages.map((g) =>

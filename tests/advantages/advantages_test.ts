@@ -44,6 +44,27 @@ Deno.test("advantages: discounted returns and ReBN over every turn of the batch"
   assertClose(rebn, xs.map((x) => (x - mean) / std), 1e-6);
 });
 
+Deno.test("advantages: group_discounted compares each turn's return with the group's at that turn", () => {
+  // Both solve; the faster one is ahead at every turn it has, the slower one's extra turns are
+  // compared with nothing but themselves; a failure is behind wherever it is.
+  const groups = [[ep(0, 1), ep(0, 0, 0, 1), ep(0, 0)]];
+  const adv = computeAdvantages(groups, { mode: "group_discounted", gamma: 0.5 }).advantages;
+  // Returns: [0.5, 1], [0.125, 0.25, 0.5, 1], [0, 0]; turn baselines 0.208.., 0.4166.., 0.5, 1.
+  assertClose(flat(adv), [
+    0.5 - 0.625 / 3,
+    1 - 1.25 / 3,
+    0.125 - 0.625 / 3,
+    0.25 - 1.25 / 3,
+    0,
+    0,
+    -0.625 / 3,
+    -1.25 / 3,
+  ], 1e-12);
+  // An all-solved group of equal lengths teaches nothing, as in group_centered.
+  const same = computeAdvantages([[ep(0, 1), ep(0, 1)]], { mode: "group_discounted" });
+  assert.deepEqual(flat(same.advantages), [0, 0, 0, 0]);
+});
+
 Deno.test("advantages: constant groups kept, dropped, or dropped but one kept", () => {
   const groups = [[ep(1), ep(1)], [ep(1), ep(0)], [ep(0), ep(0)]];
   assert.deepEqual(computeAdvantages(groups).keptGroups, [0, 1, 2]);
