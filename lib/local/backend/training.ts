@@ -35,6 +35,7 @@ import {
   type TrainingModel,
 } from "./training_model.ts";
 import { toForwardBackwardOutput, toLoraSpec, toModelSpec, toTrainable } from "./wire.ts";
+import { trimNativeHeap } from "../native_heap.ts";
 
 /** Options of {@link TrainingModels}. */
 export interface TrainingModelsOptions {
@@ -129,7 +130,10 @@ export class TrainingModels {
     const m = this.model(req.model_id);
     const validate = () => validateAdamParams(req.adam_params);
     return this.#submit(m, req.seq_id, print, "optim_step", validate, async (learner) => {
-      return { type: "optim_step", metrics: await learner.optimStep(req.adam_params) };
+      const metrics = await learner.optimStep(req.adam_params);
+      // A step's buffers are all freed by now: give their memory back (native_heap.ts).
+      trimNativeHeap();
+      return { type: "optim_step", metrics };
     });
   }
 

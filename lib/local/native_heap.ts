@@ -1,0 +1,43 @@
+/**
+ * Hands freed native memory back to the operating system after each training step.
+ *
+ * Deno allocates array buffers (requests, responses, host copies of tensors) with the C
+ * allocator. glibc keeps freed memory in its heaps for reuse and gives it back only when the
+ * top of a heap is free, so after a step of many large, short-lived buffers the process kept
+ * 95–129 MiB of resident memory in glibc's main heap, swinging by 35 MiB from step to step;
+ * `malloc_trim(0)` after each step keeps it at 44–48 MiB and steady (`bench/results/soak.json`
+ * records where resident memory is, per step). A trim took 3–12 ms, against seconds a step.
+ *
+ * Elsewhere (not glibc, or no FFI permission) trimming is skipped: nothing else depends on it.
+ *
+ * @module
+ */
+
+type Trimmer = { symbols: { malloc_trim: (pad: bigint) => number } };
+
+let trimmer: Trimmer | null | undefined;
+
+function open(): Trimmer | null {
+  if (Deno.build.os !== "linux") return null;
+  try {
+    return Deno.dlopen("libc.so.6", { malloc_trim: { parameters: ["usize"], result: "i32" } });
+  } catch {
+    // musl has no malloc_trim; a sandbox may deny FFI. Either way there is nothing to do.
+    return null;
+  }
+}
+
+/**
+ * Returns glibc's free native memory to the OS (`malloc_trim(0)`). Returns false where that is
+ * not available (not Linux with glibc, or no FFI permission).
+ *
+ * @example
+ * await learner.optimStep(adam);
+ * trimNativeHeap();
+ */
+export function trimNativeHeap(): boolean {
+  if (trimmer === undefined) trimmer = open();
+  if (trimmer === null) return false;
+  trimmer.symbols.malloc_trim(0n);
+  return true;
+}
