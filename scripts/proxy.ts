@@ -8,8 +8,9 @@ import { z } from "zod";
 import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultRecordDir, serveProxy } from "../lib/proxy/serve.ts";
+import { DEFAULT_MODEL } from "../lib/config/mod.ts";
 
-const USAGE = `usage: deno task proxy [--model-name local/games] [--model-path tinker://…]
+const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-path tinker://…]
                        [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
                        [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
                        [--max-tokens 256] [--record-dir DIR | --no-records]
@@ -53,7 +54,7 @@ await runCli(async () => {
   try {
     const proxy = await serveProxy({
       service: tinker.service,
-      model: flags["model-name"] ?? (flags["model-path"] ? undefined : "local/games"),
+      model: flags["model-name"] ?? (flags["model-path"] ? undefined : DEFAULT_MODEL),
       modelPath: flags["model-path"],
       hostname: flags["proxy-host"],
       port: flags["proxy-port"],

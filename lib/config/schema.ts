@@ -13,9 +13,12 @@ import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.t
 const int = () => z.number().int();
 const advantage = AdvantageConfigSchema.shape;
 
+/** The base model when none is named: the embedded backend's games model (models/README.md). */
+export const DEFAULT_MODEL = "local/games2";
+
 /** The policy being trained. */
 export const PolicySchema = z.object({
-  model: z.string().min(1).default("local/games2").describe(
+  model: z.string().min(1).default(DEFAULT_MODEL).describe(
     "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
   ),
   lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter"),
