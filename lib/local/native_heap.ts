@@ -5,8 +5,8 @@
  * allocator. glibc keeps freed memory in its heaps for reuse and gives it back only when the
  * top of a heap is free, so after a step of many large, short-lived buffers the process kept
  * 95–129 MiB of resident memory in glibc's main heap, swinging by 35 MiB from step to step;
- * `malloc_trim(0)` after each step keeps it at 44–48 MiB and steady (`bench/results/soak.json`
- * records where resident memory is, per step). A trim took 3–12 ms, against seconds a step.
+ * with `malloc_trim(0)` after each step it held 49–62 MiB over 100 steps, without swings
+ * (`bench/results/soak.json`, docs/local-memory.md). A trim takes 2–12 ms; a step takes seconds.
  *
  * Elsewhere (not glibc, or no FFI permission) trimming is skipped: nothing else depends on it.
  *
