@@ -63,7 +63,7 @@ export interface EpisodeRewards {
   /**
    * The episode's reward when it was fixed upstream (OpenReward's per-environment reduction,
    * non-terminal reward and clamps): used instead of reducing `turnRewards` by the episode
-   * modes; the discounted modes still use the turn rewards.
+   * modes; the discounted modes (`group_discounted` too) still use the turn rewards.
    */
   reward?: number;
 }
