@@ -43,7 +43,6 @@ interface Entry {
  */
 export class FutureStore {
   #entries = new Map<string, Entry>();
-  #expired = new Set<string>();
   #next = 1;
   readonly retentionMs: number;
   readonly deliveredRetentionMs: number;
@@ -107,7 +106,7 @@ export class FutureStore {
   async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<FutureState> {
     const entry = this.#entries.get(id);
     if (!entry) {
-      if (this.#expired.has(id)) {
+      if (this.#wasIssued(id)) {
         throw new ExpiredFutureError(`request ${id} has expired; submit it again`);
       }
       throw new UserInputError(`unknown request_id ${JSON.stringify(id)}`, 404);
@@ -139,6 +138,15 @@ export class FutureStore {
     for (const w of entry.waiters.splice(0)) w();
   }
 
+  /**
+   * Whether this store issued `id` (ids count up from 1), so a missing one has expired. Derived
+   * rather than remembered: a set of expired ids grew by every request of a long run.
+   */
+  #wasIssued(id: string): boolean {
+    const n = Number(id);
+    return Number.isInteger(n) && n >= 1 && n < this.#next && String(n) === id;
+  }
+
   #deliver(entry: Entry): FutureState {
     entry.deliveredAt ??= Date.now();
     return entry.state;
@@ -153,7 +161,6 @@ export class FutureStore {
         (e.deliveredAt !== undefined && e.deliveredAt < deliveredCutoff)
       ) {
         this.#entries.delete(id);
-        this.#expired.add(id);
       }
     }
   }
