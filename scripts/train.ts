@@ -22,14 +22,14 @@ import {
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
-import { ProxySchema } from "../lib/config/schema.ts";
+import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
-         [--model-name local/games2] [--max-steps N] [--batch-size N] [--group-size N]
+         [--model-name ${DEFAULT_MODEL}] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
          [--source env|proxy] [--api-key KEY] [key=value ...] [--help]

@@ -6,7 +6,7 @@ import { StopMatcher } from "../../lib/local/sampler/stops.ts";
 import { argmax, drawToken, topEntries } from "../../lib/local/sampler/token_sampling.ts";
 import type { SampleJob } from "../../lib/local/sampler/types.ts";
 import { validateSampleJob } from "../../lib/local/sampler/validate.ts";
-import { sampleJob } from "./sample_job.ts";
+import { sampleJob as job } from "./sample_job.ts";
 
 const CFG = findLocalModel("local/tiny")!.config;
 
@@ -68,8 +68,6 @@ Deno.test("StopMatcher: stop tokens and complete stop sequences, generated token
   assert.equal(m.endsWithStop([2, 3]), false);
   assert.equal(m.endsWithStop([9]), true);
 });
-
-const job = sampleJob;
 
 Deno.test("planGroups: splits rows into capped groups and buckets the cache", () => {
   const groups = planGroups(CFG, [
