@@ -4,9 +4,10 @@
  * Deno allocates array buffers (requests, responses, host copies of tensors) with the C
  * allocator. glibc keeps freed memory in its heaps for reuse and gives it back only when the
  * top of a heap is free, so after a step of many large, short-lived buffers the process kept
- * 95–129 MiB of resident memory in glibc's main heap, swinging by 35 MiB from step to step;
- * with `malloc_trim(0)` after each step it held 49–62 MiB over 100 steps, without swings
- * (`bench/results/soak.json`, docs/local-memory.md). A trim takes 2–12 ms; a step takes seconds.
+ * 94–132 MiB of resident memory in glibc's main heap, swinging by up to 35 MiB from step to step
+ * (`bench/results/soak_no_trim.json`); with `malloc_trim(0)` after each step it held 47–62 MiB
+ * over 100 steps, without swings (`bench/results/soak.json`, docs/local-memory.md). A trim took
+ * 2–12 ms when timed by hand; a step takes seconds.
  *
  * Elsewhere (not glibc, or no FFI permission) trimming is skipped: nothing else depends on it.
  *
