@@ -9,6 +9,7 @@
 
 import { z } from "zod";
 import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.ts";
+import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
 
 const int = () => z.number().int();
 const advantage = AdvantageConfigSchema.shape;
@@ -207,8 +208,8 @@ export const LoggingSchema = z.object({
 
 /** The held-out evaluation at the end of a run. */
 export const EvalSchema = z.object({
-  episodes: int().min(0).max(100_000).default(64).describe(
-    "Held-out episodes (env seeds 1000000+, never trained on) played by the base model and by the trained policy after the last step, and by each checkpoint the run API evaluates; 0: none",
+  episodes: int().min(0).max(HELD_OUT_ENV_SEEDS.count).default(64).describe(
+    `Held-out episodes (env seeds ${HELD_OUT_ENV_SEEDS.first}+, never trained on) played by the base model and by the trained policy after the last step, and by each checkpoint the run API evaluates; 0: none`,
   ).meta(runApi({ name: "eval_episodes", key: "eval.episodes", default: 32 })),
 }).strict();
 
