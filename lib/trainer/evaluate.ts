@@ -1,9 +1,11 @@
 /**
- * Held-out evaluation: the base model and the trained policy play the same episodes, one per
- * env seed from {@link HELD_OUT_ENV_SEED} (training draws its env seeds from a hash of (seed,
- * step, group), never this range), with the same sampler seeds, so the two success rates differ
- * only by the weights. The trainer writes the result as `eval.json` in the run directory,
- * `deno task train` prints {@link heldOutLine}, and the run report shows it.
+ * Held-out evaluation, the project's one evaluator: a policy plays one episode per held-out env
+ * seed ({@link HELD_OUT_ENV_SEEDS} in `lib/util/random.ts`, which no training seed from
+ * `deriveSeed` ever is) with fixed sampler seeds, so every policy evaluated on an environment
+ * plays the same episodes. The trainer compares the base model and the trained policy
+ * ({@link evaluateRun}, written as `eval.json`, printed as {@link heldOutLine}, shown in the
+ * report); the run API scores each checkpoint, and the learning benchmark each arm, with
+ * {@link evaluateHeldOut}.
  *
  * @module
  */
@@ -13,19 +15,18 @@ import { z } from "zod";
 import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
+import { HELD_OUT_ENV_SEEDS, heldOutEnvSeeds } from "../util/random.ts";
 import { formatZodError } from "../util/zod.ts";
 import type { Renderer } from "../renderers/types.ts";
 import { collectGroups, type Sampler } from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
 
-/** The first held-out env seed (the learning benchmark's held-out set starts here too). */
-export const HELD_OUT_ENV_SEED = 1_000_000;
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
 
 /** Settings of {@link evaluateHeldOut}. */
 export interface HeldOutOptions {
-  /** Episodes, one per env seed `HELD_OUT_ENV_SEED + i`. */
+  /** Episodes, one per held-out env seed (`HELD_OUT_ENV_SEEDS.first + i`). */
   episodes: number;
   maxTokensPerTurn: number;
   temperature: number;
@@ -44,6 +45,8 @@ export const PolicyScoreSchema = z.object({
   mean_reward: z.number(),
   /** Episodes that played to the end (failed ones, e.g. context overflows, are left out). */
   episodes: z.number().int().min(0),
+  /** Why the first left-out episode failed, when one did. */
+  first_error: z.string().optional(),
 });
 
 /** A policy's score on the held-out episodes. */
@@ -83,7 +86,7 @@ export async function evaluateHeldOut(
   o: HeldOutOptions,
 ): Promise<PolicyScore> {
   const res = await collectGroups(
-    Array.from({ length: o.episodes }, (_, i) => ({ makeEnv, envSeed: HELD_OUT_ENV_SEED + i })),
+    heldOutEnvSeeds(o.episodes).map((envSeed) => ({ makeEnv, envSeed })),
     sampler,
     {
       groupSize: 1,
@@ -103,6 +106,7 @@ export async function evaluateHeldOut(
     success: n ? episodes.filter(episodeSucceeded).length / n : 0,
     mean_reward: n ? episodes.reduce((a, e) => a + e.totalReward, 0) / n : 0,
     episodes: n,
+    ...(res.errors.length ? { first_error: res.errors[0].message } : {}),
   };
 }
 
@@ -176,7 +180,10 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
     maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
     temperature: cfg.rollout.temperature,
-    maxConcurrency: cfg.rollout.max_concurrency,
+    maxConcurrency: Math.min(
+      cfg.rollout.max_concurrency,
+      cfg.rollout.concurrency_limit ?? Infinity,
+    ),
     renderer: i.renderer,
   };
   const total = 2 * options.episodes;
@@ -193,7 +200,7 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     env_id: cfg.rollout.env_id,
     model: cfg.policy.model,
     episodes: options.episodes,
-    env_seeds: [HELD_OUT_ENV_SEED, HELD_OUT_ENV_SEED + options.episodes - 1],
+    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + options.episodes - 1],
     sampler_seed: HELD_OUT_SAMPLER_SEED,
     temperature: options.temperature,
     step: i.step,
