@@ -173,6 +173,13 @@ export class RunLog {
   }
 }
 
+/** How a run directory's run stands (`status.json`), or null when it has no status. */
+export async function readRunStatus(dir: string): Promise<RunStatus | null> {
+  const raw = await readJson(runPath(dir, "status"));
+  const parsed = RunStatusSchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}
+
 /** Reads a JSON file (missing file: null); bad JSON is an error naming it. */
 export async function readJson(path: string): Promise<unknown> {
   let text: string;
