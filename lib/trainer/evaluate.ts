@@ -20,6 +20,8 @@ import { formatZodError } from "../util/zod.ts";
 import type { Renderer } from "../renderers/types.ts";
 import { collectGroups, type Sampler } from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
+import type { EnvironmentMix } from "./mix.ts";
+import { episodeConcurrency } from "./rollouts.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -66,6 +68,17 @@ export const HeldOutEvaluationSchema = z.object({
   step: z.number().int().min(0),
   base: PolicyScoreSchema,
   trained: PolicyScoreSchema,
+  /**
+   * An environment mix's scores per environment (`base` and `trained` above are over all of
+   * them), and the environments left out with the reason.
+   */
+  environments: z.record(
+    z.string(),
+    z.union([
+      z.object({ base: PolicyScoreSchema, trained: PolicyScoreSchema }),
+      z.object({ skipped: z.string() }),
+    ]),
+  ).optional(),
   seconds: z.number(),
 });
 
@@ -117,9 +130,16 @@ export async function evaluateHeldOut(
  * heldOutLine(evaluation); // "held-out success: base 0.41 → trained 0.78 (64 episodes)"
  */
 export function heldOutLine(e: HeldOutEvaluation): string {
-  return `held-out success: base ${e.base.success.toFixed(2)} → trained ${
-    e.trained.success.toFixed(2)
-  } (${e.episodes} episodes)`;
+  const line = (base: PolicyScore, trained: PolicyScore) =>
+    `base ${base.success.toFixed(2)} → trained ${trained.success.toFixed(2)}`;
+  const overall = `held-out success: ${line(e.base, e.trained)} (${e.episodes} episodes${
+    e.environments ? " per environment" : ""
+  })`;
+  if (!e.environments) return overall;
+  const parts = Object.entries(e.environments).map(([name, x]) =>
+    "skipped" in x ? `${name}: skipped (${x.skipped})` : `${name}: ${line(x.base, x.trained)}`
+  );
+  return `${overall}; ${parts.join("; ")}`;
 }
 
 /** Path of the evaluation file in a run directory. */
@@ -180,10 +200,7 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
     maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
     temperature: cfg.rollout.temperature,
-    maxConcurrency: Math.min(
-      cfg.rollout.max_concurrency,
-      cfg.rollout.concurrency_limit ?? Infinity,
-    ),
+    maxConcurrency: episodeConcurrency(cfg),
     renderer: i.renderer,
   };
   const total = 2 * options.episodes;
@@ -206,6 +223,58 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     step: i.step,
     base: baseScore,
     trained: trainedScore,
+    seconds: (performance.now() - t0) / 1000,
+  };
+}
+
+/** What {@link evaluateMixRun} needs of a finished multi-environment run. */
+export type MixEvaluationInput = Omit<RunEvaluationInput, "makeEnv"> & { mix: EnvironmentMix };
+
+/**
+ * The held-out comparison of a multi-environment run, per environment and over all: each
+ * environment whose tasks are drawn from seeds plays `eval.episodes` held-out episodes with the
+ * base model and the trained policy; one that draws from a task list is left out with the reason
+ * (held-out seeds are not its tasks, and which of its tasks training did not see is not known).
+ */
+export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEvaluation> {
+  const t0 = performance.now();
+  const cfg = i.config;
+  const environments: NonNullable<HeldOutEvaluation["environments"]> = {};
+  const seeded = i.mix.environments.filter((e) => e.pools.every((p) => !Number.isFinite(p.size)));
+  const total = 2 * cfg.eval.episodes * seeded.length;
+  let done = 0;
+  const scores: { base: PolicyScore; trained: PolicyScore }[] = [];
+  for (const env of i.mix.environments) {
+    if (!seeded.includes(env)) {
+      environments[env.name] = { skipped: "a task list, not seeds: no held-out tasks" };
+      continue;
+    }
+    const before = done;
+    const one = await evaluateRun({
+      ...i,
+      makeEnv: env.makeEnv(env.pools[0].split),
+      onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
+    });
+    environments[env.name] = { base: one.base, trained: one.trained };
+    scores.push(one);
+  }
+  const pool = (pick: (s: { base: PolicyScore; trained: PolicyScore }) => PolicyScore) => {
+    const n = scores.reduce((a, s) => a + pick(s).episodes, 0);
+    const avg = (f: (p: PolicyScore) => number) =>
+      n ? scores.reduce((a, s) => a + f(pick(s)) * pick(s).episodes, 0) / n : 0;
+    return { success: avg((p) => p.success), mean_reward: avg((p) => p.mean_reward), episodes: n };
+  };
+  return {
+    env_id: `mix:${i.mix.environments.map((e) => e.name).join("+")}`,
+    model: cfg.policy.model,
+    episodes: cfg.eval.episodes,
+    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + cfg.eval.episodes - 1],
+    sampler_seed: HELD_OUT_SAMPLER_SEED,
+    temperature: cfg.rollout.temperature,
+    step: i.step,
+    base: pool((s) => s.base),
+    trained: pool((s) => s.trained),
+    environments,
     seconds: (performance.now() - t0) / 1000,
   };
 }

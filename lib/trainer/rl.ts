@@ -32,7 +32,7 @@ import { ConfigError } from "../config/load.ts";
 import { SyncRollouts } from "./rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
 import { EnvironmentMix, MixRollouts } from "./mix.ts";
-import { evaluateRun } from "./evaluate.ts";
+import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
 import { runSteps } from "./loop.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource } from "./source.ts";
@@ -92,19 +92,12 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
       : Infinity,
     t0,
-    // Held out on the one environment trained (a mix's environments are not evaluated yet).
-    evaluate: mix
-      ? "a mix's environments have no held-out evaluation yet"
-      : (trained, step) =>
-        evaluateRun({
-          config: cfg,
-          service: o.service,
-          trained,
-          step,
-          makeEnv,
-          renderer,
-          onProgress: o.onEvaluation,
-        }),
+    evaluate: (trained, step) => {
+      const input = { config: cfg, service: o.service, trained, step, renderer };
+      return mix
+        ? evaluateMixRun({ ...input, mix, onProgress: o.onEvaluation })
+        : evaluateRun({ ...input, makeEnv, onProgress: o.onEvaluation });
+    },
   });
 }
 

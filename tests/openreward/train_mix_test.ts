@@ -5,6 +5,7 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
+import { heldOutLine } from "../../lib/trainer/evaluate.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { startOrsServer } from "../../lib/openreward/mod.ts";
@@ -142,6 +143,19 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
     assert.deepEqual(written.environments.coin.secrets, { other: "***" });
     assert.equal(written.advantages.mode, "group_centered");
     assert.equal(written.rollout.concurrency_limit, 8);
+    // Held out per environment: the seeded one plays held-out seeds, the task list is skipped.
+    const evaluation = result.evaluation!;
+    assert.equal(evaluation.env_id, "mix:test:EvenFirstByteMix-v0+coin");
+    const even = evaluation.environments!["test:EvenFirstByteMix-v0"];
+    assert.ok("base" in even && even.base.episodes === evaluation.episodes);
+    assert.deepEqual(evaluation.environments!.coin, {
+      skipped: "a task list, not seeds: no held-out tasks",
+    });
+    assert.equal(evaluation.trained.episodes, evaluation.episodes);
+    assert.match(
+      heldOutLine(evaluation),
+      /^held-out success: base .* per environment\); test:Even/,
+    );
     // The rollout store keeps every trajectory, tagged with its environment.
     const stored = await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl"));
     assert.ok(stored.length > 0);
