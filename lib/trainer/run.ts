@@ -11,7 +11,7 @@ import { ConfigError } from "../config/errors.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import type { HeldOutEvaluation } from "./evaluate.ts";
 import { redactSecrets } from "./mix.ts";
-import { type CheckpointRecord, readJson, RunLog, runPath } from "./run_log.ts";
+import { type CheckpointRecord, readJsonFile, RunLog, runPath } from "./run_log.ts";
 
 /** One step's metrics row (tinker-cookbook names, see ./metrics.ts): `metrics.jsonl`'s rows. */
 export type StepMetrics = { step: number } & Record<string, number>;
@@ -101,7 +101,7 @@ export async function openRun(
   const log = await RunLog.open(o.logDir);
   const written = redactSecrets(cfg);
   if (log.lastCheckpoint()) {
-    const before = await readJson(runPath(o.logDir, "config"));
+    const before = await readJsonFile(runPath(o.logDir, "config"));
     const changed = before === null ? [] : configChanges(before, written);
     if (changed.length) {
       throw new ConfigError(

@@ -41,7 +41,7 @@ export function rolloutsPath(dir: string, step: number): string {
 }
 
 /** How a run stands (`status.json`). */
-export const RunStatusSchema = z.object({
+export const RunDirStatusSchema = z.object({
   state: z.enum(["running", "completed", "interrupted", "failed"]),
   /** Steps completed. */
   step: z.number().int().min(0),
@@ -51,7 +51,7 @@ export const RunStatusSchema = z.object({
 });
 
 /** How a run stands. */
-export type RunStatus = z.infer<typeof RunStatusSchema>;
+export type RunDirStatus = z.infer<typeof RunDirStatusSchema>;
 
 /** One saved state in `checkpoints.jsonl`. */
 export const CheckpointRecordSchema = z.object({
@@ -167,21 +167,21 @@ export class RunLog {
   }
 
   /** Writes how the run stands (`status.json`). */
-  async writeStatus(status: Omit<RunStatus, "time">): Promise<void> {
-    const rec = RunStatusSchema.parse({ ...status, time: new Date().toISOString() });
+  async writeStatus(status: Omit<RunDirStatus, "time">): Promise<void> {
+    const rec = RunDirStatusSchema.parse({ ...status, time: new Date().toISOString() });
     await Deno.writeTextFile(runPath(this.dir, "status"), JSON.stringify(rec, null, 2) + "\n");
   }
 }
 
 /** How a run directory's run stands (`status.json`), or null when it has no status. */
-export async function readRunStatus(dir: string): Promise<RunStatus | null> {
-  const raw = await readJson(runPath(dir, "status"));
-  const parsed = RunStatusSchema.safeParse(raw);
+export async function readRunStatus(dir: string): Promise<RunDirStatus | null> {
+  const raw = await readJsonFile(runPath(dir, "status"));
+  const parsed = RunDirStatusSchema.safeParse(raw);
   return parsed.success ? parsed.data : null;
 }
 
 /** Reads a JSON file (missing file: null); bad JSON is an error naming it. */
-export async function readJson(path: string): Promise<unknown> {
+export async function readJsonFile(path: string): Promise<unknown> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
