@@ -29,9 +29,9 @@ import {
 import type { ServiceClient } from "../tinker/mod.ts";
 import { contextLength } from "../proxy/serve.ts";
 import { ConfigError } from "../config/load.ts";
-import { SyncRollouts } from "./rollouts.ts";
+import { SyncRollouts } from "./sync_rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
-import { EnvironmentMix, MixRollouts } from "./mix.ts";
+import { EnvironmentMix } from "./mix.ts";
 import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
 import { runSteps } from "./loop.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
@@ -76,9 +76,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const mode = cfg.pipeline.mode;
   const source: GroupSource = mode === "async"
     ? new AsyncRollouts(ctx, sampler, run.startStep, run.startStep + 1, mix)
-    : mix
-    ? new MixRollouts(mix, ctx, sampler, run.startStep)
-    : new SyncRollouts(ctx, sampler, run.startStep);
+    : new SyncRollouts(ctx, sampler, run.startStep, mix);
   return await runSteps({
     ...o,
     config: cfg,
