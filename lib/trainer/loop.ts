@@ -181,8 +181,13 @@ async function trainSteps(o: LoopOptions): Promise<void> {
   if (typeof o.evaluate === "string") result.evaluationSkipped = o.evaluate;
   else if (cfg.eval.episodes === 0) result.evaluationSkipped = "eval.episodes is 0";
   else {
-    result.evaluation = await o.evaluate(sampler, result.steps);
-    await writeEvaluation(log.dir, result.evaluation);
+    const evaluation = await o.evaluate(sampler, result.steps);
+    // Ctrl-C during the evaluation: a partial score is not written as the run's.
+    if (o.signal?.aborted) result.evaluationSkipped = "interrupted";
+    else {
+      result.evaluation = evaluation;
+      await writeEvaluation(log.dir, evaluation);
+    }
   }
   if (result.evaluationSkipped) {
     await log.appendEvent(result.steps, "evaluation_skipped", result.evaluationSkipped);

@@ -19,7 +19,12 @@ import { OrsClient } from "../openreward/client.ts";
 import { isConstantGroup } from "../advantages/shaping.ts";
 import { episodeReward } from "../openreward/rewards.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";
-import { collectGroups, type CollectResult, type GroupSpec } from "../rollout/collect.ts";
+import {
+  collectGroups,
+  type CollectOptions,
+  type CollectResult,
+  type GroupSpec,
+} from "../rollout/collect.ts";
 import type { Sampler } from "../rollout/episode.ts";
 import type { ExcludedGroup, GroupSource, StepGroups } from "./source.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
@@ -146,7 +151,7 @@ export class EnvironmentMix {
   async play(
     specs: MixGroupSpec[],
     sampler: Sampler,
-    options: ReturnType<typeof collectOptions>,
+    options: CollectOptions,
     onGroup?: (g: EpisodeGroup) => void,
   ): Promise<MixPlay> {
     const byId = new Map(specs.map((s) => [s.id!, s]));

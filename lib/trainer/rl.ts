@@ -91,7 +91,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       : Infinity,
     t0,
     evaluate: (trained, step) => {
-      const input = { config: cfg, service: o.service, trained, step, renderer };
+      const input = { config: cfg, service: o.service, trained, step, renderer, signal: o.signal };
       return mix
         ? evaluateMixRun({ ...input, mix, onProgress: o.onEvaluation })
         : evaluateRun({ ...input, makeEnv, onProgress: o.onEvaluation });

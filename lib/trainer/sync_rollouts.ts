@@ -39,12 +39,18 @@ export class SyncRollouts implements GroupSource {
     this.#version = version;
   }
 
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
+  async take(
+    step: number,
+    onGroup?: (g: EpisodeGroup) => void,
+    signal?: AbortSignal,
+  ): Promise<StepGroups | null> {
     const start = performance.now() - this.ctx.t0;
-    const options = collectOptions(this.ctx, step, this.#version);
+    // Ctrl-C stops the step's rollouts at once; a partly played step is not trained.
+    const options = { ...collectOptions(this.ctx, step, this.#version), signal };
     const spans = () => [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }];
     if (this.mix) {
       const play = await this.mix.play(this.mix.groupSpecs(step), this.#sampler, options, onGroup);
+      if (signal?.aborted) return null;
       return { ...this.mix.stepGroups([play], step), spans: spans() };
     }
     const specs = Array.from(
@@ -52,6 +58,7 @@ export class SyncRollouts implements GroupSource {
       (_, g) => groupSpec(this.ctx, step, g),
     );
     const res = await collectGroups(specs, this.#sampler, { ...options, onGroup });
+    if (signal?.aborted) return null;
     return {
       groups: res.groups,
       failed: failedEpisodes(res, specs, this.ctx.cfg.rollout.env_id),
