@@ -219,6 +219,9 @@ export const PipelineSchema = z.object({
   max_steps_off_policy: int().min(0).default(1).describe(
     "async and proxy: most optimizer steps between the weights that sampled a group (a turn) and the step that trains it",
   ),
+  max_steps_without_datums: int().min(1).default(5).describe(
+    "Steps in a row with nothing to train (steps whose groups all solved their tasks aside) before the run stops as failed",
+  ).meta(runApi({ name: "max_steps_without_datums", key: "pipeline.max_steps_without_datums" })),
 }).strict();
 
 /** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */

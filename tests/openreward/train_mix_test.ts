@@ -151,3 +151,39 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
     await backend.close();
   }
 });
+
+Deno.test("mix: async execution trains two steps; excluded groups are stored with their reason", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-mix-async-" });
+  const backend = await startLocalServer({ dataDir });
+  const ors = await startOrsServer({ environments: [coin] });
+  const service = await ServiceClient.connect({ baseUrl: backend.url, apiKey: "tml-local" });
+  try {
+    const config = await loadTrainConfig({
+      file: { path: "tinker-config.yaml", text: yaml(ors.url) },
+      overrides: ["max_steps=2", "pipeline.mode=async"],
+    });
+    const logDir = await Deno.makeTempDir({ prefix: "tb-mix-async-run-" });
+    const result = await trainRL({ config, service, logDir });
+    assert.equal(result.steps, 2);
+    const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.deepEqual(rows.map((r) => r.step), [1, 2]);
+    for (const row of rows) {
+      assert.equal(row["env/coin/excluded_groups"], 2);
+      assert.equal(row["excluded_groups/total"], 2);
+      assert.ok(row["train/datums"] > 0, "the even-byte groups train");
+    }
+    for (const step of [1, 2]) {
+      const stored = (await readJsonl(
+        join(logDir, "rollouts", `iteration_00000${step}.jsonl`),
+      )) as { group_kept: boolean; excluded_reason?: string; tags: string[] }[];
+      const excluded = stored.filter((r) => r.excluded_reason?.startsWith("constant reward"));
+      assert.equal(excluded.length, 4, "2 coin groups of 2 episodes, each with its reason");
+      assert.ok(excluded.every((r) => !r.group_kept && r.tags[0] === "coin"));
+      assert.ok(stored.some((r) => r.group_kept), "the trained groups are there too");
+    }
+  } finally {
+    service.close();
+    await ors.close();
+    await backend.close();
+  }
+});

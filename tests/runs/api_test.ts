@@ -329,6 +329,19 @@ Deno.test("runs API: a run that crashes or is killed is marked crashed, says why
   });
 });
 
+Deno.test("runs API: a run that trains nothing is failed, with the trainer's one-line reason", async () => {
+  await withServer(async (_server, client) => {
+    await prepare(client, { ...TINY_RUN, total_steps: 20, max_steps_without_datums: 2 });
+    const run = await client.startRun();
+    const failed = await waitFor("the failure", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.state === "running" ? undefined : s;
+    });
+    assert.equal(failed.state, "failed");
+    assert.match(failed.error ?? "", /^steps 1-2 trained nothing: .*; change the config/);
+  });
+});
+
 const SAY_YES = new URL("./fixtures/say_yes_env.ts", import.meta.url).pathname;
 
 Deno.test("runs API: an environment from --env-module is listed, selectable, and its runs load the module", async () => {
