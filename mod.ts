@@ -40,8 +40,8 @@ export type {
 // Tokenizers and supervised training.
 export { ByteTokenizer } from "./lib/tokenizers/byte.ts";
 export {
+  type PromptCompletion,
   supervisedDatum,
-  type SupervisedExample,
   trainSupervised,
 } from "./lib/trainer/supervised.ts";
 

@@ -8,7 +8,8 @@
  */
 
 import { z } from "zod";
-import { type RunApiMeta, TrainConfigSchema } from "./schema.ts";
+import type { RunApiMeta } from "./run_api.ts";
+import { TrainConfigSchema } from "./schema.ts";
 import {
   CONFIG_ALIASES,
   CONFIG_ENV_ALIASES,
