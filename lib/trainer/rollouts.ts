@@ -31,7 +31,7 @@ import {
   type GroupSpec,
   type Sampler,
 } from "../rollout/mod.ts";
-import { deriveSeed } from "../util/random.ts";
+import { stepSeeds } from "../rollout/seeds.ts";
 import { templateDeclaration } from "../openreward/prompt.ts";
 import { mean } from "../util/stats.ts";
 
@@ -48,7 +48,7 @@ export interface RolloutContext {
 export function groupSpec(ctx: RolloutContext, step: number, g: number): GroupSpec {
   return {
     makeEnv: ctx.makeEnv,
-    envSeed: deriveSeed(ctx.cfg.seed, step, g),
+    envSeed: stepSeeds(ctx.cfg.seed, step).envSeed(g),
     id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
     seedIndex: g,
   };
@@ -69,7 +69,7 @@ export function collectOptions(
     maxTotalTokens: r.max_total_tokens ?? undefined,
     timeoutMs: r.timeout_s === null ? undefined : r.timeout_s * 1000,
     temperature: r.temperature,
-    seed: deriveSeed(ctx.cfg.seed, step, -1),
+    seed: stepSeeds(ctx.cfg.seed, step).samplerSeed,
     failures: { onError: r.on_error, maxRetries: r.max_retries },
     renderer: ctx.renderer,
     samplerVersion: version,
