@@ -20,12 +20,7 @@ import { make, UnknownEnvError } from "../envs/registry.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
-import {
-  evidencePlan,
-  type EvidenceSources,
-  type MethodSettings,
-  openEvidenceSources,
-} from "../scoring/mod.ts";
+import { evidencePlan, type MethodSettings, openEvidenceSources } from "../scoring/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { contextLength } from "../proxy/serve.ts";
 import { ConfigError } from "../config/load.ts";
@@ -33,7 +28,7 @@ import { SyncRollouts } from "./sync_rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
 import { EnvironmentMix } from "./mix.ts";
 import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
-import { runSteps } from "./loop.ts";
+import { runSteps, type Scoring } from "./loop.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource } from "./source.ts";
 
@@ -66,9 +61,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const run = await openRun(cfg, o);
   if (run.startStep >= cfg.max_steps) return run.result;
 
-  const method = methodSettings(cfg);
-  const plan = evidencePlan(method);
-  const sources = await evidenceSources(cfg, plan, o.service, renderer);
+  const scoring = await openScoring(cfg, methodSettings(cfg), o.service, renderer);
   const t0 = performance.now();
   // Sampler version v carries the weights after v training steps: the run's steps so far.
   const sampler = await run.training.saveWeightsAndGetSamplingClient();
@@ -83,9 +76,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
     run,
     source,
     sampler,
-    plan,
-    sources,
-    method,
+    scoring,
     minibatchGroups: mode === "stream"
       ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
       : Infinity,
@@ -168,14 +159,15 @@ export function methodSettings(cfg: TrainConfig): MethodSettings {
   };
 }
 
-/** The judge and teacher the plan needs, from the config. */
-export async function evidenceSources(
+/** A run's scoring: the method's evidence plan, and the judge and teacher it needs. */
+export async function openScoring(
   cfg: TrainConfig,
-  plan: ReturnType<typeof evidencePlan>,
+  method: MethodSettings,
   service: ServiceClient,
   renderer: Renderer,
-): Promise<EvidenceSources> {
-  return await openEvidenceSources(
+): Promise<Scoring> {
+  const plan = evidencePlan(method);
+  const sources = await openEvidenceSources(
     plan,
     {
       teacherModel: cfg.teacher.model ?? cfg.policy.model,
@@ -192,4 +184,5 @@ export async function evidenceSources(
     service,
     renderer,
   );
+  return { method, plan, sources };
 }
