@@ -1,5 +1,6 @@
 /**
- * Renderers: chat formats as token ids (ChatML, Qwen3), tool declarations in the prompt, and
+ * Renderers: chat formats as token ids (ChatML, Qwen3, Llama 3, DeepSeek V3, role-colon), tool
+ * declarations in the prompt, and
  * the renderer of a model by name.
  *
  * @module
@@ -16,5 +17,8 @@ export type {
 } from "./types.ts";
 export { toolsSection, withTools } from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
-export { Qwen3Renderer, type Qwen3RendererOptions } from "./qwen3.ts";
-export { getRenderer } from "./registry.ts";
+export { Qwen3Renderer, type Qwen3RendererOptions, type Qwen3Variant } from "./qwen3.ts";
+export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts";
+export { Llama3Renderer } from "./llama3.ts";
+export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
+export { RoleColonRenderer } from "./role_colon.ts";

