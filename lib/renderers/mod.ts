@@ -1,6 +1,6 @@
 /**
  * Renderers: chat formats as token ids (ChatML, Qwen3, Llama 3, DeepSeek V3, gpt-oss,
- * role-colon), tool
+ * Kimi K2, role-colon), tool
  * declarations in the prompt, and
  * the renderer of a model by name.
  *

@@ -13,6 +13,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { ChatMLRenderer } from "./chatml.ts";
 import { DeepSeekV3Renderer } from "./deepseek_v3.ts";
 import { GptOssRenderer } from "./gpt_oss.ts";
+import { KimiK2Renderer } from "./kimi_k2.ts";
 import { Llama3Renderer } from "./llama3.ts";
 import { Qwen3Renderer } from "./qwen3.ts";
 import { RoleColonRenderer } from "./role_colon.ts";
@@ -43,6 +44,7 @@ const RENDERERS: Readonly<Record<string, Make>> = {
   gpt_oss: (tok) => new GptOssRenderer(tok),
   gpt_oss_low_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "low" }),
   gpt_oss_high_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "high" }),
+  kimi_k2: (tok) => new KimiK2Renderer(tok),
   role_colon: (tok) => new RoleColonRenderer(tok),
   chatml: (tok) => new ChatMLRenderer(tok),
 };
@@ -53,7 +55,6 @@ export const RENDERER_NAMES: readonly string[] = Object.keys(RENDERERS);
 /** Families in the table whose renderer this workbench does not have. */
 const MISSING: Readonly<Record<string, string>> = {
   qwen3_5: "Qwen3.5's chat template could not be had here to check a renderer against",
-  kimi_k2: "Kimi K2's renderer is not built yet",
 };
 
 /**

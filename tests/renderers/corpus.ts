@@ -158,7 +158,9 @@ export interface FamilyCheck {
   /** The message field the template reads reasoning from (gpt-oss: `thinking`). */
   thinkingField?: string;
   /** Check whole conversations (false where the template cannot render the datum). */
-  supervised?: boolean;
+  supervised?: boolean | ((conv: Conversation) => boolean);
+  /** The conversation as the family's callers give it (e.g. with tool-call ids). */
+  prepare?: (messages: Message[]) => Message[];
   /**
    * Reference tokens of a whole conversation: the template's text up to the last turn's
    * generation prompt and the rest, encoded apart, as they are when sampled (Thinking-2507's
@@ -179,9 +181,11 @@ export function hfMessages(
     role: m.role,
     content: m.content,
     ...(m.thinking !== undefined ? { [thinkingField]: m.thinking } : {}),
+    ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
     ...(m.toolCalls
       ? {
         tool_calls: m.toolCalls.map((c) => ({
+          ...(c.id ? { id: c.id } : {}),
           type: "function",
           function: {
             name: c.name,
@@ -206,34 +210,36 @@ export function checkFamily(c: FamilyCheck): string[] {
   for (const conv of CORPUS) {
     if ((conv.needs ?? []).some((n) => !c.supports.includes(n))) continue;
     const tools = conv.tools ?? [];
+    const messages = c.prepare ? c.prepare(conv.messages) : conv.messages;
     const render = (ms: Message[], gen: boolean) =>
       tok.applyChatTemplate(hfMessages(ms, c.argumentsAsText, c.thinkingField), {
         addGenerationPrompt: gen,
         ...(tools.length ? { tools: openAiTools(tools) } : {}),
         ...c.variables,
       });
-    const declared = withTools(conv.messages, tools, c.renderer);
-    const offset = declared.length - conv.messages.length;
+    const declared = withTools(messages, tools, c.renderer);
+    const offset = declared.length - messages.length;
     // Generation prompts before each assistant turn.
-    conv.messages.forEach((m, k) => {
+    messages.forEach((m, k) => {
       if (m.role !== "assistant") return;
       const prompt = c.renderer.buildGenerationPrompt(declared.slice(0, k + offset));
       assert.deepEqual(
         tok.decode(prompt),
-        render(conv.messages.slice(0, k), true),
+        render(messages.slice(0, k), true),
         `${conv.name}: prompt before turn ${k} (text)`,
       );
       assert.deepEqual(
         prompt,
-        tok.encode(render(conv.messages.slice(0, k), true)),
+        tok.encode(render(messages.slice(0, k), true)),
         `${conv.name}: prompt before turn ${k}`,
       );
     });
     const example = c.renderer.buildSupervisedExample(declared);
-    const last = conv.messages.length - 1;
-    if (c.supervised !== false) {
-      const text = render(conv.messages, false);
-      const head = render(conv.messages.slice(0, -1), true);
+    const last = messages.length - 1;
+    const supervised = typeof c.supervised === "function" ? c.supervised(conv) : c.supervised;
+    if (supervised !== false) {
+      const text = render(messages, false);
+      const head = render(messages.slice(0, -1), true);
       const full = c.splitAtLastPrompt && text.startsWith(head)
         ? [...tok.encode(head), ...tok.encode(text.slice(head.length))]
         : tok.encode(text);
@@ -254,7 +260,7 @@ export function checkFamily(c: FamilyCheck): string[] {
     const parsed = c.renderer.parseResponse(produced);
     assert.equal(parsed.ok, true, `${conv.name}: stopped`);
     assert.equal(parsed.error, undefined, `${conv.name}: ${parsed.error}`);
-    const want = (c.expectParsed ?? ((m) => m))(conv.messages[last]);
+    const want = (c.expectParsed ?? ((m) => m))(messages[last]);
     assert.deepEqual(parsed.message, want, `${conv.name}: parsed`);
     checked.push(conv.name);
   }

@@ -6,6 +6,9 @@ import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { Llama3Renderer } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
 import { GptOssRenderer } from "../../lib/renderers/gpt_oss.ts";
+import { kimiCallIds, KimiK2Renderer } from "../../lib/renderers/kimi_k2.ts";
+import { HfTokenizer } from "../../lib/tokenizers/hf.ts";
+import { buildWordLevelTokenizer } from "../../lib/tokenizers/word_level.ts";
 import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
 import type { Message } from "../../lib/renderers/types.ts";
 
@@ -144,4 +147,56 @@ Deno.test("templates: gpt-oss declares rich tool schemas as its template does", 
     tools: openAiTools(tools),
   });
   assert.equal(r.renderText(withTools(messages, tools, r), true), text);
+});
+
+/** Kimi's special tokens, in a word-level tokenizer built from the corpus's text. */
+const KIMI_SPECIALS = [
+  "<|im_end|>",
+  "<|im_user|>",
+  "<|im_assistant|>",
+  "<|im_system|>",
+  "<|im_middle|>",
+  "<|tool_calls_section_begin|>",
+  "<|tool_calls_section_end|>",
+  "<|tool_call_begin|>",
+  "<|tool_call_argument_begin|>",
+  "<|tool_call_end|>",
+  "<think>",
+  "</think>",
+];
+
+/** Tool calls with Kimi's ids, and results naming them, as an OpenAI client sends them. */
+function withIds(messages: Message[]): Message[] {
+  const ids = kimiCallIds(messages);
+  const pending: string[] = [];
+  return messages.map((m) => {
+    if (m.toolCalls) {
+      const toolCalls = m.toolCalls.map((c) => ({ ...c, id: ids.get(c)! }));
+      pending.push(...toolCalls.map((c) => c.id));
+      return { ...m, toolCalls };
+    }
+    return m.role === "tool" ? { ...m, toolCallId: pending.shift()! } : m;
+  });
+}
+
+Deno.test("templates: Kimi K2-Thinking equals its template (Kimi's specials in a stand-in vocabulary)", () => {
+  // Kimi's own vocabulary is a tiktoken model, which cannot be loaded here: the template's text
+  // is checked exactly, and tokens over a word-level vocabulary holding Kimi's special tokens.
+  const text = CORPUS.flatMap((c) => c.messages.map((m) => m.content + (m.thinking ?? "")));
+  const json = buildWordLevelTokenizer(text, { specialTokens: KIMI_SPECIALS, vocabSize: 800 });
+  const template = new HfTokenizer("kimi-standin", json, {
+    eos_token: "<|im_end|>",
+    chat_template: Deno.readTextFileSync(
+      new URL("./fixtures/moonshotai-Kimi-K2-Thinking.jinja", import.meta.url),
+    ),
+  });
+  const checked = checkFamily({
+    renderer: new KimiK2Renderer(template),
+    template,
+    supports: ["thinking", "tools", "multiCall", "contentWithCall"],
+    prepare: withIds,
+    // The template renders a final answer's reasoning empty; the datum keeps it.
+    supervised: (conv) => !conv.needs?.includes("thinking"),
+  });
+  assert.equal(checked.length, ALL);
 });
