@@ -26,8 +26,8 @@ export interface HfTokenizerFiles {
 }
 
 /** No tokenizer files for a model here, and none could be fetched; the message is one line. */
-export class TokenizerFilesMissing extends Error {
-  override name = "TokenizerFilesMissing";
+export class TokenizerFilesError extends Error {
+  override name = "TokenizerFilesError";
 }
 
 const FILES = ["tokenizer.json", "tokenizer_config.json"] as const;
@@ -120,7 +120,7 @@ export function missingFilesMessage(modelName: string, why = "none found"): stri
 /**
  * Downloads a model's tokenizer files from the Hugging Face hub into the tinkerbench cache
  * (once; found files are returned as they are). Offline or refused, it throws
- * {@link TokenizerFilesMissing} with one line saying how to provide the files.
+ * {@link TokenizerFilesError} with one line saying how to provide the files.
  *
  * @example
  * await fetchHfTokenizerFiles("Qwen/Qwen3.5-4B"); // then getTokenizer("Qwen/Qwen3.5-4B") works
@@ -143,7 +143,7 @@ export async function fetchHfTokenizerFiles(
         signal: AbortSignal.timeout(30_000),
       });
     } catch (e) {
-      throw new TokenizerFilesMissing(
+      throw new TokenizerFilesError(
         missingFilesMessage(modelName, `the hub is unreachable: ${(e as Error).message}`),
       );
     }
@@ -152,7 +152,7 @@ export async function fetchHfTokenizerFiles(
       const why = res.status === 401 || res.status === 403
         ? `the hub answered ${res.status}: a gated model needs HF_TOKEN`
         : `the hub answered ${res.status} for ${file}`;
-      throw new TokenizerFilesMissing(missingFilesMessage(modelName, why));
+      throw new TokenizerFilesError(missingFilesMessage(modelName, why));
     }
     bodies.push(await res.text());
   }

@@ -16,7 +16,7 @@ export {
   hfCacheDir,
   type HfTokenizerFiles,
   npmTokenizerFiles,
-  TokenizerFilesMissing,
+  TokenizerFilesError,
 } from "./hf_files.ts";
 export { loadQwen3Tokenizer, QWEN3_IDS } from "./qwen3.ts";
 export { GAMES_TOKENIZER_DIR, GAMES_TOKENIZER_ID, loadGamesTokenizer } from "./games.ts";

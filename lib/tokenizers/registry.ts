@@ -15,7 +15,7 @@ import {
   fetchHfTokenizerFiles,
   findHfTokenizerFiles,
   missingFilesMessage,
-  TokenizerFilesMissing,
+  TokenizerFilesError,
 } from "./hf_files.ts";
 import type { Tokenizer } from "./types.ts";
 
@@ -32,6 +32,8 @@ const LOCAL_TOKENIZERS: Readonly<Record<string, () => Tokenizer>> = {
 };
 
 const cache = new Map<string, HfTokenizer>();
+/** Loaded tokenizers by their files, shared by the models whose files are the same. */
+const byFiles = new Map<string, HfTokenizer>();
 
 /**
  * The tokenizer of a model, from files on this machine (see {@link prepareTokenizer} to fetch
@@ -52,7 +54,7 @@ export function getTokenizer(modelName: string): Tokenizer {
   const files = findHfTokenizerFiles(modelName, info?.npmTokenizer ?? undefined);
   if (!files) {
     if (info?.noTokenizer) {
-      throw new TokenizerFilesMissing(missingFilesMessage(modelName, info.noTokenizer));
+      throw new TokenizerFilesError(missingFilesMessage(modelName, info.noTokenizer));
     }
     if (!info && !modelName.includes("/")) {
       throw new Error(
@@ -61,9 +63,15 @@ export function getTokenizer(modelName: string): Tokenizer {
         }`,
       );
     }
-    throw new TokenizerFilesMissing(missingFilesMessage(modelName));
+    throw new TokenizerFilesError(missingFilesMessage(modelName));
   }
-  const tok = HfTokenizer.fromFiles(modelName, files.tokenizerJson, files.tokenizerConfig);
+  const key = `${files.tokenizerJson}\n${files.tokenizerConfig}`;
+  let loaded = byFiles.get(key);
+  if (!loaded) {
+    loaded = HfTokenizer.fromFiles(modelName, files.tokenizerJson, files.tokenizerConfig);
+    byFiles.set(key, loaded);
+  }
+  const tok = loaded.id === modelName ? loaded : loaded.withId(modelName);
   cache.set(modelName, tok);
   return tok;
 }
@@ -79,7 +87,7 @@ export async function prepareTokenizer(modelName: string): Promise<Tokenizer> {
   try {
     return getTokenizer(modelName);
   } catch (e) {
-    if (!(e instanceof TokenizerFilesMissing) || modelInfo(modelName)?.noTokenizer) throw e;
+    if (!(e instanceof TokenizerFilesError) || modelInfo(modelName)?.noTokenizer) throw e;
   }
   await fetchHfTokenizerFiles(modelName);
   return getTokenizer(modelName);

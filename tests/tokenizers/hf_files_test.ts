@@ -7,7 +7,7 @@ import {
   hfCacheDir,
   npmTokenizerFiles,
   prepareTokenizer,
-  TokenizerFilesMissing,
+  TokenizerFilesError,
 } from "../../lib/tokenizers/mod.ts";
 
 /** Runs `fn` with the tinkerbench and Hugging Face caches in a fresh temporary folder. */
@@ -83,7 +83,7 @@ Deno.test("tokenizer files: fetched from a hub (loopback) once, into the cache",
         ]);
         await assert.rejects(
           () => fetchHfTokenizerFiles("acme/missing"),
-          /^TokenizerFilesMissing: no tokenizer files for acme\/missing \(the hub answered 404 for tokenizer\.json\)/,
+          /^TokenizerFilesError: no tokenizer files for acme\/missing \(the hub answered 404 for tokenizer\.json\)/,
         );
       } finally {
         Deno.env.delete("HF_TOKEN");
@@ -98,7 +98,7 @@ Deno.test("tokenizer files: offline with nothing cached is one line saying how t
   await withCaches(async () => {
     Deno.env.set("HF_ENDPOINT", "http://127.0.0.1:9");
     const err = await prepareTokenizer("Qwen/Qwen3.5-4B").catch((e) => e);
-    assert.ok(err instanceof TokenizerFilesMissing);
+    assert.ok(err instanceof TokenizerFilesError);
     assert.ok(!err.message.includes("\n"), err.message);
     assert.match(err.message, /^no tokenizer files for Qwen\/Qwen3\.5-4B \(the hub is unreachable/);
     assert.match(err.message, /deno task models fetch Qwen\/Qwen3\.5-4B.*tokenizer\.json/);
