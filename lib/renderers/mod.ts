@@ -24,3 +24,10 @@ export { Llama3Renderer } from "./llama3.ts";
 export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
 export { RoleColonRenderer } from "./role_colon.ts";
 export { type GptOssOptions, GptOssRenderer, type ReasoningEffort } from "./gpt_oss.ts";
+export { KimiK2Renderer } from "./kimi_k2.ts";
+export {
+  GEM_TEMPLATE_NAMES,
+  GEM_TEMPLATES,
+  type GemTemplateName,
+  GemTemplateRenderer,
+} from "./gem_templates.ts";

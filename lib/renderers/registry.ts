@@ -12,6 +12,7 @@ import { getTokenizer } from "../tokenizers/registry.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { ChatMLRenderer } from "./chatml.ts";
 import { DeepSeekV3Renderer } from "./deepseek_v3.ts";
+import { type GemTemplateName, GemTemplateRenderer } from "./gem_templates.ts";
 import { GptOssRenderer } from "./gpt_oss.ts";
 import { KimiK2Renderer } from "./kimi_k2.ts";
 import { Llama3Renderer } from "./llama3.ts";
@@ -28,6 +29,11 @@ export interface RendererOptions {
   enableThinking?: boolean;
   /** A renderer name from {@link RENDERER_NAMES}, in place of the model table's. */
   renderer?: string | null;
+  /**
+   * GEM's prompt format (`template`): `chat` (default) renders with the model's chat renderer;
+   * `qwen3_game`, `qwen3_general`, `no` build each turn's prompt from the observation alone.
+   */
+  template?: "chat" | GemTemplateName;
 }
 
 type Make = (tok: Tokenizer, thinking: boolean) => Renderer;
@@ -65,6 +71,9 @@ const MISSING: Readonly<Record<string, string>> = {
  * getRenderer("meta-llama/Llama-3.1-8B", { renderer: "llama3" }); // override the table's role_colon
  */
 export function getRenderer(modelName: string, opts: RendererOptions = {}): Renderer {
+  if (opts.template && opts.template !== "chat") {
+    return new GemTemplateRenderer(getTokenizer(modelName), opts.template);
+  }
   const local = /^local\/[^/]+$/.test(modelName);
   const info = modelInfo(modelName);
   const name = opts.renderer ?? (local ? "chatml" : info?.renderer);

@@ -60,7 +60,7 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RLTrainResul
   const cfg = o.config;
   const px = cfg.proxy;
   if (!px) throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
-  const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
+  const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
   const plan = evidencePlan(method);
   checkJudge(cfg, method);
