@@ -18,6 +18,7 @@
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { pyJson } from "./parse.ts";
+import { toolsOnSystem } from "./tools.ts";
 import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
 import type {
   Message,
@@ -101,8 +102,7 @@ export class DeepSeekV3Renderer implements Renderer {
   }
 
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
-    return [{ role: "system", content: "", tools }, ...messages];
+    return toolsOnSystem(messages, tools);
   }
 
   /** The assistant message: reasoning up to `</think>` (thinking on), content, tool calls. */

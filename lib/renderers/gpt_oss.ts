@@ -14,8 +14,8 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { argumentsObject } from "./llama3.ts";
-import { pyJson } from "./parse.ts";
+import { argumentsObject, pyJson } from "./parse.ts";
+import { toolsOnSystem } from "./tools.ts";
 import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
 import type {
   Message,
@@ -149,8 +149,7 @@ export class GptOssRenderer implements Renderer {
   }
 
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
-    return [{ role: "system", content: "", tools }, ...messages];
+    return toolsOnSystem(messages, tools);
   }
 
   /** The assistant's messages after `<|start|>assistant`: analysis, final answer, tool call. */

@@ -16,8 +16,8 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { openAiTools } from "./llama3.ts";
 import { pyJson } from "./parse.ts";
+import { openAiTools, toolsOnSystem } from "./tools.ts";
 import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
 import type {
   Message,
@@ -77,10 +77,9 @@ export class KimiK2Renderer implements Renderer {
     return [this.#imEnd];
   }
 
+  /** A declaration-only system message still gets the default system turn written. */
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
-    // A declaration-only system message: the default system turn is still written.
-    return [{ role: "system", content: "", tools }, ...messages];
+    return toolsOnSystem(messages, tools);
   }
 
   /** The assistant message: `<think>` reasoning, content, and the tool-call section. */

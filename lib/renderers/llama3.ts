@@ -13,7 +13,8 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { pyJson } from "./parse.ts";
+import { argumentsObject, pyJson } from "./parse.ts";
+import { openAiTools, toolsOnSystem } from "./tools.ts";
 import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
 import type {
   Message,
@@ -31,24 +32,6 @@ const TOOLS_INTRO = "Given the following functions, please respond with a JSON f
 
 function header(role: string): string {
   return `<|start_header_id|>${role}<|end_header_id|>\n\n`;
-}
-
-/** Tool specs as OpenAI's `tools` entries, the shape the template dumps. */
-export function openAiTools(tools: readonly ToolSpec[]): object[] {
-  return tools.map((t) => ({
-    type: "function",
-    function: { name: t.name, description: t.description, parameters: t.parameters },
-  }));
-}
-
-/** A tool call's arguments as an object (they may arrive as JSON text). */
-export function argumentsObject(args: unknown): unknown {
-  if (typeof args !== "string") return args;
-  try {
-    return JSON.parse(args);
-  } catch {
-    return args;
-  }
 }
 
 /** Options of {@link Llama3Renderer}. */
@@ -105,8 +88,7 @@ export class Llama3Renderer implements Renderer {
 
   /** Tools ride on the leading system message; the template writes them in the first user turn. */
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
-    return [{ role: "system", content: "", tools }, ...messages];
+    return toolsOnSystem(messages, tools);
   }
 
   /** The assistant message: a JSON `{"name", "parameters"}` reply is a tool call. */

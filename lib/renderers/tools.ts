@@ -18,15 +18,26 @@ const FOOTER = "\n</tools>\n\nFor each function call, return a json object with 
   "and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n" +
   '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
 
+/** Tool specs as OpenAI's `tools` entries, the shape chat templates read. */
+export function openAiTools(tools: readonly ToolSpec[]): object[] {
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
+}
+
 /** The `# Tools` section for a list of tools, as Qwen3's template writes it. */
 export function toolsSection(tools: readonly ToolSpec[]): string {
-  const lines = tools.map((t) =>
-    "\n" + pyJson({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    })
-  );
-  return HEADER + lines.join("") + FOOTER;
+  return HEADER + openAiTools(tools).map((t) => "\n" + pyJson(t)).join("") + FOOTER;
+}
+
+/**
+ * The messages with the tools on the leading system message (an empty one added when there is
+ * none), for the formats that write declarations themselves ({@link Renderer.declareTools}).
+ */
+export function toolsOnSystem(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
+  return [{ role: "system", content: "", tools }, ...messages];
 }
 
 /**

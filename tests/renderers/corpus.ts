@@ -11,9 +11,8 @@
 import { assert } from "../assert.ts";
 import { HfTokenizer } from "../../lib/tokenizers/hf.ts";
 import { npmTokenizerFiles } from "../../lib/tokenizers/hf_files.ts";
-import { openAiTools } from "../../lib/renderers/llama3.ts";
 import type { Message, Renderer, ToolSpec } from "../../lib/renderers/types.ts";
-import { withTools } from "../../lib/renderers/tools.ts";
+import { openAiTools, withTools } from "../../lib/renderers/tools.ts";
 
 /** What a conversation needs from a format beyond plain turns. */
 export type Need = "thinking" | "multiCall" | "contentWithCall" | "tools";

@@ -1,7 +1,6 @@
 import { assert } from "../assert.ts";
 import { checkFamily, CORPUS, hfMessages, tokenizerWithTemplate } from "./corpus.ts";
-import { openAiTools } from "../../lib/renderers/llama3.ts";
-import { withTools } from "../../lib/renderers/tools.ts";
+import { openAiTools, withTools } from "../../lib/renderers/tools.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { Llama3Renderer, llamaToday } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
