@@ -6,7 +6,12 @@ import { episodeTurnTokens, trajectoryToDatums } from "../../lib/datums/mod.ts";
 import { make, wrapAll } from "../../lib/envs/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
 import { rendererFor } from "../../lib/trainer/rl.ts";
-import { GEM_TEMPLATES, GemTemplateRenderer, getRenderer } from "../../lib/renderers/mod.ts";
+import {
+  GEM_TEMPLATES,
+  GemTemplateRenderer,
+  getRenderer,
+  type Qwen3Renderer,
+} from "../../lib/renderers/mod.ts";
 import { ByteTokenizer } from "../../lib/tokenizers/byte.ts";
 
 Deno.test("GEM templates: GEM's keys select them (template=qwen3_game env_wrappers=concat)", async () => {
@@ -23,6 +28,12 @@ Deno.test("GEM templates: GEM's keys select them (template=qwen3_game env_wrappe
     () => loadTrainConfig({ overrides: ["template=qwen3_chat"] }),
     /rollout.template/,
   );
+  // The GEM seed's own settings reach the Qwen3 Instruct-2507 tokenizer; chat is its renderer.
+  const gemSeed = await loadTrainConfig({
+    overrides: ["model_name=Qwen/Qwen3-4B-Instruct-2507", "template=qwen3_game"],
+  });
+  assert.equal(rendererFor(gemSeed).tokenizer.id, "Qwen/Qwen3-4B-Instruct-2507");
+  assert.equal((rendererFor(gemSeed, false) as Qwen3Renderer).variant, "instruct");
   const seed = getRenderer("Qwen/Qwen3-4B-Instruct-2507", { template: "qwen3_game" });
   assert.equal(
     seed.tokenizer.decode(seed.buildGenerationPrompt([{ role: "user", content: "Guess." }])),
