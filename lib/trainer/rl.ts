@@ -100,7 +100,9 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
 
   const method = methodSettings(cfg);
   const plan = evidencePlan(method);
-  const sources = await evidenceSources(cfg, plan, o.service, renderer);
+  // Judges and teachers read chat, whatever prompt format the env rollouts use.
+  const chat = cfg.rollout.template === "chat" ? renderer : rendererFor(cfg, false);
+  const sources = await evidenceSources(cfg, plan, o.service, chat);
   const lr = resolveLearningRate(cfg);
   const mode = cfg.pipeline.mode;
   const t0 = performance.now();
