@@ -207,7 +207,8 @@ Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool cal
 Deno.test("Qwen3 Instruct-2507: ChatML with no think block anywhere, tools as Qwen3 declares them", () => {
   // Instruct-2507's template (tokenizer_config.json of Qwen/Qwen3-4B-Instruct-2507) is Qwen3's
   // without the reasoning branch: assistant content as given, and a generation prompt that
-  // ends at `<|im_start|>assistant\n`. Its file could not be had here; this is its rule.
+  // ends at `<|im_start|>assistant\n`. Its file could not be had here; this is its rule (ollama's
+  // template of qwen3:30b-a3b-instruct-2507, ollama.com/library, agrees: no think block anywhere).
   const r2507 = new Qwen3Renderer({ variant: "instruct" });
   const conv: Message[] = [
     { role: "system", content: "Be brief." },
