@@ -22,6 +22,8 @@ import {
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
+import { modelInfo } from "../lib/models/mod.ts";
+import { prepareTokenizer } from "../lib/tokenizers/mod.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
@@ -110,6 +112,13 @@ await runCli(async () => {
   } catch (e) {
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
+  }
+  // A lineup model's tokenizer files are fetched from the hub at first use (no-op when here).
+  const tokenizerModel = config.policy.tokenizer ?? config.policy.model;
+  if (modelInfo(tokenizerModel)) {
+    await prepareTokenizer(tokenizerModel).catch((e) => {
+      throw new UsageError(`policy.model: ${(e as Error).message}`);
+    });
   }
   if (source === "proxy") config.proxy ??= ProxySchema.parse({});
   if (source === "env") config.proxy = null;
