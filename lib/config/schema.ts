@@ -35,6 +35,9 @@ export const PolicySchema = z.object({
   thinking: z.boolean().default(false).describe(
     "Qwen3's enable_thinking: the policy may reason in a think block before answering",
   ),
+  renderer: z.string().min(1).nullable().default(null).describe(
+    "Chat renderer by name (e.g. llama3, qwen3_instruct, role_colon; `deno task models`); null: the model table's",
+  ),
 }).strict();
 
 /** The optimizer and the loss. */
@@ -102,8 +105,11 @@ export const RolloutSchema = z.object({
   invalid_tool_call_reward: z.number().default(0).describe(
     "Reward of a turn whose tool call does not parse (answered with a corrective message)",
   ),
-  template: z.enum(["chat"]).default("chat").describe(
-    "How observations become prompts: the model's chat renderer (GEM's text templates are not offered)",
+  template: z.enum(["chat", "qwen3_game", "qwen3_general", "no"]).default("chat").describe(
+    "How observations become prompts: chat (the model's chat renderer) or GEM's single-prompt templates",
+  ),
+  env_wrappers: z.string().default("").describe(
+    "GEM's observation wrappers, comma-separated (concat, concat_with_action, concat_chat); empty: none",
   ),
 }).strict();
 

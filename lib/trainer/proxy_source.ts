@@ -53,7 +53,7 @@ export interface ProxyTrainOptions extends RunOptions {
 export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
   const cfg = o.config;
   if (!cfg.proxy) throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
-  const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
+  const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
   checkJudge(cfg, method);
   await checkContext(cfg, o.service);
