@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
-import { runGroup } from "../../lib/rollout/mod.ts";
+import { collectGroups } from "../../lib/rollout/mod.ts";
 import { episodeTurnTokens, trajectoryToDatums } from "../../lib/datums/mod.ts";
 import { make, wrapAll } from "../../lib/envs/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
@@ -52,13 +52,16 @@ Deno.test("GEM templates: with concat, each turn is one prompt of the whole hist
   const renderer = new GemTemplateRenderer(new ByteTokenizer(), "qwen3_game");
   try {
     const sampler = await service.createSamplingClient({ baseModel: "local/games" });
-    const episodes = await runGroup(
-      () => wrapAll(make("game:GuessTheNumber-v0-easy"), "concat"),
-      3,
-      6,
-      sampler,
-      { maxTokensPerTurn: 40, seed: 5, renderer },
-    );
+    const makeEnv = () => wrapAll(make("game:GuessTheNumber-v0-easy"), "concat");
+    const { groups } = await collectGroups([{ makeEnv, envSeed: 3 }], sampler, {
+      groupSize: 6,
+      maxConcurrency: 6,
+      maxTokensPerTurn: 40,
+      seed: 5,
+      renderer,
+      failures: { onError: "drop_episode" },
+    });
+    const episodes = groups[0].episodes;
     const multi = episodes.filter((e) => e.turns.length >= 2);
     assert.ok(multi.length > 0, "some episode has a second turn");
     for (const e of episodes) {
