@@ -26,6 +26,15 @@ import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
+import { redactSecrets } from "../lib/trainer/mix.ts";
+import {
+  evaluationSummary,
+  finishWandb,
+  openWandb,
+  resumeWandb,
+  runNames,
+  type WandbRun,
+} from "../lib/tracking/mod.ts";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
@@ -131,6 +140,20 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
+  // W&B settings are checked before anything starts; the mirror itself never blocks the run.
+  let wandb: WandbRun | null;
+  try {
+    wandb = await openWandb({
+      runDir: logDir,
+      config: redactSecrets(config),
+      names: runNames(config),
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  let resumed: Promise<void> = Promise.resolve();
+
   const tinker = await connectTinker();
   const envNames = Object.keys(config.environments);
   console.log(
@@ -147,6 +170,7 @@ await runCli(async () => {
   try {
     await runTraining();
   } catch (e) {
+    if (wandb) await resumed.then(() => finishWandb(wandb, 1, undefined, 10_000));
     // A bad env id or model is found once the run starts: still a one-line user error.
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
@@ -164,6 +188,8 @@ await runCli(async () => {
       apiKey,
       onListen: (url) => console.log(`proxy: serving ${config.policy.model} at ${url}`),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
+        // The directory is rewound to the checkpoint now: W&B's history follows it.
+        if (wandb) resumed = resumeWandb(wandb, logDir);
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
         }
@@ -175,13 +201,16 @@ await runCli(async () => {
         bar = new ProgressBar("train", maxSteps);
         bar.update(startStep);
       },
-      onStep: (m) =>
+      onStep: async (m) => {
+        await resumed;
+        wandb?.log(m);
         bar?.update(m.step, {
           ...(config.proxy
             ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
             : { reward: m["env/all/reward/total"], success: m["env/all/success"] }),
           ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
-        }),
+        });
+      },
       onEvaluation: ({ done, total }) => {
         if (!evalBar) bar?.done();
         evalBar ??= new ProgressBar("held-out (base, then trained)", total);
@@ -207,5 +236,10 @@ await runCli(async () => {
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
     console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
     if (result.evaluation) console.log(heldOutLine(result.evaluation));
+    if (wandb) {
+      await resumed;
+      if (result.evaluation) wandb.summary(evaluationSummary(result.evaluation));
+      await finishWandb(wandb, 0);
+    }
   }
 }, USAGE);
