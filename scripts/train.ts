@@ -239,7 +239,7 @@ await runCli(async () => {
     if (wandb) {
       await resumed;
       if (result.evaluation) wandb.summary(evaluationSummary(result.evaluation));
-      await finishWandb(wandb, 0);
+      await finishWandb(wandb, 0, undefined, 15_000);
     }
   }
 }, USAGE);

@@ -79,10 +79,11 @@ export class WandbRun {
   readonly #api: WandbApi;
   readonly #o: Required<Omit<WandbRunOptions, "timeoutMs">>;
   #state: WandbState;
-  /** Lines not yet acknowledged, starting at line `#state.acked_lines`. */
+  /**
+   * Lines not yet acknowledged, starting at line `#state.acked_lines`; the next row goes to
+   * line acked_lines + pending.length.
+   */
   #pending: string[] = [];
-  /** The line the next logged row goes to. */
-  #next = 0;
   #summary: Record<string, unknown> = {};
   #summaryDirty = false;
   #created = false;
@@ -104,7 +105,6 @@ export class WandbRun {
       ...o,
     };
     this.#state = state;
-    this.#next = state.acked_lines;
     this.#loop = this.#run();
   }
 
@@ -154,20 +154,15 @@ export class WandbRun {
     const acked = Math.min(this.#state.acked_lines, rows.length);
     this.#state.acked_lines = acked;
     this.#pending = rows.slice(acked).map((r) => this.#line(r));
-    this.#next = rows.length;
     for (const r of rows) this.#merge(r);
     this.#kick();
   }
 
   /** Queues one metrics row as the next history line (`_step` is the row's `step`). */
-  log(row: { step: number } & Record<string, unknown>): void {
+  log<R extends { step: number }>(metrics: R): void {
+    const row = metrics as { step: number } & Record<string, unknown>;
     if (this.#closing) return;
-    if (this.#next !== this.#state.acked_lines + this.#pending.length) {
-      // resumeFrom was not called: rows continue after what W&B has.
-      this.#next = this.#state.acked_lines + this.#pending.length;
-    }
     this.#pending.push(this.#line(row));
-    this.#next++;
     this.#merge(row);
     this.#kick();
   }
@@ -181,7 +176,7 @@ export class WandbRun {
 
   /**
    * Sends what is buffered and marks the run finished with `exitCode`, waiting at most
-   * `timeoutMs` (default 30 s). Rows still unsent then are reported in one line; they stay in
+   * `timeoutMs` (default 30 s; 5 s when the server is failing already). Rows still unsent then are reported in one line; they stay in
    * `metrics.jsonl`, and rerunning the same command sends them.
    */
   async finish(exitCode: number, timeoutMs = 30_000): Promise<{ sent: boolean }> {
@@ -189,11 +184,13 @@ export class WandbRun {
     this.#closing = true;
     this.#kick();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), timeoutMs)));
+    // A server that is failing now gets a short last chance; a slow one the whole deadline.
+    const limit = this.#behind ? Math.min(timeoutMs, 5_000) : timeoutMs;
+    const deadline = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), limit)));
     const outcome = await Promise.race([this.#loop.then(() => "done" as const), deadline]);
     clearTimeout(timer);
     if (outcome === "late" || !this.#completed) {
-      this.#gaveUp ??= `no answer within ${timeoutMs / 1000} s`;
+      this.#gaveUp ??= `no answer within ${limit / 1000} s`;
       this.#abort.abort();
       this.#kick();
       await this.#loop;
