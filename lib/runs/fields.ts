@@ -42,7 +42,7 @@ export interface FieldSpec {
 /**
  * Every field, in the order `GET /config` lists them. The seed's names come first. Locked:
  * `environment` (chosen with `POST /environments/{name}/select`), `log_path` (each run gets its
- * own directory) and `use_wandb` (this project logs to files and `report.html`, not W&B).
+ * own directory) and `use_wandb` (W&B follows the runs server's `WANDB_API_KEY`).
  */
 export const FIELDS: readonly FieldSpec[] = [
   {
@@ -78,9 +78,10 @@ export const FIELDS: readonly FieldSpec[] = [
     name: "use_wandb",
     ...bool(),
     trainingKey: null,
-    default: false,
-    description: "Log to Weights & Biases.",
-    locked: { why: "runs log to metrics.jsonl and report.html in their directory; no W&B" },
+    default: null,
+    description: "Log to Weights & Biases: null logs every run when the runs server has " +
+      "WANDB_API_KEY (docs/tracking.md); the run's W&B address is its wandb_url.",
+    locked: { why: "set by the runs server's environment (WANDB_API_KEY, WANDB_MODE)" },
   },
   {
     name: "wandb_name",
