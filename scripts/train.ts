@@ -27,6 +27,7 @@ import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { redactSecrets } from "../lib/trainer/mix.ts";
+import { openRolloutUploads, type RunRolloutUploads } from "../lib/openreward/rollout_records.ts";
 import {
   evaluationSummary,
   finishWandb,
@@ -141,8 +142,9 @@ await runCli(async () => {
   Deno.addSignalListener("SIGINT", onSigint);
 
   // W&B settings are checked before anything starts; the mirror itself never blocks the run.
-  let wandb: WandbRun | null;
+  let wandb: WandbRun | null, uploads: RunRolloutUploads | null;
   try {
+    uploads = openRolloutUploads(config, logDir);
     wandb = await openWandb({
       runDir: logDir,
       config: redactSecrets(config),
@@ -171,6 +173,7 @@ await runCli(async () => {
     await runTraining();
   } catch (e) {
     if (wandb) await resumed.then(() => finishWandb(wandb, 1, undefined, 10_000));
+    await uploads?.finish(10_000);
     // A bad env id or model is found once the run starts: still a one-line user error.
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
@@ -204,6 +207,7 @@ await runCli(async () => {
       onStep: async (m) => {
         await resumed;
         wandb?.log(m);
+        await uploads?.addStep(m.step);
         bar?.update(m.step, {
           ...(config.proxy
             ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
@@ -240,6 +244,13 @@ await runCli(async () => {
       await resumed;
       if (result.evaluation) wandb.summary(evaluationSummary(result.evaluation));
       await finishWandb(wandb, 0, undefined, 15_000);
+    }
+    if (uploads) {
+      await uploads.finish(15_000);
+      const { sent } = uploads.uploader.counts;
+      if (sent > 0) {
+        console.log(`OpenReward: ${sent} rollouts uploaded (first: ${uploads.uploader.urls[0]})`);
+      }
     }
   }
 }, USAGE);
