@@ -207,7 +207,7 @@ await runCli(async () => {
       onStep: async (m) => {
         await resumed;
         wandb?.log(m);
-        await uploads?.addStep(m.step);
+        uploads?.addStep(m.step);
         bar?.update(m.step, {
           ...(config.proxy
             ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }

@@ -84,6 +84,7 @@ export class RunRolloutUploads {
   readonly #environments: ReadonlySet<string>;
   readonly #runName: string;
   readonly #warn: (line: string) => void;
+  #reading: Promise<void> = Promise.resolve();
 
   constructor(cfg: TrainConfig, runDir: string, environments: string[], o: RolloutUploaderOptions) {
     this.#warn = o.warn ?? ((line) => console.error(line));
@@ -96,17 +97,16 @@ export class RunRolloutUploads {
   }
 
   /**
-   * Queues the step's episodes of OpenReward environments (read from its rollouts file). It
-   * never throws: a file it cannot read is one warning, and training goes on.
+   * Queues the step's episodes of OpenReward environments, read from its rollouts file in the
+   * background (steps in order). It returns at once and never throws: a file it cannot read is
+   * one warning, and training goes on.
    */
-  async addStep(step: number): Promise<void> {
-    try {
-      await this.#addStep(step);
-    } catch (e) {
+  addStep(step: number): void {
+    this.#reading = this.#reading.then(() => this.#addStep(step)).catch((e) =>
       this.#warn(
         `warning: OpenReward: step ${step}'s rollouts not uploaded: ${(e as Error).message}`,
-      );
-    }
+      )
+    );
   }
 
   async #addStep(step: number): Promise<void> {
@@ -154,6 +154,7 @@ export class RunRolloutUploads {
 
   /** Sends what is queued (at most `timeoutMs`). */
   async finish(timeoutMs?: number): Promise<void> {
+    await this.#reading;
     await this.uploader.finish(timeoutMs);
   }
 }

@@ -91,7 +91,10 @@ export class WandbRun {
   #gaveUp: string | null = null;
   #behind = false;
   #wake: (() => void) | null = null;
-  #loop: Promise<void>;
+  /** The background loop; it starts with the run (resumeFrom or the first row). */
+  #loop: Promise<void> | null = null;
+  /** Rows not kept once W&B refused for good (they are in metrics.jsonl). */
+  #unsent = 0;
   #complete: { exitcode: number } | null = null;
   #completed = false;
   readonly #abort = new AbortController();
@@ -105,7 +108,6 @@ export class WandbRun {
       ...o,
     };
     this.#state = state;
-    this.#loop = this.#run();
   }
 
   /**
@@ -114,7 +116,8 @@ export class WandbRun {
    */
   static async open(o: WandbRunOptions): Promise<WandbRun> {
     const old = await readWandbState(o.runDir);
-    const same = old && old.base_url === o.target.baseUrl && old.project === o.target.project;
+    const same = old && old.base_url === o.target.baseUrl && old.project === o.target.project &&
+      (o.target.entity === null || old.entity === null || old.entity === o.target.entity);
     const state: WandbState = same ? { ...old, finished: false } : {
       id: newRunId(),
       entity: o.target.entity,
@@ -155,6 +158,7 @@ export class WandbRun {
     this.#state.acked_lines = acked;
     this.#pending = rows.slice(acked).map((r) => this.#line(r));
     for (const r of rows) this.#merge(r);
+    this.#start();
     this.#kick();
   }
 
@@ -162,8 +166,14 @@ export class WandbRun {
   log<R extends { step: number }>(metrics: R): void {
     const row = metrics as { step: number } & Record<string, unknown>;
     if (this.#closing) return;
+    if (this.#gaveUp) {
+      // Nothing more will be sent: the row is in metrics.jsonl, so it is only counted.
+      this.#unsent++;
+      return;
+    }
     this.#pending.push(this.#line(row));
     this.#merge(row);
+    this.#start();
     this.#kick();
   }
 
@@ -176,10 +186,13 @@ export class WandbRun {
 
   /**
    * Sends what is buffered and marks the run finished with `exitCode`, waiting at most
-   * `timeoutMs` (default 30 s; 5 s when the server is failing already). Rows still unsent then are reported in one line; they stay in
-   * `metrics.jsonl`, and rerunning the same command sends them.
+   * `timeoutMs` (default 30 s; 5 s when the server is failing already). Rows still unsent then
+   * are reported in one line; they stay in `metrics.jsonl`, and rerunning the same command
+   * sends them.
    */
   async finish(exitCode: number, timeoutMs = 30_000): Promise<{ sent: boolean }> {
+    // A run that never started (its command failed first) has nothing on W&B to finish.
+    if (!this.#loop) return { sent: true };
     this.#complete = { exitcode: exitCode };
     this.#closing = true;
     this.#kick();
@@ -194,7 +207,7 @@ export class WandbRun {
       this.#abort.abort();
       this.#kick();
       await this.#loop;
-      const n = this.#pending.length;
+      const n = this.#pending.length + this.#unsent;
       this.#o.warn(
         `warning: W&B: ${n} row${
           n === 1 ? "" : "s"
@@ -204,6 +217,10 @@ export class WandbRun {
       return { sent: false };
     }
     return { sent: true };
+  }
+
+  #start(): void {
+    this.#loop ??= this.#run();
   }
 
   #line(row: Record<string, unknown>): string {

@@ -277,7 +277,7 @@ environments:
         episode(step, "test:EvenFirstByte-v0", 0),
         episode(step, "local/Coin", 0),
       ]);
-      await uploads.addStep(step);
+      uploads.addStep(step);
     }
     await uploads.finish(5000);
     const up = srv.rollouts();

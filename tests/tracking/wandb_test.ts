@@ -203,9 +203,23 @@ Deno.test("wandb: a slow server holds nothing up; a wrong key is one line and no
       ...FAST,
     });
     bad.log(row(1));
+    while (warnings.length === 0) await new Promise((r) => setTimeout(r, 10));
+    bad.log(row(2)); // after giving up: counted, not kept
     assert.deepEqual(await bad.finish(0, 2000), { sent: false });
     assert.equal(srv.requests.length - before, 1, "a 401 is not retried");
     assert.match(warnings[0], /^warning: W&B: giving up: .*401 \(is WANDB_API_KEY right\?\)/);
+    assert.match(warnings[1], /^warning: W&B: 2 rows not sent and run not finished/);
+
+    // A command that fails before its run starts leaves nothing on W&B.
+    const unused = await WandbRun.open({
+      target: target(srv),
+      runDir: await Deno.makeTempDir(),
+      config: {},
+      ...FAST,
+    });
+    const n = srv.requests.length;
+    assert.deepEqual(await unused.finish(1), { sent: true });
+    assert.equal(srv.requests.length, n);
   } finally {
     await srv.stop();
   }
