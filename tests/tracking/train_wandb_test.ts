@@ -1,8 +1,9 @@
 /**
- * `deno task train` with `WANDB_API_KEY` and `WANDB_BASE_URL` set to a loopback server that
- * answers W&B's GraphQL and file_stream endpoints: the run appears with its config and names,
- * W&B's history is metrics.jsonl line for line (also after a kill -9 and a resume), the held-out
- * evaluation is in the summary, and a W&B server that is down changes nothing in the run.
+ * `deno task train` (environments and `--source proxy`) and `deno task sft` with
+ * `WANDB_API_KEY` and `WANDB_BASE_URL` set to a loopback server that answers W&B's GraphQL and
+ * file_stream endpoints: the run appears with its config and names, W&B's history is
+ * metrics.jsonl line for line (also after a kill -9 and a resume), the held-out evaluation is in
+ * the summary, and a W&B server that is down changes nothing in the run.
  */
 
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { assert } from "../assert.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { readWandbState } from "../../lib/tracking/mod.ts";
 import { WandbTestServer } from "./wandb_server.ts";
+import { runAgent } from "../../lib/proxy/agent.ts";
 
 const SCRIPT = new URL("../../scripts/train.ts", import.meta.url).pathname;
 
@@ -198,4 +200,75 @@ Deno.test("sft + W&B: every step's row in order, the names from the flags, finis
   } finally {
     await srv.stop();
   }
+});
+
+Deno.test({
+  name:
+    "train --source proxy + W&B: the proxy's step rows are the W&B history, and the run is finished",
+  sanitizeResources: false,
+  async fn() {
+    const srv = new WandbTestServer().start();
+    try {
+      const home = await Deno.makeTempDir();
+      const logDir = join(home, "run");
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          SCRIPT,
+          "--source=proxy",
+          "--proxy-host=127.0.0.1",
+          "--proxy-port=0",
+          "--method=opd",
+          "--max-steps=2",
+          "--batch-size=4",
+          `--log-path=${logDir}`,
+          "wandb_name=proxy-run",
+        ],
+        env: {
+          TINKERBENCH_HOME: home,
+          NO_COLOR: "1",
+          WANDB_API_KEY: srv.apiKey,
+          WANDB_BASE_URL: srv.url,
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      let stdout = "";
+      const { promise: url, resolve } = Promise.withResolvers<string>();
+      const reading = (async () => {
+        for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+          stdout += chunk;
+          const m = /proxy: serving \S+ at (\S+)/.exec(stdout);
+          if (m) resolve(m[1]);
+        }
+        resolve("");
+      })();
+      const stderr = new Response(child.stderr).text();
+      const stop = new AbortController();
+      child.status.then(() => stop.abort());
+      await runAgent({
+        envId: "game:GuessTheNumber-v0-easy",
+        baseUrl: await url,
+        episodes: 40,
+        concurrency: 4,
+        maxTokens: 48,
+        sendRewards: false,
+        signal: stop.signal,
+      });
+      const status = await child.status;
+      await reading;
+      assert.equal(status.code, 0, await stderr);
+      const id = (await readWandbState(logDir))!.id;
+      const run = srv.run("tinkerbench", id)!;
+      assert.equal(run.displayName, "proxy-run");
+      const rows = await readJsonl(join(logDir, "metrics.jsonl"));
+      assert.equal(rows.length, 2);
+      assert.deepEqual(plain(run.history), rows);
+      assert.ok("proxy/turns" in run.history[0]);
+      assert.equal(run.complete, true);
+    } finally {
+      await srv.stop();
+    }
+  },
 });
