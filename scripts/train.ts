@@ -27,7 +27,7 @@ import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { redactSecrets } from "../lib/trainer/mix.ts";
-import { openRolloutUploads, type RunRolloutUploads } from "../lib/openreward/rollout_records.ts";
+import { openRolloutUploads, type RunRolloutUploads } from "../lib/tracking/openreward_rollouts.ts";
 import {
   evaluationSummary,
   finishWandb,

@@ -17,7 +17,7 @@ import {
   type RolloutMessage,
   RolloutUploader,
   type RolloutUploaderOptions,
-} from "./rollout_upload.ts";
+} from "../openreward/rollout_upload.ts";
 
 type RecordMessage = RolloutRecord["turns"][number]["action"];
 

@@ -1,5 +1,5 @@
 /**
- * Rollout upload (lib/openreward/rollout_upload.ts, rollout_records.ts) against a loopback server
+ * Rollout upload (lib/openreward/rollout_upload.ts, lib/tracking/openreward_rollouts.ts) against a loopback server
  * that answers OpenReward's rollouts API as the `openreward` package calls it
  * (`GET /v1/environments/<owner>/<env>`, `POST /v1/rollouts` with `x-api-key`), and a training
  * run on a hosted-style `Org/Env` environment that uploads every episode.
@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { assert } from "../assert.ts";
 import { RolloutUploader } from "../../lib/openreward/rollout_upload.ts";
-import { openRolloutUploads, recordMessages } from "../../lib/openreward/rollout_records.ts";
+import { openRolloutUploads, recordMessages } from "../../lib/tracking/openreward_rollouts.ts";
 import { parseRolloutRecord, type RolloutRecord } from "../../lib/rl/records.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
 import { RunLog } from "../../lib/trainer/run_log.ts";
