@@ -16,7 +16,7 @@ import { trainSupervised } from "../lib/trainer/supervised.ts";
 import { ByteTokenizer } from "../lib/tokenizers/byte.ts";
 import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
 import { ConfigError } from "../lib/config/errors.ts";
-import { finishWandb, openWandb, type WandbRun } from "../lib/tracking/mod.ts";
+import { RunTracking } from "../lib/tracking/mod.ts";
 
 const USAGE = `usage: deno task sft [--model-name local/tiny] [--steps 40] [--learning-rate 3e-3]
                      [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]
@@ -73,10 +73,10 @@ await runCli(async () => {
   const logPath = flags["log-path"] ??
     join(".tinkerbench", "runs", `supervised-${new Date().toISOString().replace(/[:.]/g, "-")}`);
   await Deno.mkdir(logPath, { recursive: true });
-  let wandb: WandbRun | null;
+  let tracking: RunTracking;
   try {
     const { help: _, ...config } = flags;
-    wandb = await openWandb({
+    tracking = await RunTracking.open({
       runDir: logPath,
       config: { method: "sft", ...config },
       names: {
@@ -89,8 +89,6 @@ await runCli(async () => {
     if (e instanceof ConfigError) throw new UsageError(e.message);
     throw e;
   }
-  // metrics.jsonl starts empty: so does W&B's history of this directory's run.
-  wandb?.resumeFrom([]);
 
   const tinker = await connectTinker();
   console.log(
@@ -112,6 +110,8 @@ await runCli(async () => {
       write: true,
       truncate: true,
     });
+    // metrics.jsonl starts empty: so does W&B's history of this directory's run.
+    tracking.started();
     const history = await trainSupervised({
       training,
       tokenizer: tok,
@@ -120,7 +120,7 @@ await runCli(async () => {
       batch: () => alphabetExamples(rng, flags["batch-size"]),
       onStep: async (m) => {
         await metricsFile.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-        wandb?.log(m);
+        await tracking.step(m);
         bar.update(m.step, { loss: m["train/loss_per_token"] });
       },
     });
@@ -142,9 +142,9 @@ await runCli(async () => {
         join(logPath, "metrics.jsonl")
       }`,
     );
-    if (wandb) await finishWandb(wandb, 0, undefined, 15_000);
+    await tracking.finish({ exitCode: 0 });
   } catch (e) {
-    if (wandb) await finishWandb(wandb, 1, undefined, 10_000);
+    await tracking.finish({ exitCode: 1, timeoutMs: 10_000 });
     throw e;
   } finally {
     await tinker.close();

@@ -27,15 +27,7 @@ import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { redactSecrets } from "../lib/trainer/mix.ts";
-import { openRolloutUploads, type RunRolloutUploads } from "../lib/tracking/openreward_rollouts.ts";
-import {
-  evaluationSummary,
-  finishWandb,
-  openWandb,
-  resumeWandb,
-  runNames,
-  type WandbRun,
-} from "../lib/tracking/mod.ts";
+import { runNames, RunTracking } from "../lib/tracking/mod.ts";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
@@ -141,20 +133,19 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
-  // W&B settings are checked before anything starts; the mirror itself never blocks the run.
-  let wandb: WandbRun | null, uploads: RunRolloutUploads | null;
+  // W&B and OpenReward settings are checked before anything starts; neither blocks the run.
+  let tracking: RunTracking;
   try {
-    uploads = openRolloutUploads(config, logDir);
-    wandb = await openWandb({
+    tracking = await RunTracking.open({
       runDir: logDir,
       config: redactSecrets(config),
       names: runNames(config),
+      trainConfig: config,
     });
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message);
     throw e;
   }
-  let resumed: Promise<void> = Promise.resolve();
 
   const tinker = await connectTinker();
   const envNames = Object.keys(config.environments);
@@ -172,8 +163,7 @@ await runCli(async () => {
   try {
     await runTraining();
   } catch (e) {
-    if (wandb) await resumed.then(() => finishWandb(wandb, 1, undefined, 10_000));
-    await uploads?.finish(10_000);
+    await tracking.finish({ exitCode: 1, timeoutMs: 10_000 });
     // A bad env id or model is found once the run starts: still a one-line user error.
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
@@ -192,7 +182,7 @@ await runCli(async () => {
       onListen: (url) => console.log(`proxy: serving ${config.policy.model} at ${url}`),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
         // The directory is rewound to the checkpoint now: W&B's history follows it.
-        if (wandb) resumed = resumeWandb(wandb, logDir);
+        tracking.started();
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
         }
@@ -205,9 +195,7 @@ await runCli(async () => {
         bar.update(startStep);
       },
       onStep: async (m) => {
-        await resumed;
-        wandb?.log(m);
-        uploads?.addStep(m.step);
+        await tracking.step(m);
         bar?.update(m.step, {
           ...(config.proxy
             ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
@@ -240,17 +228,6 @@ await runCli(async () => {
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
     console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
     if (result.evaluation) console.log(heldOutLine(result.evaluation));
-    if (wandb) {
-      await resumed;
-      if (result.evaluation) wandb.summary(evaluationSummary(result.evaluation));
-      await finishWandb(wandb, 0, undefined, 15_000);
-    }
-    if (uploads) {
-      await uploads.finish(15_000);
-      const { sent } = uploads.uploader.counts;
-      if (sent > 0) {
-        console.log(`OpenReward: ${sent} rollouts uploaded (first: ${uploads.uploader.urls[0]})`);
-      }
-    }
+    await tracking.finish({ exitCode: 0, evaluation: result.evaluation });
   }
 }, USAGE);

@@ -1,8 +1,9 @@
 /**
- * What a training command does with W&B, in one place for `train` (every mode and source, and
- * so every run of the run API, which spawns it) and `sft`: open the mirror from the settings
- * before the run, align it with the run directory once the run knows where it starts, forward
- * every metrics row, put the held-out evaluation in the summary, finish with the exit code.
+ * What a training command does with tracking, in one place for `train` (every mode and source,
+ * and so every run of the run API, which spawns it) and `sft`: open the W&B mirror and the
+ * OpenReward upload from the settings before the run, align the mirror with the run directory
+ * once the run knows where it starts, forward every step, put the held-out evaluation in the
+ * summary, and finish with the exit code.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { readJsonl } from "../trainer/run_log.ts";
 import type { HeldOutEvaluation } from "../trainer/evaluate.ts";
 import { decideWandb, type RunNames } from "./settings.ts";
 import { WandbRun, type WandbRunOptions } from "./wandb.ts";
+import { openRolloutUploads, type RunRolloutUploads } from "./openreward_rollouts.ts";
 
 /** A run's names and W&B switch from its training config (`logging`). */
 export function runNames(cfg: TrainConfig): RunNames {
@@ -23,46 +25,123 @@ export function runNames(cfg: TrainConfig): RunNames {
   };
 }
 
-/**
- * Opens the W&B mirror of the run in `runDir` when the environment and `names` ask for it
- * (else null, after printing why when W&B was asked for but is off). A bad W&B variable or
- * `use_wandb: true` without a key throws a ConfigError.
- */
-export async function openWandb(o: {
+/** Options of {@link RunTracking.open}. */
+export interface RunTrackingOptions {
   runDir: string;
+  /** The run's configuration as W&B shows it (secrets redacted). */
   config: Record<string, unknown>;
   names: RunNames;
+  /** A training config: its hosted OpenReward environments' episodes are uploaded. */
+  trainConfig?: TrainConfig;
   env?: Record<string, string | undefined>;
+  /** Where information lines go (default: stdout). */
   print?: (line: string) => void;
-  /** Where the warning lines go (default: stderr). */
+  /** Where warnings go (default: stderr). */
   warn?: (line: string) => void;
   retry?: Pick<WandbRunOptions, "backoffMs" | "maxBackoffMs" | "timeoutMs">;
-}): Promise<WandbRun | null> {
-  const print = o.print ?? ((line: string) => console.log(line));
-  const decision = decideWandb(o.env ?? Deno.env.toObject(), o.names, o.runDir);
-  if (!decision.target) {
-    if (decision.why) print(decision.why);
-    return null;
-  }
-  await Deno.mkdir(o.runDir, { recursive: true });
-  const run = await WandbRun.open({
-    target: decision.target,
-    runDir: o.runDir,
-    config: o.config,
-    warn: o.warn ?? ((line: string) => console.error(line)),
-    ...o.retry,
-  });
-  print(
-    `W&B: run ${run.id} in project ${decision.target.project} at ${decision.target.baseUrl}` +
-      ` (id kept in ${join(o.runDir, "wandb.json")})`,
-  );
-  return run;
 }
 
-/** Aligns the mirror with the rows the run directory holds now (after a resume's rewind). */
-export async function resumeWandb(run: WandbRun, runDir: string): Promise<void> {
-  const rows = await readJsonl(join(runDir, "metrics.jsonl"));
-  run.resumeFrom(rows as Record<string, unknown>[]);
+/** The tracking of one run: W&B (when on) and OpenReward uploads (when on). */
+export class RunTracking {
+  readonly wandb: WandbRun | null;
+  readonly uploads: RunRolloutUploads | null;
+  readonly #runDir: string;
+  readonly #print: (line: string) => void;
+  readonly #warn: (line: string) => void;
+  #started: Promise<void> = Promise.resolve();
+
+  private constructor(
+    o: RunTrackingOptions,
+    wandb: WandbRun | null,
+    uploads: RunRolloutUploads | null,
+  ) {
+    this.#runDir = o.runDir;
+    this.#print = o.print ?? ((line) => console.log(line));
+    this.#warn = o.warn ?? ((line) => console.error(line));
+    this.wandb = wandb;
+    this.uploads = uploads;
+  }
+
+  /**
+   * Opens what the environment and the run's settings ask for. Nothing here waits for the
+   * network. A bad W&B or OpenReward variable, or `use_wandb: true` without a key, throws a
+   * ConfigError.
+   */
+  static async open(o: RunTrackingOptions): Promise<RunTracking> {
+    const env = o.env ?? Deno.env.toObject();
+    const print = o.print ?? ((line: string) => console.log(line));
+    const warn = o.warn ?? ((line: string) => console.error(line));
+    const uploads = o.trainConfig
+      ? openRolloutUploads(o.trainConfig, o.runDir, { env, warn })
+      : null;
+    const decision = decideWandb(env, o.names, o.runDir);
+    let wandb: WandbRun | null = null;
+    if (decision.target) {
+      await Deno.mkdir(o.runDir, { recursive: true });
+      wandb = await WandbRun.open({
+        target: decision.target,
+        runDir: o.runDir,
+        config: o.config,
+        warn,
+        ...o.retry,
+      });
+      print(
+        `W&B: run ${wandb.id} in project ${decision.target.project} at ` +
+          `${decision.target.baseUrl} (id kept in ${join(o.runDir, "wandb.json")})`,
+      );
+    } else if (decision.why) {
+      print(decision.why);
+    }
+    return new RunTracking(o, wandb, uploads);
+  }
+
+  /**
+   * The run starts: W&B's history is aligned with the rows `metrics.jsonl` holds now (after a
+   * resume rewound it; rows an earlier process could not send are sent).
+   */
+  started(): void {
+    const wandb = this.wandb;
+    if (!wandb) return;
+    this.#started = readJsonl(join(this.#runDir, "metrics.jsonl")).then(
+      (rows) => wandb.resumeFrom(rows as Record<string, unknown>[]),
+      (e) => {
+        this.#warn(`warning: W&B: metrics.jsonl unreadable (${(e as Error).message})`);
+        wandb.resumeFrom([]);
+      },
+    );
+  }
+
+  /** A step's row was written: it goes to W&B, and the step's episodes to OpenReward. */
+  async step(row: { step: number }): Promise<void> {
+    await this.#started;
+    this.wandb?.log(row);
+    this.uploads?.addStep(row.step);
+  }
+
+  /**
+   * The run ended: the held-out evaluation becomes W&B summary values, the W&B run is finished
+   * with `exitCode`, and queued uploads are sent (each waiting at most `timeoutMs`).
+   */
+  async finish(
+    o: { exitCode: number; evaluation?: HeldOutEvaluation; timeoutMs?: number },
+  ): Promise<void> {
+    const timeoutMs = o.timeoutMs ?? 15_000;
+    await this.#started;
+    if (this.wandb) {
+      if (o.evaluation) this.wandb.summary(evaluationSummary(o.evaluation));
+      const { sent } = await this.wandb.finish(o.exitCode, timeoutMs);
+      if (sent && this.wandb.url) this.#print(`W&B: ${this.wandb.url}`);
+    }
+    if (this.uploads) {
+      await this.uploads.finish(timeoutMs);
+      const { sent } = this.uploads.uploader.counts;
+      if (sent > 0) {
+        this.#print(
+          `OpenReward: ${sent} rollouts uploaded (first: ${this.uploads.uploader.urls[0]})`,
+        );
+      }
+    }
+  }
 }
 
 /** The held-out evaluation as W&B summary values. */
@@ -75,15 +154,4 @@ export function evaluationSummary(e: HeldOutEvaluation): Record<string, number> 
     "held_out/trained/success": e.trained.success,
     "held_out/trained/mean_reward": e.trained.mean_reward,
   };
-}
-
-/** Finishes the mirror and prints where the run is (or what was not sent). */
-export async function finishWandb(
-  run: WandbRun,
-  exitCode: number,
-  print: (line: string) => void = (line) => console.log(line),
-  timeoutMs?: number,
-): Promise<void> {
-  const { sent } = await run.finish(exitCode, timeoutMs);
-  if (sent && run.url) print(`W&B: ${run.url}`);
 }
