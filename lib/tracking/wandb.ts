@@ -55,6 +55,7 @@ export interface WandbRunOptions {
 }
 
 const HISTORY = "wandb-history.jsonl";
+const MAX_LINES_PER_REQUEST = 1000;
 const SUMMARY = "wandb-summary.json";
 
 /** Reads a run directory's `wandb.json`, or null when it has none (or an unreadable one). */
@@ -267,7 +268,7 @@ export class WandbRun {
       if (this.#gaveUp && this.#closing) return;
       try {
         await this.#step();
-        if (this.#behind) {
+        if (this.#behind && this.#pending.length === 0) {
           this.#behind = false;
           this.#o.warn(`W&B: caught up (${this.#state.acked_lines} rows in ${this.#state.url})`);
         }
@@ -316,7 +317,8 @@ export class WandbRun {
     }
     const run = { entity: s.entity!, project: s.project, id: s.id };
     if (this.#pending.length > 0 || this.#summaryDirty) {
-      const lines = this.#pending.slice();
+      // Bounded requests, also after a long outage.
+      const lines = this.#pending.slice(0, MAX_LINES_PER_REQUEST);
       const files: Record<string, FileChunk> = {};
       if (lines.length) files[HISTORY] = { offset: s.acked_lines, content: lines };
       const summaryText = JSON.stringify(this.#summary);

@@ -113,19 +113,21 @@ Deno.test("wandb: while the server is down, log() never waits; one warning; rows
       ...FAST,
     });
     run.resumeFrom([]);
-    const t0 = performance.now();
-    for (let s = 1; s <= 200; s++) run.log(row(s));
-    const spent = performance.now() - t0;
-    assert.ok(spent < 500, `200 rows took ${spent.toFixed(0)} ms to hand over`);
+    // log() is synchronous: the rows are handed over while every request fails.
+    for (let s = 1; s <= 2500; s++) run.log(row(s));
+    assert.equal(run.behind, 2500);
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(run.behind, 200);
+    assert.equal(run.behind, 2500);
     assert.equal(warnings.length, 1, warnings.join("\n"));
     assert.match(warnings[0], /^warning: W&B is behind \(.*503\); rows are kept and retried/);
 
     srv.failNext = 0;
+    const before = srv.requests.length;
     assert.deepEqual(await run.finish(0, 5000), { sent: true });
+    const streamed = srv.requests.slice(before).filter((p) => p.endsWith("/file_stream"));
+    assert.equal(streamed.length, 4, "3 chunks of at most 1000 lines, then the end");
     const r = srv.run("demo", run.id)!;
-    assert.deepEqual(r.history.map((h) => h._step), Array.from({ length: 200 }, (_, i) => i + 1));
+    assert.deepEqual(r.history.map((h) => h._step), Array.from({ length: 2500 }, (_, i) => i + 1));
     assert.equal(r.complete, true);
     assert.match(warnings[1], /^W&B: caught up/);
     assert.equal(warnings.length, 2);
@@ -156,7 +158,7 @@ Deno.test("wandb: a server that never comes back: finish gives up at its deadlin
     first.log(row(3));
     const t0 = performance.now();
     assert.deepEqual(await first.finish(0, 300), { sent: false });
-    assert.ok(performance.now() - t0 < 2000);
+    assert.ok(performance.now() - t0 < 2000, "finish keeps its deadline (300 ms here)");
     assert.match(warnings.at(-1)!, /^warning: W&B: 2 rows not sent and run not finished/);
     assert.match(warnings.at(-1)!, /rerun the same command to send them/);
 
@@ -184,9 +186,8 @@ Deno.test("wandb: a slow server holds nothing up; a wrong key is one line and no
       ...FAST,
     });
     run.resumeFrom([]);
-    const t0 = performance.now();
     for (let s = 1; s <= 50; s++) run.log(row(s));
-    assert.ok(performance.now() - t0 < 200);
+    assert.equal(run.behind, 50, "handed over at once, while the server takes 400 ms a request");
     assert.deepEqual(await run.finish(0, 10_000), { sent: true });
     assert.equal(srv.run("demo", run.id)!.history.length, 50);
     // Creation (Viewer, UpsertBucket), then few batched posts: not one request per row.
