@@ -5,7 +5,9 @@
  *
  * Version 2 (this one): messages instead of bare texts, per-turn sampler version and stop
  * reason, the turn's evidence and score. Version 1 (before): untagged, `observation`, `action`
- * and `next_observation` as strings.
+ * and `next_observation` as strings. A turn's `tokens` (the sampled ids with their sampler
+ * log-probs, per-token advantages and, for OPD, teacher log-probs) came later within version 2,
+ * as an optional field, so the run viewer can colour every sampled token; older records lack it.
  *
  * @module
  */
@@ -47,6 +49,12 @@ const TurnRecordSchema = z.object({
     hint_decisions: z.array(z.number().nullable()).optional(),
     errors: z.array(z.string()),
   }),
+  tokens: z.object({
+    ids: z.array(z.number().int()),
+    logprobs: z.array(z.number()),
+    advantages: z.array(z.number()).nullable(),
+    teacher_logprobs: z.array(z.number()).optional(),
+  }).optional(),
   score: z.object({
     reward: z.number(),
     rl_advantage: z.number(),
@@ -101,7 +109,7 @@ export function rolloutRecords(
       success: succeeded(e),
       stop_reason: e.stopReason,
       ...(e.error ? { error: e.error } : {}),
-      turns: turns.map(({ turn: t, evidence: ev, score: s }) => ({
+      turns: turns.map(({ turn: t, evidence: ev, score: s, advantages }) => ({
         observation: t.observation,
         action: t.action,
         next_state: t.nextState,
@@ -118,6 +126,12 @@ export function rolloutRecords(
           ...(ev.hint !== undefined ? { hint: ev.hint } : {}),
           ...(ev.hintDecisions ? { hint_decisions: ev.hintDecisions } : {}),
           errors: ev.errors,
+        },
+        tokens: {
+          ids: t.actionTokens,
+          logprobs: t.logprobs,
+          advantages,
+          ...(ev.teacherLogprobs ? { teacher_logprobs: ev.teacherLogprobs } : {}),
         },
         score: {
           reward: s.reward,
