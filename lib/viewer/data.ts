@@ -177,21 +177,62 @@ export async function readEpisodes(
   const out: ViewerEpisode[] = [];
   let bad = 0;
   for (const { step, path } of files) {
-    for (const row of await readJsonl(path)) {
-      if (!row || typeof row !== "object" || !Array.isArray((row as { turns?: unknown }).turns)) {
-        bad++;
-        continue;
-      }
-      const r = row as Record<string, unknown> & { turns: unknown[] };
-      out.push({
-        ...r,
-        step: typeof r.step === "number" ? r.step : step,
-        turns: r.turns.map((t) => withTokenTexts(t, decode)),
-      });
-    }
+    const rows = await readJsonl(path);
+    const eps = recordsToEpisodes(rows, { tokenizer, step, decode });
+    bad += rows.length - eps.length;
+    out.push(...eps);
   }
   if (bad) notes.push(`${basename(dir)}: ${bad} rollout lines are not episode records (left out)`);
   return out;
+}
+
+/**
+ * Rollout records (as written, or as {@link rolloutRecords} makes them in memory) as the
+ * viewer's episodes: token ids decoded with `tokenizer`. Values that are not records (no
+ * `turns` array) are left out; compare the lengths to count them.
+ */
+export function recordsToEpisodes(
+  rows: unknown[],
+  { tokenizer = null, step = 0, decode = tokenTexts(tokenizer) }: {
+    tokenizer?: Tokenizer | null;
+    step?: number;
+    decode?: (id: number) => string;
+  } = {},
+): ViewerEpisode[] {
+  return rows.flatMap((row) => {
+    if (!row || typeof row !== "object" || !Array.isArray((row as { turns?: unknown }).turns)) {
+      return [];
+    }
+    const r = row as Record<string, unknown> & { turns: unknown[] };
+    return [{
+      ...r,
+      step: typeof r.step === "number" ? r.step : step,
+      turns: r.turns.map((t) => withTokenTexts(t, decode)),
+    }];
+  });
+}
+
+/**
+ * The viewer's data of episodes held in memory (a notebook's), with no charts: `records` as
+ * {@link rolloutRecords} makes them.
+ *
+ * @example
+ * const data = episodesViewerData("notebook 01", rolloutRecords(0, scored, ok), tokenizer);
+ */
+export function episodesViewerData(
+  name: string,
+  records: unknown[],
+  tokenizer: Tokenizer | null,
+  { method = null, model = null }: { method?: string | null; model?: string | null } = {},
+): ViewerData {
+  const episodes = recordsToEpisodes(records, { tokenizer });
+  return {
+    title: name,
+    notes: [],
+    figures: [],
+    runs: [{ name, method, model, steps: 0, evaluation: null, episodes }],
+    live: false,
+  };
 }
 
 /**

@@ -54,16 +54,43 @@ tr.selected { background: #dde6ff !important; }
  * The page of `data`, loading plotly.js and viewer.js from `assets` (a relative URL or path).
  */
 export function viewerHtml(data: ViewerData, assets: string): string {
-  const esc = (s: string) =>
-    s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  const a = esc(assets.replace(/\/$/, ""));
+  return page(data, `<script src="${escape(assets.replace(/\/$/, ""))}/plotly.min.js"></script>`, {
+    viewerJs: `<script src="${escape(assets.replace(/\/$/, ""))}/viewer.js"></script>`,
+  });
+}
+
+/**
+ * The viewer of `data` as an `<iframe>` whose page carries viewer.js itself and no plotly.js,
+ * for a notebook's output: episodes only (the data should have no figures), nothing to load.
+ */
+export function viewerEmbedHtml(
+  data: ViewerData,
+  { height = 720 }: { height?: number } = {},
+): string {
+  if (data.figures.length) throw new Error("viewerEmbedHtml: draws episodes only; give no figures");
+  const js = viewerJsSource().replace(/<\/script/gi, "<\\/script");
+  const doc = page(data, "", { viewerJs: `<script>${js}</script>` });
+  return `<iframe class="tinkerbench-viewer" style="width: 100%; height: ${height}px; border: 1px solid #ccc" srcdoc="${
+    escape(doc)
+  }"></iframe>`;
+}
+
+function escape(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;",
+  );
+}
+
+function page(data: ViewerData, head: string, { viewerJs }: { viewerJs: string }): string {
+  const esc = escape;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>${esc(data.title)}</title>
 <style>${STYLE}</style>
-<script src="${a}/plotly.min.js"></script>
+${head}
 </head>
 <body>
 <h1 id="title">${esc(data.title)}</h1>
@@ -74,7 +101,7 @@ export function viewerHtml(data: ViewerData, assets: string): string {
 <div id="table-wrap"></div>
 <div id="panes"></div>
 <script id="tb-data" type="application/json">${scriptJson(data)}</script>
-<script src="${a}/viewer.js"></script>
+${viewerJs}
 <noscript>The viewer needs JavaScript.</noscript>
 </body>
 </html>

@@ -97,6 +97,7 @@
   // ---- charts --------------------------------------------------------------------------------
   function drawCharts() {
     const box = document.getElementById("charts");
+    if (state.figures.length === 0) return;
     if (!globalThis.Plotly) {
       box.replaceChildren(el(
         "p",
@@ -308,7 +309,7 @@
         `${rows.length} of ${state.rows.length} episodes`,
       ),
       el("table", { id: "episodes-table" }, el("thead", {}, head), el("tbody", {}, body)),
-      more,
+      ...(more ? [more] : []),
     );
   }
 
@@ -467,7 +468,16 @@
         el(
           "tr",
           {},
-          ["ep", "reward", "success", "stop", "adv per turn", "trained turns", "status"]
+          [
+            "ep",
+            "reward",
+            "success",
+            "stop",
+            "RL adv per turn",
+            "mean token adv",
+            "trained turns",
+            "status",
+          ]
             .map((h) => el("th", {}, h)),
         ),
         members.map((m) =>
@@ -487,6 +497,7 @@
               {},
               (m.e.turns || []).map((t) => fmt(t.score && t.score.rl_advantage)).join(" "),
             ),
+            el("td", {}, fmt(m.adv)),
             el("td", {}, (m.e.turns || []).filter((t) => t.score && t.score.trained).length),
             el("td", {}, m.status),
           )

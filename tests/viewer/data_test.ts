@@ -1,6 +1,12 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { loadViewerData, readEpisodes } from "../../lib/viewer/mod.ts";
+import {
+  episodesViewerData,
+  loadViewerData,
+  readEpisodes,
+  viewerEmbedHtml,
+} from "../../lib/viewer/mod.ts";
+import { getTokenizer } from "../../lib/tokenizers/mod.ts";
 import { ACTION, fixtureRun, record } from "./fixture.ts";
 
 Deno.test("viewer data: every episode, its sampled tokens decoded to text", async () => {
@@ -53,4 +59,19 @@ Deno.test("viewer data: only steps with a metrics row; live, a run without metri
   const empty = await Deno.makeTempDir();
   assert.equal((await loadViewerData([empty], { live: true })).runs[0].steps, 0);
   await assert.rejects(() => loadViewerData([empty]), /metrics file not found/);
+});
+
+Deno.test("viewer embed: episodes in memory as an iframe that carries viewer.js, no plotly.js", () => {
+  const records = [record(1, 0, 0, 1), record(1, 0, 1, 0)];
+  const data = episodesViewerData("nb", records, getTokenizer("local/games2"));
+  assert.equal(data.runs[0].episodes.length, 2);
+  const html = viewerEmbedHtml(data);
+  assert.match(html, /^<iframe class="tinkerbench-viewer"/);
+  assert.ok(html.includes("tb-data"), "the data rides in the srcdoc");
+  assert.ok(!html.includes("plotly.min.js"));
+  assert.ok(html.includes("indexEpisodes"), "viewer.js is inlined");
+  assert.throws(
+    () => viewerEmbedHtml({ ...data, figures: [{ data: [], layout: {} }] }),
+    /episodes only/,
+  );
 });

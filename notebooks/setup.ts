@@ -1,0 +1,114 @@
+/**
+ * The notebooks' shared setup: the model (the trainer's default, `DEFAULT_MODEL`, unless
+ * `TINKERBENCH_MODEL` says otherwise), its renderer, the local backend in-process (or the Tinker
+ * cloud with `TINKER_API_KEY`), a LoRA training client with its sampler, GRPO groups of
+ * GuessTheNumber played with that sampler, and the run viewer embedded in a cell's output.
+ *
+ * @module
+ */
+
+import { DEFAULT_MODEL } from "../lib/config/schema.ts";
+import { connectTinker } from "../lib/local/connect.ts";
+import { getRenderer } from "../lib/renderers/mod.ts";
+import { make } from "../lib/envs/mod.ts";
+import { runGroup, type Sampler } from "../lib/rollout/mod.ts";
+import { type Episode, isSolved, rolloutRecords, type ScoredGroup } from "../lib/rl/mod.ts";
+import { episodesViewerData, viewerEmbedHtml } from "../lib/viewer/mod.ts";
+
+/** The model the notebooks sample from: the trainer's default unless `TINKERBENCH_MODEL` is set. */
+export const MODEL = Deno.env.get("TINKERBENCH_MODEL") ?? DEFAULT_MODEL;
+/** The environment the notebooks play. */
+export const ENV_ID = "game:GuessTheNumber-v0-easy";
+/** The model's chat format (and its tokenizer). */
+export const renderer = getRenderer(MODEL);
+/** The model's tokenizer. */
+export const tokenizer = renderer.tokenizer;
+
+/** Opens the backend, a LoRA training client on {@link MODEL} and a sampler of its weights. */
+export async function openNotebook() {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-notebook-" });
+  const tinker = await connectTinker({ dataDir });
+  const training = await tinker.service.createLoraTrainingClient({
+    baseModel: MODEL,
+    rank: 8,
+    seed: 0,
+  });
+  const sampler = await training.saveWeightsAndGetSamplingClient();
+  console.log(`backend: ${tinker.backend} (${tinker.url}), model ${MODEL}`);
+  return {
+    tinker,
+    training,
+    sampler,
+    /** Closes the backend and removes its temporary data. */
+    async close() {
+      await tinker.close();
+      await Deno.remove(dataDir, { recursive: true });
+    },
+  };
+}
+
+/**
+ * One GRPO group of `groupSize` episodes per env seed, played by `sampler` (40 tokens a turn at
+ * most, temperature 1, sampler seed 100 × env seed).
+ */
+export async function playGroups(
+  sampler: Sampler,
+  envSeeds: number[],
+  groupSize = 4,
+): Promise<Episode[][]> {
+  const groups: Episode[][] = [];
+  for (const envSeed of envSeeds) {
+    groups.push(
+      await runGroup(() => make(ENV_ID), envSeed, groupSize, sampler, {
+        maxTokensPerTurn: 40,
+        temperature: 1,
+        seed: 100 * envSeed,
+        renderer,
+      }),
+    );
+  }
+  return groups;
+}
+
+/**
+ * Shows groups of episodes in the run viewer (transcripts, the group view, filters), each
+ * sampled token coloured by `advantages[group][episode][turn]` when given (else uncoloured:
+ * nothing was scored).
+ */
+export async function showEpisodes(
+  groups: Episode[][],
+  { advantages, title = "episodes" }: { advantages?: number[][][]; title?: string } = {},
+): Promise<void> {
+  if (!("jupyter" in Deno)) {
+    throw new Error("showEpisodes runs only inside the Deno Jupyter kernel");
+  }
+  const scored: ScoredGroup[] = groups.map((episodes, g) => ({
+    group: { id: `g${g}`, envId: ENV_ID, envSeed: g, tags: [], episodes },
+    kept: true,
+    episodes: episodes.map((episode, e) => ({
+      episode,
+      turns: episode.turns.map((turn, t) => {
+        const a = advantages?.[g]?.[e]?.[t];
+        return {
+          turn,
+          evidence: { errors: [] },
+          score: {
+            reward: turn.reward,
+            rlAdvantage: a ?? 0,
+            dispatch: null,
+            trained: a !== undefined,
+          },
+          advantages: a === undefined ? null : turn.actionTokens.map(() => a),
+        };
+      }),
+    })),
+  }));
+  const records = rolloutRecords(0, scored, (e) => isSolved(e.totalReward));
+  const data = episodesViewerData(title, records, tokenizer, { model: MODEL });
+  await Deno.jupyter.display({
+    "text/html": viewerEmbedHtml(data),
+    "text/plain": `${records.length} episodes in the run viewer (open the notebook in a browser)`,
+  }, { raw: true });
+  // As lib/viz/jupyter.ts's helpers: let the output go out before the cell finishes.
+  await new Promise((r) => setTimeout(r, 100));
+}
