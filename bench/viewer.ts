@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { figuresToHtml } from "../lib/viz/mod.ts";
 import { loadViewerData } from "../lib/viewer/mod.ts";
-import { writeRunReport } from "../lib/trainer/report.ts";
+import { writeRunReport } from "../lib/viewer/report.ts";
 import { readJsonl } from "../lib/trainer/run_log.ts";
 
 /** Where a Chromium binary is, or null: `CHROMIUM_PATH`, then Debian's and Chrome's paths. */

@@ -6,8 +6,7 @@
 
 import { z } from "zod";
 import { parseCommandLine, runCli, UsageError } from "../lib/cli/args.ts";
-import { writeRunReport } from "../lib/trainer/report.ts";
-import { startViewerServer } from "../lib/viewer/mod.ts";
+import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 
 const USAGE = `usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE]
        deno task report --serve RUN_DIR [RUN_DIR ...] [--port 8070] [--host 127.0.0.1]`;
@@ -42,10 +41,16 @@ await runCli(async () => {
   if (flags.help) return console.log(HELP);
   if (dirs.length === 0) throw new UsageError("give a run directory");
   for (const dir of dirs) {
+    // Served live, a run may not have logged its first step yet: the directory is enough.
+    const need = flags.serve ? dir : `${dir}/metrics.jsonl`;
     try {
-      await Deno.stat(`${dir}/metrics.jsonl`);
+      await Deno.stat(need);
     } catch {
-      throw new UsageError(`${dir} has no metrics.jsonl: is it a run directory?`);
+      throw new UsageError(
+        flags.serve
+          ? `${dir} does not exist`
+          : `${dir} has no metrics.jsonl: is it a run directory?`,
+      );
     }
   }
   if (!flags.serve) return console.log(await writeRunReport(dirs, { out: flags.out }));

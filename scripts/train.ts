@@ -23,7 +23,7 @@ import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
-import { writeRunReport } from "../lib/trainer/report.ts";
+import { writeRunReport } from "../lib/viewer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 

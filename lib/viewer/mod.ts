@@ -8,4 +8,5 @@
 export * from "./charts.ts";
 export * from "./data.ts";
 export * from "./page.ts";
+export * from "./report.ts";
 export * from "./serve.ts";

@@ -16,7 +16,7 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { writeRunReport } from "../../lib/trainer/report.ts";
+import { writeRunReport } from "../../lib/viewer/report.ts";
 import { startViewerServer } from "../../lib/viewer/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { findChromium, replicateRun, timeViewerOpen, trainSmallRun } from "../../bench/viewer.ts";

@@ -1,6 +1,6 @@
 import { basename, dirname, join } from "node:path";
 import { assert } from "../assert.ts";
-import { writeRunReport } from "../../lib/trainer/report.ts";
+import { writeRunReport } from "../../lib/viewer/report.ts";
 import { ASSETS_DIR } from "../../lib/viewer/mod.ts";
 
 const rows = [1, 2, 3].map((step) => ({

@@ -8,7 +8,8 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { ASSETS_DIR, loadViewerData, writeViewer } from "../viewer/mod.ts";
+import { loadViewerData } from "./data.ts";
+import { ASSETS_DIR, writeViewer } from "./page.ts";
 
 /** Options of {@link writeRunReport}. */
 export interface ReportOptions {
