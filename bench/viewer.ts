@@ -34,11 +34,17 @@ export function findChromium(): string | null {
 
 /**
  * Trains a real run of `steps` steps (batch 2, groups of 4, 8 held-out episodes) into `dir`
- * with `deno task train`, and returns `dir`.
+ * with `deno task train` (and `extra` flags), handing each line it prints to `onLine`, and
+ * returns `dir` once it exits 0.
  */
-export async function trainSmallRun(dir: string, steps = 2, extra: string[] = []): Promise<string> {
+export async function trainSmallRun(
+  dir: string,
+  steps = 2,
+  extra: string[] = [],
+  onLine: (line: string) => void = () => {},
+): Promise<string> {
   const deno = new URL("../tools/node_modules/.bin/deno", import.meta.url).pathname;
-  const out = await new Deno.Command(deno, {
+  const child = new Deno.Command(deno, {
     args: [
       "run",
       "-A",
@@ -58,10 +64,17 @@ export async function trainSmallRun(dir: string, steps = 2, extra: string[] = []
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
-  }).output();
-  if (!out.success) {
-    throw new Error(`train failed: ${new TextDecoder().decode(out.stderr).slice(-500)}`);
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let rest = "";
+  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    lines.forEach(onLine);
   }
+  if (rest) onLine(rest);
+  const { success } = await child.status;
+  if (!success) throw new Error(`train failed: ${(await stderr).slice(-500)}`);
   return dir;
 }
 

@@ -23,7 +23,7 @@ import { connectTinker } from "../lib/local/connect.ts";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
-import { writeRunReport } from "../lib/viewer/report.ts";
+import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 
@@ -32,13 +32,14 @@ const USAGE =
          [--model-name ${DEFAULT_MODEL}] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
-         [--source env|proxy] [--api-key KEY] [key=value ...] [--help]
+         [--source env|proxy] [--api-key KEY] [--viewer-port PORT] [key=value ...] [--help]
 Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
 (--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
 variable (TINKERBENCH_GROUP_SIZE, TINKERBENCH_ROLLOUT__GROUP_SIZE), or key=value (GEM's words,
 also after --overrides). --help lists every setting by section; docs/config.md has examples.
 --source proxy trains on live agent sessions: the proxy serves the policy on --proxy-port (30000)
 and trains every --batch-size completed turns; --api-key (or SGLANG_API_KEY) guards it.
+--viewer-port serves the run viewer (docs/viewer.md) on 127.0.0.1:PORT while the run trains.
 Rerun the same command to resume; Ctrl-C saves a checkpoint and exits.`;
 
 /** Every path and alias flag; booleans that default to false are switches (`--eval-mode`). */
@@ -51,6 +52,7 @@ function flagOptions() {
     help: { type: "boolean" },
     source: { type: "string" },
     "api-key": { type: "string" },
+    "viewer-port": { type: "string" },
   };
   for (const f of listConfigFields()) {
     const type = f.type === "boolean" && f.default === false ? "boolean" : "string";
@@ -91,6 +93,7 @@ await runCli(async () => {
     help: _,
     source,
     "api-key": apiKeyFlag,
+    "viewer-port": viewerPortFlag,
     ...flags
   } = values;
   if (dashed && underscored) throw new UsageError("give --config-path or --config_path, not both");
@@ -120,6 +123,20 @@ await runCli(async () => {
   }
   const apiKey = (apiKeyFlag as string | undefined) ?? Deno.env.get("SGLANG_API_KEY") ?? null;
   const logDir = config.logging.log_path ?? defaultLogDir(config);
+
+  if (viewerPortFlag !== undefined) {
+    const port = Number(viewerPortFlag);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`--viewer-port: a port number, got ${JSON.stringify(viewerPortFlag)}`);
+    }
+    try {
+      const viewer = await startViewerServer({ dirs: [logDir], port });
+      console.log(`run viewer: ${viewer.url} (live as steps land)`);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+      throw new UsageError(`--viewer-port ${port} is in use; pick another with --viewer-port`);
+    }
+  }
 
   const abort = new AbortController();
   const onSigint = () => {

@@ -58,20 +58,39 @@ Deno.test({
     const root = await Deno.makeTempDir({ prefix: "tb-viewer-browser-" });
     const shots = Deno.env.get("VIEWER_SCREENSHOTS") ?? await Deno.makeTempDir();
     await Deno.mkdir(shots, { recursive: true });
-    const [rl, opd] = await Promise.all([
-      trainSmallRun(join(root, "rl-2-steps")),
-      trainSmallRun(join(root, "opd-2-steps"), 2, ["--method", "opd"]),
-    ]);
     const browser = await puppeteer.launch({
       executablePath: chromium!,
       args: ["--no-sandbox", "--disable-gpu"],
       headless: true,
     });
+    let rl = "", opd = "";
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1400, height: 1000 });
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(String(e)));
+      // The rl run serves its viewer while it trains (train --viewer-port): the page opens
+      // before the first step and must show both steps as they land.
+      const { promise: viewerUrl, resolve: gotUrl } = Promise.withResolvers<string>();
+      const training = Promise.all([
+        trainSmallRun(join(root, "rl-2-steps"), 2, ["--viewer-port", "0"], (line) => {
+          const m = /^run viewer: (http:\/\/\S+)/.exec(line);
+          if (m) gotUrl(m[1]);
+        }),
+        trainSmallRun(join(root, "opd-2-steps"), 2, ["--method", "opd"]),
+      ]);
+      await t.step("live: train --viewer-port shows steps as they land", async () => {
+        const live = await browser.newPage();
+        const url = await Promise.race([viewerUrl, training.then(() => "(no viewer line)")]);
+        await ready(live, url);
+        const first = Number(await live.$eval("#live", (e) => e.getAttribute("data-steps")));
+        assert.ok(first < 2, `the page opened before the last step (at step ${first})`);
+        await training;
+        await live.waitForSelector('#live[data-steps="2"]', { timeout: 15_000 });
+        assert.match((await live.$eval("#episode-count", (e) => e.textContent))!, /^16 of 16/);
+        await live.close();
+      });
+      [rl, opd] = await training;
 
       await t.step("summary: the charts are drawn, titled, with whole-step axes", async () => {
         await ready(page, `file://${await writeRunReport(rl)}`);

@@ -119,3 +119,34 @@ Deno.test("report: held-out results of several runs in one chart", async () => {
   assert.deepEqual(fig.data.map((t: { y: number[] }) => t.y), [[0.2, 0.2], [0.5, 0.7]]);
   assert.deepEqual(fig.data[0].x, ["r1 (3 steps)", "r2 (3 steps)"]);
 });
+
+Deno.test("report: an rl, an opd and a combine run compare (the metrics each method logs)", async () => {
+  const root = await Deno.makeTempDir();
+  const common = (step: number) => ({ ...rows[step - 1], "optim/entropy": 0.1 * step });
+  const rlKeys = ["advantage/mean", "advantage/std", "advantage/min", "advantage/max"];
+  const opdKeys = ["score/opd_advantage_mean", "score/hint_accepted_frac"];
+  const run = (name: string, keys: string[]) =>
+    runDir(
+      root,
+      name,
+      [1, 2].map((step) => ({
+        ...common(step),
+        ...Object.fromEntries(keys.map((k) => [k, -step])),
+      })),
+    );
+  const dirs = [
+    await run("rl", rlKeys),
+    await run("opd", opdKeys),
+    await run("combine", [...rlKeys, ...opdKeys]),
+  ];
+  const data = embedded(await Deno.readTextFile(await writeRunReport(dirs)));
+  const traces = (title: string) =>
+    data.figures.find((f: { layout: { title: { text: string } } }) =>
+      f.layout.title.text.startsWith(title)
+    ).data.map((t: { name: string }) => t.name);
+  assert.deepEqual(traces("Reward"), ["rl", "opd", "combine"]);
+  assert.deepEqual(traces("Advantages: advantage mean"), ["rl", "combine"]);
+  assert.deepEqual(traces("Judges: OPD advantage"), ["opd", "combine"]);
+  assert.ok(data.notes.includes("Advantages: advantage mean: not logged by opd"), data.notes);
+  assert.ok(data.notes.includes("Judges: hints accepted: not logged by rl"), data.notes);
+});
