@@ -103,8 +103,23 @@ export async function showEpisodes(
       }),
     })),
   }));
+  await showScoredGroups(scored, { title });
+}
+
+/**
+ * Shows scored groups (as `composeAdvantages` returns them) in the run viewer: transcripts,
+ * judge votes and hints, and each sampled token coloured by its advantage or, for OPD, by
+ * teacher − student log-prob.
+ */
+export async function showScoredGroups(
+  scored: ScoredGroup[],
+  { title = "episodes", method = null }: { title?: string; method?: string | null } = {},
+): Promise<void> {
+  if (!("jupyter" in Deno)) {
+    throw new Error("showScoredGroups runs only inside the Deno Jupyter kernel");
+  }
   const records = rolloutRecords(0, scored, (e) => isSolved(e.totalReward));
-  const data = episodesViewerData(title, records, tokenizer, { model: MODEL });
+  const data = episodesViewerData(title, records, tokenizer, { model: MODEL, method });
   await Deno.jupyter.display({
     "text/html": viewerEmbedHtml(data),
     "text/plain": `${records.length} episodes in the run viewer (open the notebook in a browser)`,
