@@ -35,7 +35,11 @@
     return e;
   }
   const fmt = (x, d = 3) =>
-    typeof x !== "number" ? "–" : Number.isInteger(x) ? String(x) : x.toFixed(d);
+    typeof x !== "number" || !Number.isFinite(x)
+      ? "–"
+      : Number.isInteger(x)
+      ? String(x)
+      : x.toFixed(d);
   const mean = (xs) => xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 
   // ---- episodes ------------------------------------------------------------------------------
@@ -135,7 +139,11 @@
   }
   function drawChart(div) {
     const f = div.figure;
-    const layout = Object.assign({ margin: { t: 60, l: 60, r: 20, b: 50 } }, f.layout);
+    // The mode bar stands at the right edge, so it never covers a chart's title.
+    const layout = Object.assign(
+      { margin: { t: 60, l: 60, r: 40, b: 50 }, modebar: { orientation: "v" } },
+      f.layout,
+    );
     globalThis.Plotly.react(div, f.data, layout, { responsive: true, displaylogo: false });
     div.drawn = true;
     div.dataset.drawn = "true";
