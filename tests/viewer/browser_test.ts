@@ -20,6 +20,7 @@ import { writeRunReport } from "../../lib/viewer/report.ts";
 import { startViewerServer } from "../../lib/viewer/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { findChromium, replicateRun, timeViewerOpen, trainSmallRun } from "../../bench/viewer.ts";
+import { fixtureRun, record } from "./fixture.ts";
 
 const chromium = findChromium();
 if (!chromium) {
@@ -226,6 +227,62 @@ Deno.test({
           await server.close();
         }
       });
+      await t.step(
+        "evidence: judge votes, hints, excluded groups and episode errors (fixture records)",
+        async () => {
+          // Records of the store's format made here (tests/viewer/fixture.ts), with the fields a
+          // two-step local run does not produce: PRM votes, hint decisions, a failed call, an
+          // excluded group with its reason, a failed episode.
+          const dir = await fixtureRun(1);
+          const judged = record(2, 0, 0, 1);
+          judged.turns[0].evidence = {
+            prm: {
+              score: 1,
+              votes: [1, null, 1],
+              representative: "Progress: the guess halves the range.",
+            },
+            hint: "The number is 5.",
+            hint_decisions: [1, -1],
+            errors: ["teacher: context length exceeded"],
+          } as never;
+          const excluded = record(2, 1, 0, 1, {
+            group_kept: false,
+            excluded: { reason: "constant reward (all 1)" },
+          });
+          const failed = record(2, 1, 1, 0, { error: "env step failed: boom" });
+          await Deno.writeTextFile(
+            join(dir, "rollouts", "iteration_000002.jsonl"),
+            [judged, excluded, failed].map((r) => JSON.stringify(r) + "\n").join(""),
+          );
+          await Deno.writeTextFile(join(dir, "metrics.jsonl"), JSON.stringify({ step: 2 }) + "\n", {
+            append: true,
+          });
+          await ready(page, `file://${await writeRunReport(dir)}`);
+          await page.select("#f-status", "excluded");
+          assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^1 of 7/);
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.waitForSelector("#pane0 .group");
+          assert.match(
+            await page.$eval("#pane0 .group", (e) => e.textContent!),
+            /excluded: constant reward \(all 1\)/,
+          );
+          await page.select("#f-status", "error");
+          await page.click("#episodes-table tbody tr:first-child");
+          assert.match(
+            await page.$eval("#pane0", (e) => e.textContent!),
+            /episode error: env step failed: boom/,
+          );
+          await page.select("#f-status", "");
+          await page.select("#f-step", "2");
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.waitForSelector("#pane0 .evidence");
+          const ev = await page.$eval("#pane0 .evidence", (e) => e.textContent!);
+          assert.match(ev, /PRM judge: score 1, votes \[1, invalid, 1\]/);
+          assert.match(ev, /Progress: the guess halves the range\./);
+          assert.match(ev, /hint: The number is 5\. \(judge decisions \[1, -1\]\)/);
+          assert.match(ev, /error: teacher: context length exceeded/);
+        },
+      );
       assert.deepEqual(errors, [], "no script errors on any page");
     } finally {
       await browser.close();
