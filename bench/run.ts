@@ -20,15 +20,17 @@ import { runPipelineBench } from "./pipeline.ts";
 import { benchOpenReward } from "./openreward.ts";
 import { benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
+import { benchViewer } from "./viewer.ts";
 
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
 /**
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
- * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer).
+ * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
+ * needs Chromium (bench/viewer.ts).
  */
-const NAMED_ONLY = ["learning", "soak"];
+const NAMED_ONLY = ["learning", "soak", "viewer"];
 const soakFlag = Deno.args.findIndex((a) => a === "--soak-steps" || a.startsWith("--soak-steps="));
 const soakSteps = soakFlag < 0 ? 100 : Number(
   Deno.args[soakFlag].includes("=") ? Deno.args[soakFlag].split("=")[1] : Deno.args[soakFlag + 1],
@@ -62,6 +64,7 @@ if (only.includes("learning")) {
   await writeResult("learning", await runLearningBench(log));
 }
 if (only.includes("soak")) await runSoakBench();
+if (only.includes("viewer")) await writeResult("viewer", await benchViewer(log));
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],

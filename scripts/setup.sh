@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the pinned toolchain on a fresh machine: Deno (from npm, into tools/), the project's
 # npm dependencies (cached by Deno from deno.lock), and, when apt can install it, Jupyter's
-# nbconvert with the Deno kernel, which the notebooks' test (tests/notebooks) runs them with.
-# Without apt (or root/sudo) that test is skipped, and this says so. Safe to run again.
+# nbconvert with the Deno kernel, which the notebooks' test (tests/notebooks) runs them with, and
+# Chromium, which the run viewer's browser test (tests/viewer/browser_test.ts) drives.
+# Without apt (or root/sudo) those tests are skipped, and this says so. Safe to run again; it
+# leaves `git status` clean (npm ci, not npm install, so the committed lock file stays as is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/deno ]; then
-  (cd tools && npm install --no-audit --no-fund --loglevel=error)
+  (cd tools && npm ci --no-audit --no-fund --loglevel=error)
 fi
 tools/node_modules/.bin/deno install --quiet
 tools/node_modules/.bin/deno --version | head -1
@@ -35,3 +37,22 @@ setup_jupyter() {
   echo "$(jupyter nbconvert --version | sed 's/^/jupyter nbconvert /'), Deno kernel installed"
 }
 setup_jupyter
+
+# Chromium from apt for the viewer's browser test; without apt that test is skipped.
+setup_chromium() {
+  if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM_PATH:-}" ]; then return 0; fi
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
+  fi
+  if ! command -v apt-get >/dev/null 2>&1 || [ "$sudo" = "none" ]; then
+    echo "setup: Chromium not installed (needs apt-get as root or with sudo); the viewer's" \
+      "browser test will be skipped. Install chromium (or set CHROMIUM_PATH), then rerun." >&2
+    return 0
+  fi
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null; } ||
+    { echo "setup: installing chromium failed (the viewer's browser test needs it)" >&2; return 1; }
+  echo "$(chromium --version 2>/dev/null | head -1) installed"
+}
+setup_chromium

@@ -27,7 +27,7 @@ import { trainFromProxy } from "../lib/trainer/proxy_source.ts";
 import { modelInfo } from "../lib/models/mod.ts";
 import { prepareTokenizer } from "../lib/tokenizers/mod.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
-import { writeRunReport } from "../lib/trainer/report.ts";
+import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { RunFailedError } from "../lib/trainer/failures.ts";
@@ -40,13 +40,14 @@ const USAGE =
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
          [--source env|proxy] [--api-key KEY] [--restart | --branch-from RUN_DIR]
-         [key=value ...] [--help]
+         [--viewer-port PORT] [key=value ...] [--help]
 Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
 (--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
 variable (TINKERBENCH_GROUP_SIZE, TINKERBENCH_ROLLOUT__GROUP_SIZE), or key=value (GEM's words,
 also after --overrides). --help lists every setting by section; docs/config.md has examples.
 --source proxy trains on live agent sessions: the proxy serves the policy on --proxy-port (30000)
 and trains every --batch-size completed turns; --api-key (or SGLANG_API_KEY) guards it.
+--viewer-port serves the run viewer (docs/viewer.md) on 127.0.0.1:PORT while the run trains.
 Rerun the same command to resume (with other settings it is refused, but for max_steps, eval.*,
 logging.* and checkpoints.save_every); --restart starts the run directory over, --branch-from
 RUN_DIR starts a new run (its own --log-path) from that run's last checkpoint. Ctrl-C saves a
@@ -64,6 +65,7 @@ function flagOptions() {
     "api-key": { type: "string" },
     restart: { type: "boolean" },
     "branch-from": { type: "string" },
+    "viewer-port": { type: "string" },
   };
   for (const f of listConfigFields()) {
     const type = f.type === "boolean" && f.default === false ? "boolean" : "string";
@@ -106,6 +108,7 @@ await runCli(async () => {
     "api-key": apiKeyFlag,
     restart,
     "branch-from": branchFrom,
+    "viewer-port": viewerPortFlag,
     ...flags
   } = values;
   if (dashed && underscored) throw new UsageError("give --config-path or --config_path, not both");
@@ -157,6 +160,20 @@ await runCli(async () => {
     await restartRun(logDir).catch((e) => {
       throw e instanceof ConfigError ? new UsageError(e.message) : e;
     });
+  }
+
+  if (viewerPortFlag !== undefined) {
+    const port = Number(viewerPortFlag);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`--viewer-port: a port number, got ${JSON.stringify(viewerPortFlag)}`);
+    }
+    try {
+      const viewer = await startViewerServer({ dirs: [logDir], port });
+      console.log(`run viewer: ${viewer.url} (live as steps land)`);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+      throw new UsageError(`--viewer-port ${port} is in use; pick another with --viewer-port`);
+    }
   }
 
   const abort = new AbortController();

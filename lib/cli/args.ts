@@ -22,9 +22,23 @@ export function parseFlags<S extends z.ZodType>(
   options: NonNullable<ParseArgsConfig["options"]>,
   schema: S,
 ): z.infer<S> {
+  return parseCommandLine(args, options, schema, { positionals: false }).flags;
+}
+
+/**
+ * {@link parseFlags} for commands that also take positional arguments (e.g. run directories):
+ * the validated flags and the positionals in order.
+ */
+export function parseCommandLine<S extends z.ZodType>(
+  args: string[],
+  options: NonNullable<ParseArgsConfig["options"]>,
+  schema: S,
+  { positionals: allowPositionals = true }: { positionals?: boolean } = {},
+): { flags: z.infer<S>; positionals: string[] } {
   let values: Record<string, unknown>;
+  let positionals: string[];
   try {
-    values = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+    ({ values, positionals } = parseArgs({ args, options, strict: true, allowPositionals }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -35,7 +49,7 @@ export function parseFlags<S extends z.ZodType>(
     const got = issue.path.length ? ` (got ${JSON.stringify(values[String(issue.path[0])])})` : "";
     throw new UsageError(`${flag}: ${issue.message}${got}`);
   }
-  return parsed.data;
+  return { flags: parsed.data, positionals };
 }
 
 /**

@@ -4,10 +4,11 @@
  * (benchmarks, notebooks, the run API) can check what they read.
  *
  * Version 2 (this one): messages instead of bare texts, per-turn sampler version and stop
- * reason, the turn's evidence and score; optional, added later without breaking readers: the
- * action's token ids, log-probs, per-token advantages and teacher log-probs, and
- * `excluded_reason` on groups left out of training and on failed episodes. Version 1 (before): untagged, `observation`, `action`
- * and `next_observation` as strings.
+ * reason, the turn's evidence and score. Version 1 (before): untagged, `observation`, `action`
+ * and `next_observation` as strings. Added later within version 2, as optional fields older
+ * records lack: a turn's `tokens` (the sampled ids with their sampler log-probs, per-token
+ * advantages and, for OPD, teacher log-probs), so the run viewer can colour every sampled token;
+ * and `excluded_reason` on groups left out of training and on failed episodes.
  *
  * @module
  */
@@ -39,12 +40,6 @@ const TurnRecordSchema = z.object({
   mean_logprob: z.number(),
   stop_reason: z.enum(["stop", "length"]),
   sampler_version: z.number().int(),
-  /** The action's token ids, their sampler log-probs and per-token advantages (null: untrained). */
-  ac_token_ids: z.array(z.number().int()).optional(),
-  logprobs: z.array(z.number()).optional(),
-  advantages: z.array(z.number()).nullable().optional(),
-  /** The teacher's log-probs of the action (OPD), so teacher − student can be shown per token. */
-  teacher_logprobs: z.array(z.number()).optional(),
   evidence: z.object({
     prm: z.object({
       score: z.number(),
@@ -55,6 +50,12 @@ const TurnRecordSchema = z.object({
     hint_decisions: z.array(z.number().nullable()).optional(),
     errors: z.array(z.string()),
   }),
+  tokens: z.object({
+    ids: z.array(z.number().int()),
+    logprobs: z.array(z.number()),
+    advantages: z.array(z.number()).nullable(),
+    teacher_logprobs: z.array(z.number()).optional(),
+  }).optional(),
   score: z.object({
     reward: z.number(),
     rl_advantage: z.number(),
@@ -124,15 +125,17 @@ export function rolloutRecords(
           : 0,
         stop_reason: t.stopReason,
         sampler_version: t.samplerVersion,
-        ac_token_ids: t.actionTokens,
-        logprobs: t.logprobs,
-        advantages,
-        ...(ev.teacherLogprobs ? { teacher_logprobs: ev.teacherLogprobs } : {}),
         evidence: {
           ...(ev.prm ? { prm: ev.prm } : {}),
           ...(ev.hint !== undefined ? { hint: ev.hint } : {}),
           ...(ev.hintDecisions ? { hint_decisions: ev.hintDecisions } : {}),
           errors: ev.errors,
+        },
+        tokens: {
+          ids: t.actionTokens,
+          logprobs: t.logprobs,
+          advantages,
+          ...(ev.teacherLogprobs ? { teacher_logprobs: ev.teacherLogprobs } : {}),
         },
         score: {
           reward: s.reward,

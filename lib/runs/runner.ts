@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { ConfigError, loadTrainConfig } from "../config/mod.ts";
-import { writeRunReport } from "../trainer/report.ts";
+import { writeRunReport } from "../viewer/report.ts";
 import { readRunStatus, type RunDirStatus } from "../trainer/run_log.ts";
 import { type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";

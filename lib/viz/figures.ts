@@ -23,6 +23,15 @@ export interface PlotlyFigure {
   layout: Record<string, unknown>;
 }
 
+/** Options of the metric figures: the x column, a title, and readable names of the keys. */
+export interface MetricFigureOptions {
+  /** The column drawn along x (default `step`). */
+  x?: string;
+  title?: string;
+  /** Readable names of metric keys, for legends and axes (default: the keys). */
+  labels?: Record<string, string>;
+}
+
 /**
  * Curves of logged metrics against `x` (default `step`), one trace per key. Rows where a key
  * is missing or not a number are skipped, since metrics logged every n steps leave gaps.
@@ -30,14 +39,15 @@ export interface PlotlyFigure {
 export function metricLineFigure(
   rows: Record<string, unknown>[],
   keys: string[],
-  { x = "step", title }: { x?: string; title?: string } = {},
+  { x = "step", title, labels = {} }: MetricFigureOptions = {},
 ): PlotlyFigure {
+  const data = keys.map((key) => ({ ...line(rows, key, x), name: labels[key] ?? key }));
   return {
-    data: keys.map((key) => ({ ...line(rows, key, x), name: key })),
+    data,
     layout: {
-      title: { text: title ?? keys.join(", ") },
-      xaxis: { title: { text: x } },
-      yaxis: { title: { text: keys.length === 1 ? keys[0] : "value" } },
+      title: { text: title ?? keys.map((k) => labels[k] ?? k).join(", ") },
+      xaxis: xAxis(x, data),
+      yaxis: { title: { text: keys.length === 1 ? labels[keys[0]] ?? keys[0] : "value" } },
     },
   };
 }
@@ -48,19 +58,46 @@ export interface NamedRun {
   rows: Record<string, unknown>[];
 }
 
-/** One metric of several runs on one axis (a trace per run), to compare runs. */
+/**
+ * One metric of several runs on one axis (a trace per run), to compare runs. Every run must
+ * have logged the metric; leave out the ones that did not (and say so) before calling.
+ */
 export function runsComparisonFigure(
   runs: NamedRun[],
   key: string,
-  { x = "step", title }: { x?: string; title?: string } = {},
+  { x = "step", title, labels = {} }: MetricFigureOptions = {},
 ): PlotlyFigure {
+  const data = runs.map((r) => ({ ...line(r.rows, key, x), name: r.name }));
   return {
-    data: runs.map((r) => ({ ...line(r.rows, key, x), name: r.name })),
+    data,
     layout: {
-      title: { text: title ?? key },
-      xaxis: { title: { text: x } },
-      yaxis: { title: { text: key } },
+      title: { text: title ?? labels[key] ?? key },
+      xaxis: xAxis(x, data),
+      yaxis: { title: { text: labels[key] ?? key } },
+      showlegend: true,
     },
+  };
+}
+
+/**
+ * The x axis of metric curves: a step axis ticks at whole steps only (1, 2, 5, 10… apart, at
+ * most about ten ticks), since Plotly's automatic ticks put a 2-step run at 1.2, 1.4….
+ */
+function xAxis(x: string, traces: PlotlyTrace[]): Record<string, unknown> {
+  const xs = traces.flatMap((t) => t.x as number[]);
+  if (x !== "step" || xs.length === 0 || !xs.every(Number.isInteger)) {
+    return { title: { text: x } };
+  }
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  const dtick = [1, 2, 5].flatMap((m) => [1, 10, 100, 1000, 10000].map((p) => m * p))
+    .sort((a, b) => a - b).find((d) => (hi - lo) / d <= 10) ?? Math.ceil((hi - lo) / 10);
+  return {
+    title: { text: x },
+    tickmode: "linear",
+    tick0: 0,
+    dtick,
+    tickformat: "d",
+    range: [lo - 0.5, hi + 0.5],
   };
 }
 

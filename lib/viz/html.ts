@@ -8,28 +8,41 @@
 import { createRequire } from "node:module";
 import type { PlotlyFigure } from "./figures.ts";
 
-let cached: string | undefined;
+/**
+ * The plotly.js bundles installed: `full` (every trace type, about 4.8 MB; notebooks) and
+ * `basic` (scatter, bar and pie, about 1.2 MB; the run viewer, which draws nothing else).
+ */
+const BUNDLES = {
+  full: { pkg: "plotly.js-dist-min", file: "plotly.min.js" },
+  basic: { pkg: "plotly.js-basic-dist-min", file: "plotly-basic.min.js" },
+} as const;
 
-/** The plotly.js bundle's source, from node_modules (after `deno install`). */
-export function plotlyJsSource(): string {
-  if (cached !== undefined) return cached;
+/** A plotly.js bundle's name. */
+export type PlotlyBundle = keyof typeof BUNDLES;
+
+const cached = new Map<PlotlyBundle, string>();
+
+/** A plotly.js bundle's source, from node_modules (after `deno install`). */
+export function plotlyJsSource(bundle: PlotlyBundle = "full"): string {
+  const hit = cached.get(bundle);
+  if (hit !== undefined) return hit;
+  const { pkg, file } = BUNDLES[bundle];
   const candidates: string[] = [];
   try {
-    candidates.push(createRequire(import.meta.url).resolve("plotly.js-dist-min"));
+    candidates.push(createRequire(import.meta.url).resolve(pkg));
   } catch { /* not resolvable this way; try the project's node_modules */ }
-  candidates.push(
-    new URL("../../node_modules/plotly.js-dist-min/plotly.min.js", import.meta.url).pathname,
-  );
+  candidates.push(new URL(`../../node_modules/${pkg}/${file}`, import.meta.url).pathname);
   for (const path of candidates) {
     try {
-      cached = Deno.readTextFileSync(path);
-      return cached;
+      const text = Deno.readTextFileSync(path);
+      cached.set(bundle, text);
+      return text;
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     }
   }
   throw new Error(
-    `plotly.min.js not found (looked at ${candidates.join(", ")}); run \`deno install\``,
+    `${file} not found (looked at ${candidates.join(", ")}); run \`deno install\``,
   );
 }
 

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { make } from "../../lib/envs/mod.ts";
 import { getRenderer } from "../../lib/renderers/mod.ts";
 import type { RolloutRecord } from "../../lib/rl/records.ts";
-import { collectGroups, stepSeeds } from "../../lib/rollout/mod.ts";
+import { stepSeeds } from "../../lib/rollout/mod.ts";
+import { playGroups } from "../../notebooks/setup.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { isHeldOutEnvSeed } from "../../lib/util/random.ts";
@@ -25,31 +25,30 @@ Deno.test("stepSeeds: the notebooks' runner plays the trainer's episodes for one
       actions: r.turns.map((t) => t.action.content),
     })).sort(order);
 
-    // The notebooks' cell: a fresh LoRA client's sampler, the groups of step 1 of seed `cfg.seed`.
+    // The notebooks' call (notebooks/setup.ts): a fresh LoRA client's sampler, the groups of step
+    // 1 of seed `cfg.seed`.
     const training = await service.createLoraTrainingClient({
       baseModel: cfg.policy.model,
       rank: cfg.policy.lora_rank,
       seed: cfg.seed,
     });
     const sampler = await training.saveWeightsAndGetSamplingClient();
-    const seeds = stepSeeds(cfg.seed, 1);
-    const { groups } = await collectGroups(
-      Array.from({ length: cfg.rollout.groups_per_batch }, (_, g) => ({
-        makeEnv: () => make(cfg.rollout.env_id),
-        envSeed: seeds.envSeed(g),
-      })),
+    const groups = await playGroups(
       sampler,
+      Array.from({ length: cfg.rollout.groups_per_batch }, (_, g) => g),
       {
         groupSize: cfg.rollout.group_size,
+        seed: cfg.seed,
+        envId: cfg.rollout.env_id,
+        renderer: getRenderer(cfg.policy.model),
         maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
         temperature: cfg.rollout.temperature,
-        seed: seeds.samplerSeed,
-        renderer: getRenderer(cfg.policy.model),
       },
     );
-    const notebook: Played[] = groups.flatMap((g) =>
-      g.episodes.map((e, i) => ({
-        env_seed: g.envSeed,
+    const envSeeds = stepSeeds(cfg.seed, 1);
+    const notebook: Played[] = groups.flatMap((episodes, g) =>
+      episodes.map((e, i) => ({
+        env_seed: envSeeds.envSeed(g),
         episode: i,
         actions: e.turns.map((t) => t.action.content),
       }))

@@ -98,7 +98,7 @@ for (const mode of ["sync", "async"]) {
     const iterations = [...Deno.readDirSync(join(logDir, "rollouts"))].map((e) => e.name).sort();
     assert.equal(iterations.length, 6);
     const report = await Deno.readTextFile(join(logDir, "report.html"));
-    assert.match(report, /Plotly\.newPlot\("fig0"/);
+    assert.match(report, /<script id="tb-data" type="application\/json">\{"title"/);
     // It ends with the held-out evaluation, also in eval.json and the report.
     const line = second.stdout.trimEnd().split("\n").at(-1)!;
     assert.match(line, /^held-out success: base [01]\.\d\d → trained [01]\.\d\d \(64 episodes\)$/);

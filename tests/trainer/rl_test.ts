@@ -4,7 +4,7 @@ import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 import { heldOutLine, readEvaluation } from "../../lib/trainer/evaluate.ts";
-import { writeRunReport } from "../../lib/trainer/report.ts";
+import { writeRunReport } from "../../lib/viewer/report.ts";
 
 const actions = async (dir: string, step: number) =>
   (await readJsonl(join(dir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`)))

@@ -1,0 +1,12 @@
+/**
+ * The run viewer: summary charts and every episode of one or more runs, as a static page
+ * (`deno task report`) or served live while a run trains (`deno task report --serve`).
+ *
+ * @module
+ */
+
+export * from "./charts.ts";
+export * from "./data.ts";
+export * from "./page.ts";
+export * from "./report.ts";
+export * from "./serve.ts";

@@ -1,0 +1,308 @@
+/**
+ * The run viewer in a real browser: headless Chromium (Debian's `chromium`, driven over the
+ * DevTools protocol by puppeteer-core) opens the viewer of real runs trained here (`deno task
+ * train --max-steps 2 --batch-size 2 --group-size 4`, once `rl` and once `opd`), finds the
+ * charts, opens an episode, checks that every sampled token is coloured by its advantage (and
+ * by teacher − student log-prob for opd) against the rollout records, compares the runs side
+ * by side, watches a served run gain its second step, and opens a 100-step run (the real run's
+ * files replicated) in under 2 seconds. Screenshots go to `$VIEWER_SCREENSHOTS` (docs/viewer/
+ * holds the committed ones) or a temporary directory.
+ *
+ * Skipped, saying so, when no Chromium binary is found (`scripts/setup.sh` installs it when apt
+ * can).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { writeRunReport } from "../../lib/viewer/report.ts";
+import { startViewerServer } from "../../lib/viewer/mod.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { findChromium, replicateRun, timeViewerOpen, trainSmallRun } from "../../bench/viewer.ts";
+import { fixtureRun, record } from "./fixture.ts";
+
+const chromium = findChromium();
+if (!chromium) {
+  console.warn(
+    "tests/viewer/browser_test.ts: SKIPPED: no chromium binary (looked at $CHROMIUM_PATH, " +
+      "/usr/bin/chromium, /usr/bin/chromium-browser, /usr/bin/google-chrome); " +
+      "`apt-get install chromium` or scripts/setup.sh installs it",
+  );
+}
+
+type Page = import("puppeteer-core").Page;
+
+async function ready(page: Page, url: string) {
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+}
+
+/** Per-token values and colours of the open pane's first turn with tokens. */
+function paneTokens(page: Page, pane = 0) {
+  return page.$$eval(`#pane${pane} .turn:first-of-type .tok`, (els) =>
+    els.map((e) => ({
+      v: e.getAttribute("data-v") ?? "",
+      bg: /background:\s*([^;]+)/.exec(e.getAttribute("style") ?? "")?.[1] ?? "",
+      title: e.getAttribute("title") ?? "",
+      text: e.textContent ?? "",
+    })));
+}
+
+Deno.test({
+  name: "viewer in Chromium: charts, an episode's per-token colours, comparison, live, 100 steps",
+  ignore: !chromium,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const { default: puppeteer } = await import("puppeteer-core");
+    const root = await Deno.makeTempDir({ prefix: "tb-viewer-browser-" });
+    const shots = Deno.env.get("VIEWER_SCREENSHOTS") ?? await Deno.makeTempDir();
+    await Deno.mkdir(shots, { recursive: true });
+    const browser = await puppeteer.launch({
+      executablePath: chromium!,
+      args: ["--no-sandbox", "--disable-gpu"],
+      headless: true,
+    });
+    let rl = "", opd = "";
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1400, height: 1000 });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      // The rl run serves its viewer while it trains (train --viewer-port): the page opens
+      // before the first step and must show both steps as they land.
+      const { promise: viewerUrl, resolve: gotUrl } = Promise.withResolvers<string>();
+      const training = Promise.all([
+        trainSmallRun(join(root, "rl-2-steps"), 2, ["--viewer-port", "0"], (line) => {
+          const m = /^run viewer: (http:\/\/\S+)/.exec(line);
+          if (m) gotUrl(m[1]);
+        }),
+        trainSmallRun(join(root, "opd-2-steps"), 2, ["--method", "opd"]),
+      ]);
+      await t.step("live: train --viewer-port shows steps as they land", async () => {
+        const live = await browser.newPage();
+        const url = await Promise.race([viewerUrl, training.then(() => "(no viewer line)")]);
+        await ready(live, url);
+        const first = Number(await live.$eval("#live", (e) => e.getAttribute("data-steps")));
+        assert.ok(first < 2, `the page opened before the last step (at step ${first})`);
+        await training;
+        await live.waitForSelector('#live[data-steps="2"]', { timeout: 15_000 });
+        assert.match((await live.$eval("#episode-count", (e) => e.textContent))!, /^16 of 16/);
+        await live.close();
+      });
+      [rl, opd] = await training;
+
+      await t.step("summary: the charts are drawn, titled, with whole-step axes", async () => {
+        await ready(page, `file://${await writeRunReport(rl)}`);
+        await page.waitForSelector("#chart0 .main-svg");
+        const titles = await page.$$eval(".chart .gtitle", (els) => els.map((e) => e.textContent));
+        for (
+          const title of [
+            "Held-out success: 8 episodes of game:GuessTheNumber-v0-easy",
+            "Reward",
+            "Success rate",
+          ]
+        ) {
+          assert.ok(titles.includes(title), `${title} in ${titles}`);
+        }
+        const ticks = await page.$$eval(
+          "#chart1 .xtick text",
+          (els) => els.map((e) => e.textContent),
+        );
+        assert.deepEqual(ticks, ["1", "2"]);
+        await page.screenshot({ path: join(shots, "summary.png") });
+      });
+
+      await t.step(
+        "episode: every sampled token coloured by its advantage, value on hover",
+        async () => {
+          const records = (await readJsonl(join(rl, "rollouts", "iteration_000001.jsonl"))) as {
+            episode: number;
+            group_id: string;
+            turns: { ac_tokens: number; tokens: { advantages: number[] | null } }[];
+          }[];
+          // An episode whose first turn has a nonzero advantage: a group with signal.
+          const pick = records.find((r) => r.turns[0].tokens.advantages?.some((a) => a !== 0));
+          assert.ok(pick, "step 1 has a group with signal");
+          const row = await page.$$(`#episodes-table tbody tr`);
+          let clicked = false;
+          for (const tr of row) {
+            const cells = await tr.$$eval("td", (tds) => tds.map((td) => td.textContent));
+            if (
+              cells[0] === "1" && cells[2] === pick.group_id && cells[3] === String(pick.episode)
+            ) {
+              await tr.click();
+              clicked = true;
+              break;
+            }
+          }
+          assert.ok(clicked, "the episode is listed");
+          await page.waitForSelector("#pane0 .tok");
+          const toks = await paneTokens(page);
+          const adv = pick.turns[0].tokens.advantages!;
+          assert.equal(toks.length, pick.turns[0].ac_tokens);
+          toks.forEach((tok, i) => {
+            // The page keeps 5 significant digits.
+            const close = Math.abs(Number(tok.v) - adv[i]) <= 1e-4 * Math.abs(adv[i]);
+            assert.ok(close, `token ${i}: ${tok.v} vs ${adv[i]}`);
+            assert.match(tok.bg, /^rgba\(\d+,\d+,\d+,0\.\d+\)$/, `token ${i} is coloured`);
+            assert.match(tok.title, /advantage -?\d/);
+          });
+          const [r, , b] = toks[0].bg.match(/\d+/g)!.map(Number);
+          assert.ok(adv[0] > 0 ? b > r : r > b, `sign shows in the colour: ${toks[0].bg}`);
+          assert.match(
+            await page.$eval("#pane0 .group summary", (e) => e.textContent!),
+            /4 episodes/,
+          );
+          const pane = await page.$("#pane0");
+          await pane!.scrollIntoView();
+          await pane!.screenshot({ path: join(shots, "episode.png") });
+        },
+      );
+
+      await t.step("opd: tokens coloured by teacher − student log-prob", async () => {
+        await ready(page, `file://${await writeRunReport(opd)}`);
+        await page.select("#f-mode", "teacher");
+        await page.click("#episodes-table tbody tr:first-child");
+        await page.waitForSelector("#pane0 .tok");
+        const toks = await paneTokens(page);
+        const values = toks.map((x) => Number(x.v));
+        assert.ok(values.every(Number.isFinite), "every token has a teacher − student value");
+        assert.ok(new Set(values).size > 1, "values vary along the response");
+        assert.match(toks[0].title, /teacher log-prob/);
+        const pane = await page.$("#pane0");
+        await pane!.scrollIntoView();
+        await pane!.screenshot({ path: join(shots, "episode-opd.png") });
+      });
+
+      await t.step(
+        "comparison: rl and opd side by side, episodes of both in two panes",
+        async () => {
+          const cmp = await writeRunReport([rl, opd], { out: join(root, "rl-vs-opd.html") });
+          await ready(page, `file://${cmp}`);
+          const titles = await page.$$eval(
+            ".chart .gtitle",
+            (els) => els.map((e) => e.textContent),
+          );
+          assert.ok(titles.includes("Reward"), `${titles}`);
+          const notes = await page.$$eval("#notes .note", (els) => els.map((e) => e.textContent));
+          assert.ok(notes.some((n) => /not logged by opd-2-steps/.test(n!)), `${notes}`);
+          await page.screenshot({ path: join(shots, "comparison.png") });
+          await page.select("#f-run", "rl-2-steps");
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.select("#f-run", "opd-2-steps");
+          await page.click("#f-beside");
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.waitForSelector("#pane1 .tok");
+          const heads = await page.$$eval(".pane h3", (els) => els.map((e) => e.textContent));
+          assert.match(heads[0]!, /^rl-2-steps/);
+          assert.match(heads[1]!, /^opd-2-steps/);
+          const panes = await page.$("#panes");
+          await panes!.scrollIntoView();
+          await page.screenshot({ path: join(shots, "comparison-episodes.png") });
+        },
+      );
+
+      await t.step("live: a served run shows its second step when it lands", async () => {
+        const live = join(root, "live");
+        await Deno.mkdir(join(live, "rollouts"), { recursive: true });
+        await Deno.copyFile(join(rl, "config.json"), join(live, "config.json"));
+        const rows = (await Deno.readTextFile(join(rl, "metrics.jsonl"))).trimEnd().split("\n");
+        const step = (n: number) => `iteration_00000${n}.jsonl`;
+        await Deno.copyFile(join(rl, "rollouts", step(1)), join(live, "rollouts", step(1)));
+        await Deno.writeTextFile(join(live, "metrics.jsonl"), rows[0] + "\n");
+        const server = await startViewerServer({ dirs: [live], port: 0 });
+        try {
+          await ready(page, server.url);
+          await page.waitForSelector('#live[data-steps="1"]');
+          const before = await page.$eval("#episode-count", (e) => e.textContent);
+          assert.match(before!, /^8 of 8 episodes/);
+          await Deno.copyFile(join(rl, "rollouts", step(2)), join(live, "rollouts", step(2)));
+          await Deno.writeTextFile(join(live, "metrics.jsonl"), rows[1] + "\n", { append: true });
+          await page.waitForSelector('#live[data-steps="2"]', { timeout: 15_000 });
+          assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^16 of 16/);
+          assert.match(await page.title(), /: 2 steps$/);
+        } finally {
+          await server.close();
+        }
+      });
+      await t.step(
+        "evidence: judge votes, hints, excluded groups and episode errors (fixture records)",
+        async () => {
+          // Records of the store's format made here (tests/viewer/fixture.ts), with the fields a
+          // two-step local run does not produce: PRM votes, hint decisions, a failed call, an
+          // excluded group with its reason, a failed episode.
+          const dir = await fixtureRun(1);
+          const judged = record(2, 0, 0, 1);
+          judged.turns[0].evidence = {
+            prm: {
+              score: 1,
+              votes: [1, null, 1],
+              representative: "Progress: the guess halves the range.",
+            },
+            hint: "The number is 5.",
+            hint_decisions: [1, -1],
+            errors: ["teacher: context length exceeded"],
+          } as never;
+          const excluded = record(2, 1, 0, 1, {
+            group_kept: false,
+            excluded: { reason: "constant reward (all 1)" },
+          });
+          const failed = record(2, 1, 1, 0, { error: "env step failed: boom" });
+          await Deno.writeTextFile(
+            join(dir, "rollouts", "iteration_000002.jsonl"),
+            [judged, excluded, failed].map((r) => JSON.stringify(r) + "\n").join(""),
+          );
+          await Deno.writeTextFile(join(dir, "metrics.jsonl"), JSON.stringify({ step: 2 }) + "\n", {
+            append: true,
+          });
+          await ready(page, `file://${await writeRunReport(dir)}`);
+          await page.select("#f-status", "excluded");
+          assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^1 of 7/);
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.waitForSelector("#pane0 .group");
+          assert.match(
+            await page.$eval("#pane0 .group", (e) => e.textContent!),
+            /excluded: constant reward \(all 1\)/,
+          );
+          await page.select("#f-status", "error");
+          await page.click("#episodes-table tbody tr:first-child");
+          assert.match(
+            await page.$eval("#pane0", (e) => e.textContent!),
+            /episode error: env step failed: boom/,
+          );
+          await page.select("#f-status", "");
+          await page.select("#f-step", "2");
+          await page.click("#episodes-table tbody tr:first-child");
+          await page.waitForSelector("#pane0 .evidence");
+          const ev = await page.$eval("#pane0 .evidence", (e) => e.textContent!);
+          assert.match(ev, /PRM judge: score 1, votes \[1, invalid, 1\]/);
+          assert.match(ev, /Progress: the guess halves the range\./);
+          assert.match(ev, /hint: The number is 5\. \(judge decisions \[1, -1\]\)/);
+          assert.match(ev, /error: teacher: context length exceeded/);
+        },
+      );
+      assert.deepEqual(errors, [], "no script errors on any page");
+    } finally {
+      await browser.close();
+    }
+
+    await t.step(
+      "a 100-step run (the real run's files replicated) opens in under 2 s",
+      async () => {
+        const big = await replicateRun(rl, join(root, "replicated-100-steps"), 100);
+        const url = `file://${await writeRunReport(big)}`;
+        const times: number[] = [];
+        for (let i = 0; i < 3; i++) times.push(await timeViewerOpen(chromium!, url));
+        times.sort((a, b) => a - b);
+        console.log(
+          `100-step viewer opened in ${times.map(Math.round).join(", ")} ms (fresh browser each)`,
+        );
+        assert.ok(times[1] < 2000, `median ${Math.round(times[1])} ms`);
+      },
+    );
+    console.log(`screenshots in ${shots}`);
+    await Deno.remove(root, { recursive: true });
+  },
+});
