@@ -39,11 +39,8 @@ export type {
 
 // Tokenizers and supervised training.
 export { ByteTokenizer } from "./lib/tokenizers/byte.ts";
-export {
-  type PromptCompletion,
-  supervisedDatum,
-  trainSupervised,
-} from "./lib/trainer/supervised.ts";
+export type { PromptCompletion } from "./lib/datasets/types.ts";
+export { supervisedDatum, trainSupervised } from "./lib/trainer/supervised.ts";
 
 // Advantages (RL).
 export {

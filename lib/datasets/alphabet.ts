@@ -7,7 +7,7 @@
  */
 
 import { Rng } from "../util/random.ts";
-import type { PromptCompletion } from "../trainer/supervised.ts";
+import type { PromptCompletion } from "./types.ts";
 
 const A = "a".charCodeAt(0);
 

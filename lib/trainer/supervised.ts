@@ -9,12 +9,7 @@ import { datum, type TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
 import { sum } from "../util/mod.ts";
-
-/** One supervised training example as text: the completion is trained on, the prompt is not. */
-export interface PromptCompletion {
-  prompt: string;
-  completion: string;
-}
+import type { PromptCompletion } from "../datasets/types.ts";
 
 /** Text to token ids, e.g. a {@link ByteTokenizer}. */
 export interface Encoder {
