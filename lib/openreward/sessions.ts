@@ -8,14 +8,7 @@
  */
 
 import type { RunToolOutput, TaskSession, ToolEnvironment } from "../envs/tool_env.ts";
-
-/** An HTTP error with ORS's `{"detail": …}` body. */
-export class HttpError extends Error {
-  override name = "HttpError";
-  constructor(readonly status: number, readonly detail: string) {
-    super(detail);
-  }
-}
+import { HttpError } from "../http/errors.ts";
 
 /** Opens a session's task in an environment (which `create` may leave to the first route). */
 export type TaskOpener = (env: ToolEnvironment) => Promise<TaskSession>;

@@ -183,14 +183,3 @@ export const RetrieveFutureRequestSchema = z.object({
 
 /** `PUT training_runs/{run}/checkpoints/{kind}/{name}/ttl`. */
 export const SetCheckpointTtlRequestSchema = z.object({ ttl_seconds: int().nullable() });
-
-/** Renders a zod error as one line naming the endpoint and the first bad field. */
-export function formatZodError(endpoint: string, error: z.ZodError): string {
-  const issue = error.issues[0];
-  const path = issue.path.reduce<string>(
-    (acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p),
-    "",
-  );
-  const more = error.issues.length > 1 ? ` (+${error.issues.length - 1} more)` : "";
-  return `${endpoint}: ${path || "body"}: ${issue.message}${more}`;
-}
