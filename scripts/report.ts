@@ -6,10 +6,14 @@
 import { runCli, UsageError } from "../lib/cli/args.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 
+const ABOUT =
+  "Writes a run's metrics as an HTML page of charts (report.html in its run directory), or a " +
+  "comparison of several runs, and prints the page's path.";
+
 const USAGE = "usage: deno task report <log_dir> [<another log_dir> ...]";
 
 await runCli(async () => {
-  if (Deno.args.length === 0 || Deno.args.includes("--help")) {
+  if (Deno.args.length === 0) {
     throw new UsageError("give a run directory");
   }
   for (const dir of Deno.args) {
@@ -20,4 +24,4 @@ await runCli(async () => {
     }
   }
   console.log(await writeRunReport(...Deno.args));
-}, USAGE);
+}, { run: "deno task report", about: ABOUT, usage: USAGE });

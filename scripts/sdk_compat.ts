@@ -9,6 +9,21 @@
  */
 
 import { startLocalServer } from "../lib/local/server/mod.ts";
+import { helpText, wantsHelp } from "../lib/cli/args.ts";
+
+const CLI = {
+  run: "deno task compat:sdk",
+  about: "Runs the official Tinker Python SDK's flow (tests/compat/sdk_flow.py) against the " +
+    "local backend started in-process, one PASS/FAIL/SKIP line per step; exits non-zero on a " +
+    "failure.",
+  usage: `usage: TINKER_SDK_PYTHONPATH=SDK_SRC:DEPS deno task compat:sdk [model]
+  model: default $SDK_FLOW_MODEL or local/tiny; PYTHON picks the interpreter (default python3).
+  Set up the SDK as tests/compat/README.md says.`,
+};
+if (wantsHelp(Deno.args)) {
+  console.log(helpText(CLI));
+  Deno.exit(0);
+}
 
 const SETUP_HINT = "Set it to the Tinker SDK's src folder and its dependencies, e.g.\n" +
   "  TINKER_SDK_PYTHONPATH=/work/sdk/tinker-0.25.0/src:/work/sdk/pydeps:/work/sdk/pytorch \\\n" +

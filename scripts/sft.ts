@@ -16,6 +16,10 @@ import { trainSupervised } from "../lib/trainer/supervised.ts";
 import { ByteTokenizer } from "../lib/tokenizers/byte.ts";
 import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
 
+const ABOUT =
+  "Runs a small supervised LoRA run on the local backend: it teaches local/tiny to continue the " +
+  "alphabet, shows samples before and after, and writes metrics and checkpoints.";
+
 const USAGE = `usage: deno task sft [--model-name local/tiny] [--steps 40] [--learning-rate 3e-3]
                      [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]`;
 
@@ -29,7 +33,6 @@ const Flags = z.object({
   "batch-size": z.coerce.number().int().min(1).max(4096).default(16),
   seed: z.coerce.number().int().default(0),
   "log-path": z.string().optional(),
-  help: z.boolean().default(false),
 });
 
 const PROMPTS = ["abc", "klm", "uvw"];
@@ -54,9 +57,7 @@ await runCli(async () => {
     "batch-size": { type: "string" },
     seed: { type: "string" },
     "log-path": { type: "string" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   if (Deno.env.get("TINKER_API_KEY")) {
     throw new UsageError(
       "this run trains a local byte-level model; unset TINKER_API_KEY to use the local backend",
@@ -118,4 +119,4 @@ await runCli(async () => {
   } finally {
     await tinker.close();
   }
-}, USAGE);
+}, { run: "deno task sft", about: ABOUT, usage: USAGE });

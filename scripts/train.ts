@@ -8,7 +8,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { runCli, UsageError } from "../lib/cli/args.ts";
+import { joinNegativeValues, runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import {
   ConfigError,
@@ -26,6 +26,14 @@ import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
+import { make, UnknownEnvError } from "../lib/envs/registry.ts";
+import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
+import { EnvModuleError, importEnvModule } from "../lib/envs/modules.ts";
+
+const ABOUT =
+  "Trains a policy with RL (--method rl, opd or combine) on an environment, or with --source proxy on " +
+  "live agent sessions, on the local backend (or the Tinker cloud with TINKER_API_KEY); rerunning a " +
+  "command resumes its run.";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
@@ -48,7 +56,6 @@ function flagOptions() {
     // OpenReward's trainer spells it with an underscore.
     "config_path": { type: "string" },
     overrides: { type: "string", multiple: true },
-    help: { type: "boolean" },
     source: { type: "string" },
     "api-key": { type: "string" },
   };
@@ -62,9 +69,10 @@ function flagOptions() {
 await runCli(async () => {
   let values: Record<string, unknown>, positionals: string[];
   try {
+    const options = flagOptions();
     ({ values, positionals } = parseArgs({
-      args: Deno.args,
-      options: flagOptions(),
+      args: joinNegativeValues(Deno.args, options),
+      options,
       strict: true,
       allowPositionals: true,
     }));
@@ -76,7 +84,6 @@ await runCli(async () => {
       `unknown option --${unknown}${guess ? ` (did you mean ${flagName(guess.name)}?)` : ""}`,
     );
   }
-  if (values.help) return console.log(`${USAGE}\n\n${configHelp()}`);
   // GEM's command lines are `key=value` words (chz): they are overrides, applied last.
   const bad = positionals.find((p) => !p.includes("="));
   if (bad) {
@@ -88,7 +95,6 @@ await runCli(async () => {
     "config-path": dashed,
     config_path: underscored,
     overrides,
-    help: _,
     source,
     "api-key": apiKeyFlag,
     ...flags
@@ -131,6 +137,18 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
+  await checkEnvironment(config);
+  if (config.proxy) {
+    const warning = openDoorWarning(
+      config.proxy.host,
+      config.proxy.port,
+      apiKey !== null,
+      "--api-key KEY, or --proxy-host 127.0.0.1",
+    );
+    if (warning) console.warn(warning);
+    // Before a backend starts or a run directory is made.
+    ensurePortFree(config.proxy.host, config.proxy.port, "--proxy-port");
+  }
   const tinker = await connectTinker();
   const envNames = Object.keys(config.environments);
   console.log(
@@ -208,4 +226,20 @@ await runCli(async () => {
     console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
     if (result.evaluation) console.log(heldOutLine(result.evaluation));
   }
-}, USAGE);
+}, { run: "deno task train", about: ABOUT, usage: USAGE, more: configHelp });
+
+/**
+ * An unknown env id (after loading `rollout.env_module`) is refused with its did-you-mean
+ * before a backend starts or a run directory is made.
+ */
+async function checkEnvironment(config: TrainConfig): Promise<void> {
+  if (config.proxy || Object.keys(config.environments).length > 0) return;
+  try {
+    if (config.rollout.env_module) await importEnvModule(config.rollout.env_module);
+    make(config.rollout.env_id);
+  } catch (e) {
+    if (e instanceof UnknownEnvError) throw new UsageError(`rollout.env_id: ${e.message}`);
+    if (e instanceof EnvModuleError) throw new UsageError(`rollout.${e.message}`);
+    throw e;
+  }
+}
