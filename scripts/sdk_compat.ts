@@ -10,14 +10,18 @@
 
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
+import { startRecorder } from "../lib/http/mod.ts";
+import { requestShape, type Shape } from "../lib/protocol/mod.ts";
 
 const CLI = {
   run: "deno task compat:sdk",
   about: "Runs the official Tinker Python SDK's flow (tests/compat/sdk_flow.py) against the " +
     "local backend started in-process, one PASS/FAIL/SKIP line per step; exits non-zero on a " +
     "failure.",
-  usage: `usage: TINKER_SDK_PYTHONPATH=SDK_SRC:DEPS deno task compat:sdk [model]
+  usage: `usage: TINKER_SDK_PYTHONPATH=SDK_SRC:DEPS deno task compat:sdk [model] [--record FILE]
   model: default $SDK_FLOW_MODEL or local/tiny; PYTHON picks the interpreter (default python3).
+  --record FILE writes the shape of every request the SDK sent (keys, kinds of values, type
+  tags) to FILE, as tests/compat/fixtures/sdk_requests.json holds them.
   Set up the SDK as tests/compat/README.md says.`,
 };
 if (wantsHelp(Deno.args)) {
@@ -36,7 +40,16 @@ if (!pythonPath) {
   Deno.exit(2);
 }
 const python = Deno.env.get("PYTHON") ?? "python3";
-const model = Deno.args[0] ?? Deno.env.get("SDK_FLOW_MODEL") ?? "local/tiny";
+const recordAt = Deno.args.indexOf("--record");
+const recordFile = recordAt < 0 ? null : Deno.args[recordAt + 1];
+if (recordFile === undefined) {
+  console.error(`error: --record needs a file\n(see ${CLI.run} --help)`);
+  Deno.exit(2);
+}
+const positional = Deno.args.filter((_, i) =>
+  recordAt < 0 || (i !== recordAt && i !== recordAt + 1)
+);
+const model = positional[0] ?? Deno.env.get("SDK_FLOW_MODEL") ?? "local/tiny";
 const flow = new URL("../tests/compat/sdk_flow.py", import.meta.url).pathname;
 
 // Fail fast, before loading the engine, if the SDK cannot be imported with this path.
@@ -61,6 +74,14 @@ const sdkVersion = new TextDecoder().decode(probe.stdout).trim();
 
 const dataDir = await Deno.makeTempDir({ prefix: "tinkerbench-compat-" });
 const server = await startLocalServer({ dataDir });
+// Every distinct request shape per route, in the order first seen.
+const shapes = new Map<string, Shape[]>();
+const recorder = recordFile === null ? null : await startRecorder(server.url, async (req) => {
+  const { route, body } = await requestShape(req);
+  const seen = shapes.get(route) ?? [];
+  if (!seen.some((s) => JSON.stringify(s) === JSON.stringify(body))) seen.push(body);
+  shapes.set(route, seen);
+});
 let code = 1;
 try {
   console.log(
@@ -70,7 +91,7 @@ try {
     args: [flow, model],
     env: {
       PYTHONPATH: pythonPath,
-      TINKER_BASE_URL: server.url,
+      TINKER_BASE_URL: recorder?.url ?? server.url,
       TINKER_API_KEY: "tml-local",
       TINKER_TELEMETRY: "0",
       PYTHONUNBUFFERED: "1",
@@ -79,7 +100,16 @@ try {
     stderr: "inherit",
   }).spawn();
   code = (await child.status).code;
+  if (recordFile !== null) {
+    const requests = Object.fromEntries([...shapes].sort(([a], [b]) => a.localeCompare(b)));
+    await Deno.writeTextFile(
+      recordFile,
+      JSON.stringify({ sdk_version: sdkVersion, model, requests }, null, 2) + "\n",
+    );
+    console.log(`recorded ${shapes.size} routes' request shapes in ${recordFile}`);
+  }
 } finally {
+  await recorder?.close();
   await server.close();
   await Deno.remove(dataDir, { recursive: true }).catch(() => {});
 }

@@ -24,3 +24,4 @@ export {
   serveHttp,
   type ServeOptions,
 } from "./serve.ts";
+export { startRecorder } from "./recorder.ts";

@@ -82,6 +82,20 @@ export const AdamParamsSchema = z.object({
   grad_clip_norm: z.number().nonnegative().optional(),
 });
 
+/**
+ * The official SDK's (0.25.0) defaults of every Adam parameter. Our client sends all six, as
+ * the SDK does, so no server's own defaults decide one; the local backend fills absent ones
+ * with these too.
+ */
+export const ADAM_DEFAULTS: Readonly<Required<z.infer<typeof AdamParamsSchema>>> = {
+  learning_rate: 1e-4,
+  beta1: 0.9,
+  beta2: 0.95,
+  eps: 1e-12,
+  weight_decay: 0,
+  grad_clip_norm: 0,
+};
+
 /** `POST optim_step`. */
 export const OptimStepRequestSchema = z.object({
   adam_params: AdamParamsSchema,
