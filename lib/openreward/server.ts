@@ -22,7 +22,7 @@ import {
   readJson,
   serveHttp,
 } from "../http/mod.ts";
-import { type CallTask, SessionTable, type SessionTableOptions } from "./sessions.ts";
+import { type CallTask, TaskSessions, type TaskSessionsOptions } from "./sessions.ts";
 import { chunkResult, sseEvent, ssePing } from "./sse.ts";
 import {
   CallBodySchema,
@@ -36,7 +36,7 @@ import {
 } from "./wire.ts";
 
 /** Options of {@link createOrsApp}. */
-export interface OrsAppOptions extends Partial<SessionTableOptions> {
+export interface OrsAppOptions extends Partial<TaskSessionsOptions> {
   /** The environments served; the first is the default of bare paths and of `create`. */
   environments: readonly ToolEnvironment[];
   /** Registry ids by ORS name, for `GET /environments`. */
@@ -55,7 +55,7 @@ export interface OrsAppOptions extends Partial<SessionTableOptions> {
 export interface OrsApp {
   /** Serves one request (bare paths routed as the reference's middleware does). */
   fetch(req: Request): Promise<Response>;
-  readonly sessions: SessionTable;
+  readonly sessions: TaskSessions;
   /** Ends stale sessions and old calls (the server runs it every 5 s). */
   reap(): Promise<void>;
   close(): Promise<void>;
@@ -99,7 +99,7 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     envs.set(key, e);
   }
   const first = [...envs.keys()][0];
-  const sessions = new SessionTable({
+  const sessions = new TaskSessions({
     staleMs: opts.staleMs ?? 900_000,
     lingerMs: opts.lingerMs ?? 60_000,
     maxSessions: opts.maxSessions ?? Infinity,

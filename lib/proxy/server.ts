@@ -38,7 +38,7 @@ import { renderPrompt, sampleChoices } from "./generate.ts";
 import { turnMeta, type TurnType } from "./metadata.ts";
 import type { Policy } from "./policy.ts";
 import { ChatMessagesSchema, normaliseMessages, parseChatRequest } from "./request.ts";
-import { type CompletedTurn, type SessionMatch, SessionStore } from "./sessions.ts";
+import { AgentSessions, type CompletedTurn, type SessionMatch } from "./sessions.ts";
 import { sseResponse, streamChunks } from "./stream.ts";
 
 /** Options of the proxy. */
@@ -104,7 +104,7 @@ export interface ProxyStats {
 /** The proxy's app and its state. */
 export interface ProxyApp {
   app: Hono;
-  sessions: SessionStore;
+  sessions: AgentSessions;
   stats: ProxyStats;
   /** The model name clients use. */
   servedModelName: string;
@@ -128,7 +128,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     disconnected: 0,
     errors: {},
   };
-  const sessions = new SessionStore({
+  const sessions = new AgentSessions({
     idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,
     onComplete: (t) => o.onComplete?.(t),
   });

@@ -127,7 +127,7 @@ export function listEnvironments(): EnvironmentInfo[] {
  * name (a game and its `tool:` twin), the first registered wins: GEM's `game:` id. Null when none
  * matches.
  */
-export function resolveEnvironment(name: string): string | null {
+export function envIdFor(name: string): string | null {
   const ids = listEnvs();
   if (ids.includes(name)) return name;
   const lower = name.toLowerCase();

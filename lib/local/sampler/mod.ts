@@ -4,7 +4,7 @@
  * @module
  */
 
-export { Sampler, type SamplerOptions } from "./sampler.ts";
+export { ModelSampler, type ModelSamplerOptions } from "./sampler.ts";
 export { PrefixCache } from "./prefix_cache.ts";
 export type { SampledSequence, SampleJob, SampleResult, StopReason } from "./types.ts";
 export { MAX_SAMPLES_PER_JOB, validateSampleJob } from "./validate.ts";

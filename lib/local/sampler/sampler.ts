@@ -26,8 +26,8 @@ import { StopMatcher } from "./stops.ts";
 import type { SampleJob, SampleResult } from "./types.ts";
 import { validateSampleJob } from "./validate.ts";
 
-/** Arguments of {@link Sampler.create}. */
-export interface SamplerOptions {
+/** Arguments of {@link ModelSampler.create}. */
+export interface ModelSamplerOptions {
   config: ModelConfig;
   /** Base weights (checked against `config`). */
   base: NamedTensors;
@@ -55,13 +55,13 @@ function serialize<T>(run: () => Promise<T>): Promise<T> {
  * Samples continuations from one set of weights.
  *
  * @example
- * const sampler = await Sampler.create({ config, base, adapter: null, lora: null });
+ * const sampler = await ModelSampler.create({ config, base, adapter: null, lora: null });
  * const [res] = await sampler.sample([{ prompt, numSamples: 4, maxTokens: 32, temperature: 1,
  *   topK: -1, topP: 1, stopTokens: [eos], stopSequences: [], promptLogprobs: false,
  *   topkPromptLogprobs: 0 }]);
  * sampler.dispose();
  */
-export class Sampler {
+export class ModelSampler {
   /** The architecture of the weights this sampler holds. */
   readonly config: ModelConfig;
   #base: ParamTree;
@@ -85,7 +85,7 @@ export class Sampler {
   }
 
   /** Copies the weights onto the device. Throws if they don't match `config`. */
-  static async create(opts: SamplerOptions): Promise<Sampler> {
+  static async create(opts: ModelSamplerOptions): Promise<ModelSampler> {
     await initEngine();
     checkBaseParameters(opts.config, opts.base);
     if (opts.adapter && !opts.lora) throw new Error("sampler: an adapter needs its lora settings");
@@ -96,7 +96,13 @@ export class Sampler {
     const [base, lora] = opts.adapter
       ? foldLora(toDevice(opts.base), toDevice(opts.adapter), spec.loraScale)
       : [toDevice(opts.base), {}];
-    return new Sampler(opts.config, base, lora, forwardSpec(opts.config, null), opts.prefixCache);
+    return new ModelSampler(
+      opts.config,
+      base,
+      lora,
+      forwardSpec(opts.config, null),
+      opts.prefixCache,
+    );
   }
 
   /**
