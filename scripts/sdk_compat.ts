@@ -29,14 +29,12 @@ if (wantsHelp(Deno.args)) {
   Deno.exit(0);
 }
 
-const SETUP_HINT = "Set it to the Tinker SDK's src folder and its dependencies, e.g.\n" +
-  "  TINKER_SDK_PYTHONPATH=/work/sdk/tinker-0.25.0/src:/work/sdk/pydeps:/work/sdk/pytorch \\\n" +
-  "    deno task compat:sdk\n" +
-  "See tests/compat/README.md for how to get the SDK source and its Debian dependencies.";
+const SETUP_HINT = "set TINKER_SDK_PYTHONPATH to the Tinker SDK's src folder and its " +
+  "dependencies, as tests/compat/README.md says";
 
 const pythonPath = Deno.env.get("TINKER_SDK_PYTHONPATH");
 if (!pythonPath) {
-  console.error(`error: TINKER_SDK_PYTHONPATH is not set.\n${SETUP_HINT}`);
+  console.error(`error: TINKER_SDK_PYTHONPATH is not set: ${SETUP_HINT}`);
   Deno.exit(2);
 }
 const python = Deno.env.get("PYTHON") ?? "python3";
@@ -63,10 +61,10 @@ const probe = await new Deno.Command(python, {
   Deno.exit(2);
 });
 if (!probe.success) {
+  const why = new TextDecoder().decode(probe.stderr).trim().split("\n").at(-1);
   console.error(
-    `error: \`${python} -c "import tinker"\` failed with PYTHONPATH=${pythonPath}:\n` +
-      new TextDecoder().decode(probe.stderr).trim().split("\n").slice(-3).join("\n") +
-      `\n${SETUP_HINT}`,
+    `error: \`${python} -c "import tinker"\` failed with PYTHONPATH=${pythonPath} (${why}): ` +
+      SETUP_HINT,
   );
   Deno.exit(2);
 }

@@ -27,6 +27,7 @@ import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { make, UnknownEnvError } from "../lib/envs/registry.ts";
+import { toModelSpec } from "../lib/local/backend/wire.ts";
 import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
 import { EnvModuleError, importEnvModule } from "../lib/envs/modules.ts";
 
@@ -137,7 +138,7 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
-  await checkEnvironment(config);
+  await checkBeforeStart(config);
   if (config.proxy) {
     const warning = openDoorWarning(
       config.proxy.host,
@@ -229,10 +230,12 @@ await runCli(async () => {
 }, { run: "deno task train", about: ABOUT, usage: USAGE, more: configHelp });
 
 /**
- * An unknown env id (after loading `rollout.env_module`) is refused with its did-you-mean
- * before a backend starts or a run directory is made.
+ * What can be refused before a backend starts or a run directory is made: a model the local
+ * backend does not serve (one line listing those it does), an unknown env id (after loading
+ * `rollout.env_module`) with its did-you-mean.
  */
-async function checkEnvironment(config: TrainConfig): Promise<void> {
+async function checkBeforeStart(config: TrainConfig): Promise<void> {
+  if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(config.policy.model);
   if (config.proxy || Object.keys(config.environments).length > 0) return;
   try {
     if (config.rollout.env_module) await importEnvModule(config.rollout.env_module);

@@ -77,10 +77,18 @@ for (const [task, t] of Object.entries(TASKS)) {
   });
 }
 
-Deno.test("cli: compat:sdk --help says what it does, exit 0", async () => {
+Deno.test("cli: compat:sdk --help says what it does, exit 0; a missing SDK is one line", async () => {
   const out = await run("scripts/sdk_compat.ts", ["--help"]);
   assert.equal(out.code, 0, out.stderr);
   assert.match(out.stdout, /^Runs the official Tinker Python SDK's flow[\s\S]*\n\nusage: /);
+  const unset = await run("scripts/sdk_compat.ts", [], { TINKER_SDK_PYTHONPATH: "" });
+  assert.equal(unset.code, 2);
+  assertOneLineError(
+    unset,
+    /TINKER_SDK_PYTHONPATH is not set: .*tests\/compat\/README\.md/,
+    "compat:sdk",
+    false,
+  );
 });
 
 Deno.test("cli: deno task lists a description for every task", async () => {
@@ -99,6 +107,19 @@ Deno.test("cli: deno task lists a description for every task", async () => {
   }).output();
   const listing = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.match(listing, /- train\n\s+\/\/ Train a policy with RL/);
+});
+
+Deno.test("cli: an unserved model is one line, and no backend or run directory is made", async () => {
+  const logDir = join(await Deno.makeTempDir(), "run");
+  const out = await run("scripts/train.ts", [
+    "--model-name",
+    "Qwen/Qwen3-8B",
+    `--log-path=${logDir}`,
+  ]);
+  assert.equal(out.code, 2);
+  assertOneLineError(out, /does not serve "Qwen\/Qwen3-8B".*TINKER_API_KEY/, "train", false);
+  assert.doesNotMatch(out.stdout, /backend:/);
+  await assert.rejects(() => Deno.stat(logDir), Deno.errors.NotFound);
 });
 
 Deno.test("cli: an unknown env id gets a did-you-mean before any backend starts", async () => {
