@@ -181,7 +181,13 @@ await runCli(async () => {
       logDir,
       signal: abort.signal,
       apiKey,
-      onListen: (url) => console.log(`proxy: serving ${config.policy.model} at ${url}`),
+      onListen: (url) => {
+        // The address it listens on (the URL is the one a client on this machine uses).
+        const listening = `${config.proxy!.host}:${new URL(url).port}`;
+        console.log(
+          `proxy: serving ${config.policy.model}, listening on ${listening} (clients here: ${url})`,
+        );
+      },
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);

@@ -228,3 +228,62 @@ Deno.test("http: a server open beyond loopback without a key gets one warning li
       "close it with --api-key KEY, or --proxy-host 127.0.0.1",
   );
 });
+
+Deno.test("http: every server answers malformed JSON and wrong fields with one-message 4xx, never a 5xx", async () => {
+  const post = async (url: string, body: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(url, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", ...headers },
+    });
+    const text = await res.text();
+    return { status: res.status, text };
+  };
+  const check = (what: string, r: { status: number; text: string }, message: RegExp) => {
+    assert.ok(r.status >= 400 && r.status < 500, `${what}: ${r.status} ${r.text}`);
+    assert.match(r.text, message, what);
+    assert.doesNotMatch(r.text, /\\n|\n {4}at /, `${what}: one message`);
+  };
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-http-bad-" });
+  const local = await startLocalServer({ dataDir });
+  const runs = await startRunsServer({ dataDir, port: 0 });
+  const ors = await startOrsServer({
+    port: 0,
+    environments: Object.values(listToolEnvironments()).slice(0, 1),
+  });
+  try {
+    const api = `${local.url}/api/v1`;
+    check("local, not JSON", await post(`${api}/create_session`, "{"), /not valid JSON/);
+    check(
+      "local, wrong field",
+      await post(`${api}/create_session`, '{"tags": 3}'),
+      /create_session: tags: /,
+    );
+    check("runs, not JSON", await post(`${runs.url}/runs`, "{"), /not valid JSON/);
+    check(
+      "runs, wrong field",
+      await post(`${runs.url}/config`, '{"value":1}'),
+      /^\{"error":"field: /,
+    );
+    const env = Object.values(listToolEnvironments())[0].name.toLowerCase();
+    check("ors, not JSON", await post(`${ors.url}/${env}/num_tasks`, "{"), /not valid JSON/);
+    check(
+      "ors, wrong field",
+      await post(`${ors.url}/${env}/num_tasks`, '{"split": 3}'),
+      /"detail":"split: /,
+    );
+  } finally {
+    await ors.close();
+    await runs.close();
+    await local.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+  await withProxy(async ({ proxy }) => {
+    check("proxy, not JSON", await post(`${proxy.url}/chat/completions`, "{"), /not valid JSON/);
+    check(
+      "proxy, wrong field",
+      await post(`${proxy.url}/chat/completions`, '{"messages": 3}'),
+      /messages: /,
+    );
+  });
+});

@@ -77,6 +77,15 @@ for (const [task, t] of Object.entries(TASKS)) {
   });
 }
 
+Deno.test("cli: every task that runs a script is held to the CLI style here", async () => {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  const scripts = Object.entries(config.tasks as Record<string, { command: string }>)
+    .filter(([, t]) => /deno run .*(scripts|bench)\/\S+\.ts/.test(t.command))
+    .map(([name]) => name);
+  const covered = [...Object.keys(TASKS), "compat:sdk"];
+  assert.deepEqual(scripts.filter((t) => !covered.includes(t)), []);
+});
+
 Deno.test("cli: compat:sdk --help says what it does, exit 0; a missing SDK is one line", async () => {
   const out = await run("scripts/sdk_compat.ts", ["--help"]);
   assert.equal(out.code, 0, out.stderr);
