@@ -11,6 +11,7 @@
 
 import { join } from "node:path";
 import { z } from "zod";
+import { formatZodError } from "../util/zod.ts";
 
 /** One saved state in `checkpoints.jsonl`. */
 export const CheckpointRecordSchema = z.object({
@@ -45,9 +46,8 @@ export class RunLog {
       const parsed = CheckpointRecordSchema.safeParse(r);
       if (!parsed.success) {
         throw new Error(
-          `${join(dir, "checkpoints.jsonl")} line ${i + 1}: not a checkpoint record (${
-            parsed.error.issues[0].path.join(".")
-          }: ${parsed.error.issues[0].message})`,
+          `${join(dir, "checkpoints.jsonl")} line ${i + 1}: not a checkpoint record ` +
+            `(${formatZodError(parsed.error)})`,
         );
       }
       return parsed.data;
