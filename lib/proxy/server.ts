@@ -115,7 +115,7 @@ export interface ProxyApp {
  *
  * @example
  * const { app } = createProxyApp({ policy, renderer, modelName: "local/games", contextLength: 1024 });
- * Deno.serve({ port: 30000 }, app.fetch);
+ * const server = await serveHttp(app.fetch, { port: 30000, portFlag: "--proxy-port" });
  */
 export function createProxyApp(o: ProxyOptions): ProxyApp {
   const served = o.servedModelName || o.modelName;
