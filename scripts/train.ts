@@ -20,8 +20,10 @@ import {
   type TrainConfig,
 } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
+import { resolve } from "node:path";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
-import { trainFromProxy } from "../lib/trainer/proxy_loop.ts";
+import { branchPoint, restartRun } from "../lib/trainer/run.ts";
+import { trainFromProxy } from "../lib/trainer/proxy_source.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
@@ -30,6 +32,7 @@ import { make, UnknownEnvError } from "../lib/envs/registry.ts";
 import { toModelSpec } from "../lib/local/backend/wire.ts";
 import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
 import { EnvModuleError, importEnvModule } from "../lib/envs/modules.ts";
+import { RunFailedError } from "../lib/trainer/failures.ts";
 
 const ABOUT =
   "Trains a policy with RL (--method rl, opd or combine) on an environment, or with --source proxy on " +
@@ -41,14 +44,18 @@ const USAGE =
          [--model-name ${DEFAULT_MODEL}] [--max-steps N] [--batch-size N] [--group-size N]
          [--learning-rate X] [--config-path run.yaml] [--overrides rollout.group_size=8 ...]
          [--config_path tinker-config.yaml --overrides batch_size=64 learning_rate=2e-5]
-         [--source env|proxy] [--api-key KEY] [key=value ...] [--help]
+         [--source env|proxy] [--api-key KEY] [--restart | --branch-from RUN_DIR]
+         [key=value ...] [--help]
 Every setting is a --section.field flag (e.g. --rollout.group-size 8) or one of its aliases
 (--group-size 8), a key of the --config-path file (YAML/JSON, nested or aliases), an environment
 variable (TINKERBENCH_GROUP_SIZE, TINKERBENCH_ROLLOUT__GROUP_SIZE), or key=value (GEM's words,
 also after --overrides). --help lists every setting by section; docs/config.md has examples.
 --source proxy trains on live agent sessions: the proxy serves the policy on --proxy-port (30000)
 and trains every --batch-size completed turns; --api-key (or SGLANG_API_KEY) guards it.
-Rerun the same command to resume; Ctrl-C saves a checkpoint and exits.`;
+Rerun the same command to resume (with other settings it is refused, but for max_steps, eval.*,
+logging.* and checkpoints.save_every); --restart starts the run directory over, --branch-from
+RUN_DIR starts a new run (its own --log-path) from that run's last checkpoint. Ctrl-C saves a
+checkpoint and exits.`;
 
 /** Every path and alias flag; booleans that default to false are switches (`--eval-mode`). */
 function flagOptions() {
@@ -59,6 +66,8 @@ function flagOptions() {
     overrides: { type: "string", multiple: true },
     source: { type: "string" },
     "api-key": { type: "string" },
+    restart: { type: "boolean" },
+    "branch-from": { type: "string" },
   };
   for (const f of listConfigFields()) {
     const type = f.type === "boolean" && f.default === false ? "boolean" : "string";
@@ -98,6 +107,8 @@ await runCli(async () => {
     overrides,
     source,
     "api-key": apiKeyFlag,
+    restart,
+    "branch-from": branchFrom,
     ...flags
   } = values;
   if (dashed && underscored) throw new UsageError("give --config-path or --config_path, not both");
@@ -127,6 +138,34 @@ await runCli(async () => {
   }
   const apiKey = (apiKeyFlag as string | undefined) ?? Deno.env.get("SGLANG_API_KEY") ?? null;
   const logDir = config.logging.log_path ?? defaultLogDir(config);
+  if (restart && branchFrom) throw new UsageError("give --restart or --branch-from, not both");
+  await checkBeforeStart(config);
+  if (config.proxy) {
+    const warning = openDoorWarning(
+      config.proxy.host,
+      config.proxy.port,
+      apiKey !== null,
+      "--api-key KEY, or --proxy-host 127.0.0.1",
+    );
+    if (warning) console.warn(warning);
+    // Before a backend starts or a run directory is made (or restarted).
+    ensurePortFree(config.proxy.host, config.proxy.port, "--proxy-port");
+  }
+  if (branchFrom !== undefined) {
+    if (resolve(String(branchFrom)) === resolve(logDir)) {
+      throw new UsageError("--branch-from: give the branch its own --log-path");
+    }
+    const from = await branchPoint(String(branchFrom)).catch((e) => {
+      throw e instanceof ConfigError ? new UsageError(e.message) : e;
+    });
+    config.checkpoints.resume_from = from.state_path;
+    console.log(`branching from ${branchFrom} after step ${from.step} (${from.state_path})`);
+  }
+  if (restart) {
+    await restartRun(logDir).catch((e) => {
+      throw e instanceof ConfigError ? new UsageError(e.message) : e;
+    });
+  }
 
   const abort = new AbortController();
   const onSigint = () => {
@@ -138,18 +177,6 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
-  await checkBeforeStart(config);
-  if (config.proxy) {
-    const warning = openDoorWarning(
-      config.proxy.host,
-      config.proxy.port,
-      apiKey !== null,
-      "--api-key KEY, or --proxy-host 127.0.0.1",
-    );
-    if (warning) console.warn(warning);
-    // Before a backend starts or a run directory is made.
-    ensurePortFree(config.proxy.host, config.proxy.port, "--proxy-port");
-  }
   const tinker = await connectTinker();
   const envNames = Object.keys(config.environments);
   console.log(
@@ -168,6 +195,9 @@ await runCli(async () => {
   } catch (e) {
     // A bad env id or model is found once the run starts: still a one-line user error.
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
+    if (e instanceof RunFailedError) {
+      throw new RunFailedError(`${e.message} (run directory ${logDir})`);
+    }
     throw e;
   } finally {
     Deno.removeSignalListener("SIGINT", onSigint);
@@ -188,6 +218,7 @@ await runCli(async () => {
           `proxy: serving ${config.policy.model}, listening on ${listening} (clients here: ${url})`,
         );
       },
+      onNotice: (line) => bar ? bar.note(line) : console.error(line),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
@@ -232,6 +263,9 @@ await runCli(async () => {
     if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
     console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
     if (result.evaluation) console.log(heldOutLine(result.evaluation));
+    if (result.evaluationSkipped) {
+      console.log(`no held-out evaluation: ${result.evaluationSkipped}`);
+    }
   }
 }, { run: "deno task train", about: ABOUT, usage: USAGE, more: configHelp });
 

@@ -6,3 +6,4 @@
  */
 
 export * from "./pipeline.ts";
+export * from "./shaping.ts";

@@ -13,15 +13,23 @@
  * | `group_discounted` | G_t − mean of G_t over the group's episodes that reach turn t | GRPO with a per-turn baseline (ours) |
  *
  * Before that: turn rewards reduce to an episode reward (`sum`, `mean`, `max`, `min`), an
- * optional `nonTerminalReward` replaces the rewards of non-final turns, and constant groups
- * (every episode with the same reward, so no learning signal for group baselines) are kept,
- * dropped, or dropped but one kept. After: optional clamps.
+ * optional `nonTerminalReward` replaces the rewards of non-final turns (./shaping.ts, shared
+ * with the OpenReward mix), and constant groups (./shaping.ts's rule: no learning signal for
+ * group baselines) are kept, dropped, or dropped but one kept. After: optional clamps of the
+ * advantages.
  *
  * @module
  */
 
 import { z } from "zod";
 import { mean, std } from "../util/stats.ts";
+import {
+  isConstantGroup,
+  reduceRewards,
+  RewardReductionSchema,
+  type RewardShaping,
+  shapeTurnRewards,
+} from "./shaping.ts";
 
 /** How advantages are computed (see the module table). */
 export const AdvantageModeSchema = z.enum([
@@ -42,7 +50,7 @@ export const AdvantageConfigSchema = z.object({
   /** What to do with groups whose episodes all have the same reward. */
   constantGroups: z.enum(["keep", "drop", "drop_keep_one"]).default("keep"),
   /** How a multi-turn episode's turn rewards become its reward (episode modes). */
-  rewardReduction: z.enum(["sum", "mean", "max", "min"]).default("sum"),
+  rewardReduction: RewardReductionSchema.default("sum"),
   /** Replaces the reward of every non-final turn (e.g. 0: only the outcome counts). */
   nonTerminalReward: z.number().nullable().default(null),
   /** Clamp the final advantages into [clampMin, clampMax]. */
@@ -61,9 +69,9 @@ export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
 export interface EpisodeRewards {
   turnRewards: number[];
   /**
-   * The episode's reward when it was fixed upstream (OpenReward's per-environment reduction,
-   * non-terminal reward and clamps): used instead of reducing `turnRewards` by the episode
-   * modes; the discounted modes (`group_discounted` too) still use the turn rewards.
+   * The episode's reward when its environment shaped it already (`Episode.reward`, a mix's
+   * per-environment rules): used instead of reducing `turnRewards` by the episode modes; the
+   * discounted modes (`group_discounted` too) still use the turn rewards.
    */
   reward?: number;
 }
@@ -105,12 +113,13 @@ export function computeAdvantages(
   config: Partial<AdvantageConfig> = {},
 ): AdvantageResult {
   const cfg = AdvantageConfigSchema.parse(config);
-  const turnRewards = groups.map((g) => g.map((e) => adjustTurns(e.turnRewards, cfg)));
+  const shaping: RewardShaping = { nonFinalTurnReward: cfg.nonTerminalReward };
+  const turnRewards = groups.map((g) => g.map((e) => shapeTurnRewards(e.turnRewards, shaping)));
   const episodeRewards = turnRewards.map((g, i) =>
-    g.map((turns, e) => groups[i][e].reward ?? reduce(turns, cfg.rewardReduction))
+    g.map((turns, e) => groups[i][e].reward ?? reduceRewards(turns, cfg.rewardReduction))
   );
 
-  const constant = episodeRewards.map((rs) => rs.every((r) => r === rs[0]));
+  const constant = episodeRewards.map(isConstantGroup);
   let kept = groups.map((_, i) => i);
   if (cfg.constantGroups !== "keep") {
     kept = kept.filter((i) => !constant[i]);
@@ -185,26 +194,6 @@ export function discountedReturns(rewards: number[], gamma: number): number[] {
   let g = 0;
   for (let t = rewards.length - 1; t >= 0; t--) out[t] = g = rewards[t] + gamma * g;
   return out;
-}
-
-function adjustTurns(rewards: number[], cfg: AdvantageConfig): number[] {
-  if (rewards.length === 0) throw new Error("an episode must have at least one turn reward");
-  if (rewards.some((r) => !Number.isFinite(r))) throw new Error(`non-finite reward in ${rewards}`);
-  if (cfg.nonTerminalReward === null) return rewards;
-  return rewards.map((r, t) => (t === rewards.length - 1 ? r : cfg.nonTerminalReward!));
-}
-
-function reduce(xs: number[], how: AdvantageConfig["rewardReduction"]): number {
-  switch (how) {
-    case "sum":
-      return xs.reduce((a, b) => a + b, 0);
-    case "mean":
-      return xs.reduce((a, b) => a + b, 0) / xs.length;
-    case "max":
-      return Math.max(...xs);
-    case "min":
-      return Math.min(...xs);
-  }
 }
 
 /** An episode's scalar advantage on each of its turns. */

@@ -43,6 +43,12 @@ export class ProgressBar {
     else if (step % this.#every === 0 || step === this.#total) console.error(line);
   }
 
+  /** Prints a line above the bar (a notice mid-run), which is drawn again at the next update. */
+  note(line: string): void {
+    if (this.#tty) Deno.stderr.writeSync(this.#encoder.encode(`\r\x1b[2K`));
+    console.error(line);
+  }
+
   /** Ends the bar's line. */
   done(): void {
     if (this.#tty) Deno.stderr.writeSync(this.#encoder.encode("\n"));

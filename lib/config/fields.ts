@@ -9,7 +9,7 @@
 
 import { editDistance } from "../util/similar.ts";
 import { z } from "zod";
-import { TrainConfigSchema } from "./schema.ts";
+import { type RunApiMeta, TrainConfigSchema } from "./schema.ts";
 import {
   CONFIG_ALIASES,
   CONFIG_ENV_ALIASES,
@@ -33,6 +33,8 @@ export interface ConfigField {
   flags: string[];
   /** Environment variables that set it. */
   env: string[];
+  /** How the run-management API shows it, when it does (see {@link RunApiMeta}). */
+  runApi?: RunApiMeta;
 }
 
 /** A section of the configuration (`policy`, `rollout`, ...). */
@@ -56,6 +58,7 @@ interface JsonNode {
   maximum?: number;
   exclusiveMinimum?: number;
   format?: string;
+  runApi?: RunApiMeta;
 }
 
 /** A node of the settings tree. */
@@ -73,8 +76,11 @@ export type SettingNode =
     read: "integer" | "number" | "boolean" | "string";
     nullable: boolean;
     type: string;
+    /** The values of a choice. */
+    choices?: string[];
     description: string;
     default: unknown;
+    runApi?: RunApiMeta;
   };
 
 type Section = Extract<SettingNode, { kind: "section" }>;
@@ -107,14 +113,20 @@ function toNode(raw: JsonNode, description: string): SettingNode {
     read,
     nullable,
     type: typeText(node, type ?? "string") + (nullable ? " | null" : ""),
+    ...(node.enum ? { choices: node.enum.map(String) } : {}),
     description: desc,
     default: raw.default,
+    ...(node.runApi ? { runApi: node.runApi } : {}),
   };
 }
 
 function pick(raw: JsonNode): JsonNode {
-  const { default: d, description } = raw;
-  return { ...(d === undefined ? {} : { default: d }), ...(description ? { description } : {}) };
+  const { default: d, description, runApi } = raw;
+  return {
+    ...(d === undefined ? {} : { default: d }),
+    ...(description ? { description } : {}),
+    ...(runApi ? { runApi } : {}),
+  };
 }
 
 function typeText(n: JsonNode, type: string): string {
@@ -201,6 +213,7 @@ export function listConfigFields(): ConfigField[] {
       aliases: names,
       flags: settable ? [path, ...flat].map(flagName) : [],
       env: settable ? [...[path, ...flat].map(envName), ...envAliases] : [],
+      ...(node.kind === "leaf" && node.runApi ? { runApi: node.runApi } : {}),
     });
   };
   visit(SETTINGS, "");
@@ -218,6 +231,35 @@ export function defaultsOf(node: SettingNode): unknown {
       [k, v],
     ) => [k, v.kind === "section" && v.nullable ? null : defaultsOf(v)]),
   );
+}
+
+/**
+ * The zod schema of a leaf setting by its dotted path (without its default, so a missing value
+ * is refused), to check one value as the whole config's parse would.
+ *
+ * @example
+ * settingSchema("rollout.temperature").safeParse(-1).success; // false
+ */
+export function settingSchema(path: string): z.ZodType {
+  let node: z.ZodType = TrainConfigSchema;
+  for (const seg of path.split(".")) {
+    node = unwrap(node);
+    if (!(node instanceof z.ZodObject)) throw new Error(`${path}: not a path of the config`);
+    const next = (node.shape as Record<string, z.ZodType>)[seg];
+    if (!next) throw new Error(`${path}: not a path of the config`);
+    node = next;
+  }
+  return node instanceof z.ZodDefault ? node.removeDefault() as z.ZodType : node;
+}
+
+/** A section's object schema under its default or nullable wrapper. */
+function unwrap(node: z.ZodType): z.ZodType {
+  for (;;) {
+    if (node instanceof z.ZodPrefault || node instanceof z.ZodDefault) {
+      node = node.unwrap() as z.ZodType;
+    } else if (node instanceof z.ZodNullable) node = node.unwrap() as z.ZodType;
+    else return node;
+  }
 }
 
 /** A name resolved to its place in the config. */

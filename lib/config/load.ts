@@ -167,11 +167,16 @@ function assign(merged: Record<string, unknown>, r: Resolved, raw: unknown, from
     if (!isMapping(target[seg])) target[seg] = node.kind === "section" ? defaultsOf(node) : {};
     target = target[seg] as Record<string, unknown>;
   }
-  target[r.path.at(-1)!] = read(value, r.node, r.path.join("."), from);
+  target[r.path.at(-1)!] = readSetting(value, r.node, r.path.join("."), from);
 }
 
-/** A string from a flag, variable or override as the setting's type; other values as given. */
-function read(value: unknown, node: SettingNode, key: string, from: string): unknown {
+/**
+ * A string from a flag, variable, override or the run API as the setting's type (numbers from
+ * numeric text, booleans from true/false words, null from "null" or "" when nullable); other
+ * values as given. The setting's schema then checks the result. `key` and `from` name it in
+ * errors.
+ */
+export function readSetting(value: unknown, node: SettingNode, key: string, from: string): unknown {
   if (typeof value !== "string") return value;
   const nullable = node.kind === "section" ? node.nullable : node.kind === "leaf" && node.nullable;
   if (nullable && (value === "null" || value === "")) return null;
@@ -204,7 +209,7 @@ function readMap(text: string, value: SettingNode, key: string, from: string): u
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new ConfigError(`${from}: ${key} expects name=value[,name=value...]`);
     const name = pair.slice(0, eq).trim();
-    return [name, read(pair.slice(eq + 1).trim(), value, `${key}.${name}`, from)];
+    return [name, readSetting(pair.slice(eq + 1).trim(), value, `${key}.${name}`, from)];
   });
   return Object.fromEntries(entries);
 }

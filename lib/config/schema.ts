@@ -9,9 +9,30 @@
 
 import { z } from "zod";
 import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.ts";
+import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
 
 const int = () => z.number().int();
 const advantage = AdvantageConfigSchema.shape;
+
+/**
+ * How the run-management API (`lib/runs`, `deno task runs`) shows a setting: the name agents
+ * use for it (the Hermes tools' names), the key its run's config file sets when that is not the
+ * name, a default of its own where runs differ from the trainer (they share two CPU cores), and
+ * why it is locked when an agent may not edit it. Its type, range, choices and description are
+ * the setting's own. Attached with `.meta(runApi({...}))`.
+ */
+export interface RunApiMeta {
+  /** The API name (what `POST /config` takes). */
+  name: string;
+  /** The name or alias written to the run's config file; default: `name`. */
+  key?: string;
+  /** The API's default, when not the trainer's. */
+  default?: unknown;
+  /** Shown but not editable: who sets it. */
+  locked?: string;
+}
+
+const runApi = (m: RunApiMeta) => ({ runApi: m });
 
 /** The base model when none is named: the embedded backend's games model (models/README.md). */
 export const DEFAULT_MODEL = "local/games2";
@@ -20,8 +41,9 @@ export const DEFAULT_MODEL = "local/games2";
 export const PolicySchema = z.object({
   model: z.string().min(1).default(DEFAULT_MODEL).describe(
     "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
-  ),
-  lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter"),
+  ).meta(runApi({ name: "model_name" })),
+  lora_rank: int().min(1).max(1024).default(32).describe("Rank of the LoRA adapter")
+    .meta(runApi({ name: "lora_rank" })),
   tokenizer: z.string().min(1).nullable().default(null).describe(
     "Tokenizer and chat format to render with, when not the model's (e.g. Qwen/Qwen3-8B); null: the model's",
   ),
@@ -34,15 +56,16 @@ export const PolicySchema = z.object({
 export const OptimizerSchema = z.object({
   learning_rate: z.number().positive().max(1).nullable().default(null).describe(
     "Adam's learning rate; null: 1e-4 (OpenClaw's) on cloud models, 1e-3 on local/* models",
-  ),
+  ).meta(runApi({ name: "learning_rate" })),
   loss_fn: z.enum(["importance_sampling", "ppo", "cispo", "dro"]).default("importance_sampling")
-    .describe("Tinker's RL loss (all four run on the local backend too)"),
+    .describe("Tinker's RL loss (all four run on the local backend too)")
+    .meta(runApi({ name: "loss_fn" })),
   loss_fn_config: z.record(z.string(), z.number()).default({}).describe(
     "The loss's settings, e.g. clip_low_threshold / clip_high_threshold (ppo, cispo), beta (dro); empty: the server's defaults",
   ),
   train_epochs: int().min(1).default(1).describe(
     "forward_backward + optim_step passes over each step's batch",
-  ),
+  ).meta(runApi({ name: "train_epochs" })),
   weight_decay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
 }).strict();
 
@@ -50,27 +73,34 @@ export const OptimizerSchema = z.object({
 export const RolloutSchema = z.object({
   env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy").describe(
     "Environment id in the registry (GEM's ids, e.g. game:GuessTheNumber-v0-easy)",
-  ),
+  ).meta(runApi({
+    name: "environment",
+    key: "env_id",
+    locked: "set by POST /environments/{name}/select (rl_select_environment)",
+  })),
   env_module: z.string().min(1).nullable().default(null).describe(
     "A module imported before the environment is made (e.g. ./my_env.ts), which registers it",
-  ),
+  ).meta(runApi({ name: "env_module", locked: "follows the selected environment" })),
   groups_per_batch: int().min(1).default(4).describe(
     "GRPO groups collected per training step (OpenClaw's, OpenReward's batch_size)",
-  ),
+  ).meta(runApi({ name: "batch_size" })),
   group_size: int().min(1).default(4).describe(
     "Episodes per group, all from the same start state",
-  ),
+  ).meta(runApi({ name: "group_size" })),
   max_concurrency: int().min(1).default(32).describe(
     "Episodes in flight at once (GEM's num_env; the local backend batches concurrent sampling)",
-  ),
-  max_tokens_per_turn: int().min(1).default(256).describe("Sampled tokens per turn at most"),
+  ).meta(runApi({ name: "max_num_workers", key: "num_env" })),
+  max_tokens_per_turn: int().min(1).default(256).describe("Sampled tokens per turn at most")
+    .meta(runApi({ name: "max_token_length", key: "max_tokens" })),
   max_tokens_per_episode: int().min(1).nullable().default(null).describe(
     "Action tokens per episode over all its turns; null: only the per-turn limit",
   ),
   max_total_tokens: int().min(1).nullable().default(null).describe(
     "Tokens of an episode's whole conversation, prompt included; null: no limit",
   ),
-  temperature: z.number().min(0).default(1).describe("Sampling temperature of rollouts"),
+  temperature: z.number().min(0).default(1).describe(
+    "Sampling temperature of rollouts and of the held-out evaluation",
+  ).meta(runApi({ name: "temperature" })),
   timeout_s: z.number().positive().nullable().default(null).describe(
     "Wall-clock limit per episode in seconds; null: none",
   ),
@@ -119,18 +149,20 @@ export const AdvantagesSchema = z.object({
 export const ScoringSchema = z.object({
   method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
     "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
-  ),
+  ).meta(runApi({ name: "method" })),
   reward_source: z.enum(["env", "success", "prm"]).default("env").describe(
     "Where the RL term's turn rewards come from: the environment, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
   ),
   hint_source: z.enum(["judge", "next_observation"]).default("next_observation").describe(
     "Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation",
   ),
-  w_opd: z.number().min(0).default(1).describe("Weight of the OPD term (opd, combine)"),
-  w_rl: z.number().min(0).default(1).describe("Weight of the RL term (combine)"),
+  w_opd: z.number().min(0).default(1).describe("Weight of the OPD term (opd, combine)")
+    .meta(runApi({ name: "w_opd" })),
+  w_rl: z.number().min(0).default(1).describe("Weight of the RL term (combine)")
+    .meta(runApi({ name: "w_rl" })),
   kl_loss_coef: z.number().min(0).default(0).describe(
     "Adds −coef · (student_lp − base_lp) per token (a KL penalty towards the teacher / base)",
-  ),
+  ).meta(runApi({ name: "kl_loss_coef" })),
   eval_mode: z.boolean().default(false).describe(
     "With opd: also run the PRM judge, for monitoring only",
   ),
@@ -160,6 +192,8 @@ export const TeacherSchema = z.object({
 export const LoggingSchema = z.object({
   log_path: z.string().min(1).nullable().default(null).describe(
     "Run directory (config, metrics, checkpoints, rollouts); null: .tinkerbench/runs/<method>-<env>-<model>-seed<N>",
+  ).meta(
+    runApi({ name: "log_path", locked: "each run gets its own directory under the data dir" }),
   ),
   project_name: z.string().min(1).nullable().default(null).describe(
     "Project label of the run, kept in config.json (no W&B here)",
@@ -174,16 +208,16 @@ export const LoggingSchema = z.object({
 
 /** The held-out evaluation at the end of a run. */
 export const EvalSchema = z.object({
-  episodes: int().min(0).max(100_000).default(64).describe(
-    "Held-out episodes (env seeds 1000000+, never trained on) played by the base model and by the trained policy after the last step; 0: none",
-  ),
+  episodes: int().min(0).max(HELD_OUT_ENV_SEEDS.count).default(64).describe(
+    `Held-out episodes (env seeds ${HELD_OUT_ENV_SEEDS.first}+, never trained on) played by the base model and by the trained policy after the last step, and by each checkpoint the run API evaluates; 0: none`,
+  ).meta(runApi({ name: "eval_episodes", key: "eval.episodes", default: 32 })),
 }).strict();
 
 /** Saving and starting from states. */
 export const CheckpointsSchema = z.object({
   save_every: int().min(0).default(20).describe(
-    "Save the state every N steps (0: only at the end or on Ctrl-C)",
-  ),
+    "Save the state every N steps (0: only at the end or on Ctrl-C); the run API evaluates each checkpoint",
+  ).meta(runApi({ name: "steps_per_eval", key: "save_interval", default: 25 })),
   resume_from: z.string().min(1).nullable().default(null).describe(
     "Start a new run from these weights (tinker://…, weights only); a run directory resumes by itself",
   ),
@@ -200,6 +234,9 @@ export const PipelineSchema = z.object({
   max_steps_off_policy: int().min(0).default(1).describe(
     "async and proxy: most optimizer steps between the weights that sampled a group (a turn) and the step that trains it",
   ),
+  max_steps_without_datums: int().min(1).default(5).describe(
+    "Steps in a row with nothing to train (steps whose groups all solved their tasks aside) before the run stops as failed",
+  ).meta(runApi({ name: "max_steps_without_datums", key: "pipeline.max_steps_without_datums" })),
 }).strict();
 
 /** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */
@@ -280,13 +317,14 @@ export const EnvironmentEntrySchema = z.object({
 );
 /** Every setting of a training run, with its default. */
 export const TrainConfigSchema = z.object({
-  max_steps: int().min(1).default(1000).describe("Training steps of the run"),
+  max_steps: int().min(1).default(1000).describe("Training steps of the run")
+    .meta(runApi({ name: "total_steps", key: "max_steps", default: 50 })),
   num_epochs: int().min(1).nullable().default(null).describe(
     "With environments: passes over their tasks, num_epochs × (tasks ÷ groups per batch) steps instead of max_steps",
   ),
   seed: int().default(0).describe(
     "Seed of the LoRA init, environments and sampling (each a function of seed, step, group)",
-  ),
+  ).meta(runApi({ name: "seed" })),
   policy: PolicySchema.prefault({}).describe("The policy being trained"),
   optimizer: OptimizerSchema.prefault({}).describe("Adam, the loss and the passes per batch"),
   rollout: RolloutSchema.prefault({}).describe(

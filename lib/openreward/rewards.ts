@@ -1,12 +1,14 @@
 /**
  * An episode's reward as OpenReward's trainer computes it: the rewards its tool calls gave (calls
  * that gave none are left out), plus `nonterminal_reward` when the episode did not finish,
- * reduced (`sum`, `mean`, `max`, `min`) and clamped. An episode with no reward at all has none
+ * reduced (`sum`, `mean`, `max`, `min`) and clamped: OpenReward's keys mapped onto the one
+ * reward-shaping module (lib/advantages/shaping.ts). An episode with no reward at all has none
  * (null), and counts as a failed rollout.
  *
  * @module
  */
 
+import { type RewardShaping, shapeEpisodeReward } from "../advantages/shaping.ts";
 import type { Episode } from "../rl/types.ts";
 
 /** The per-environment reward settings (OpenReward's keys). */
@@ -17,6 +19,16 @@ export interface RewardSettings {
   max_reward: number | null;
 }
 
+/** OpenReward's keys as the shaping module's settings. */
+export function rewardShaping(s: RewardSettings): RewardShaping {
+  return {
+    reduction: s.reward_reduction,
+    unfinishedReward: s.nonterminal_reward,
+    minReward: s.min_reward,
+    maxReward: s.max_reward,
+  };
+}
+
 /**
  * The episode's reward, or null when nothing gave one.
  *
@@ -25,29 +37,9 @@ export interface RewardSettings {
  *   max_reward: null }); // sum of the tool rewards, or 0 when it did not finish
  */
 export function episodeReward(e: Episode, s: RewardSettings): number | null {
-  const rewards = e.turns.flatMap((t) => t.rewards ?? [t.reward]);
-  if (s.nonterminal_reward !== null && e.stopReason !== "completed") {
-    rewards.push(s.nonterminal_reward);
-  }
-  if (rewards.length === 0) return null;
-  let r: number;
-  switch (s.reward_reduction) {
-    case "sum":
-      r = rewards.reduce((a, b) => a + b, 0);
-      break;
-    case "mean":
-      r = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-      break;
-    case "max":
-      r = Math.max(...rewards);
-      break;
-    case "min":
-      r = Math.min(...rewards);
-      break;
-  }
-  if (s.min_reward !== null) r = Math.max(s.min_reward, r);
-  if (s.max_reward !== null) r = Math.min(s.max_reward, r);
-  return r;
+  return shapeEpisodeReward(e.turns.flatMap((t) => t.rewards ?? [t.reward]), rewardShaping(s), {
+    finished: e.stopReason === "completed",
+  });
 }
 
 /** The sample standard deviation (Python's `statistics.stdev`; 0 below two values). */

@@ -1,8 +1,10 @@
 /**
  * Scoring of proxy turns as they complete: each completed main turn gets its evidence at once
  * (judge votes, hint, teacher log-probs: `gatherEvidence`, every call concurrent with the other
- * turns'), is composed alone to learn whether it has anything to train on, and then waits in a
- * queue for the next training step, or is recorded as not trained with the reason.
+ * turns'), gets OpenClaw's at-least-one decision once, in its session's order, is composed
+ * alone to learn whether it has anything to train on (its advantage is its own: no group
+ * baseline), and then waits in a queue for the next training step with its evidence, or is
+ * recorded as not trained with the reason.
  *
  * The teacher sees each turn's own request (its messages, tools declared), not a rebuilt
  * history: an agent such as OpenClaw does not replay every message it sent.
@@ -12,6 +14,8 @@
 
 import type { Episode, EpisodeGroup, ScoredTurn, TurnEvidence } from "../rl/types.ts";
 import {
+  atLeastOneInput,
+  AtLeastOneRule,
   composeAdvantages,
   type EvidencePlan,
   type EvidenceSources,
@@ -53,6 +57,8 @@ export class TurnScorer {
   readonly #inFlight = new Set<Promise<void>>();
   #wake: PromiseWithResolvers<void> = Promise.withResolvers();
   #consecutiveFailures = 0;
+  /** OpenClaw's at-least-one rule over each session's turns, in completion order, for the run. */
+  readonly #atLeastOne = new AtLeastOneRule();
   /** Set when a judge or teacher kept failing: the trainer stops with it. */
   failure: JudgeError | null = null;
   /** Turns not trained, by reason (since the last {@link takeCounts}). */
@@ -146,8 +152,19 @@ export class TurnScorer {
       }
       return await this.#notTrained(completed, `scoring failed: ${e.message}`);
     }
-    const scored = composeAdvantages(groups, evidence, o.method).groups[0].episodes[0].turns[0];
     const ev = evidence.get(completed.turn) ?? { errors: [] };
+    if (o.method.rewardSource === "prm" && o.method.method === "rl") {
+      // Decided once, here, in session order; the training step's composition reads it.
+      ev.atLeastOne = this.#atLeastOne.decide(
+        completed.sessionId,
+        atLeastOneInput(completed.turn, ev),
+      );
+      evidence.set(completed.turn, ev);
+    }
+    if (completed.end !== "next_state") this.#atLeastOne.endSession(completed.sessionId);
+    // A proxy turn's advantage is its own (no group baseline): composing it alone tells whether
+    // it trains exactly as the step's composition will.
+    const scored = composeAdvantages(groups, evidence, o.method).groups[0].episodes[0].turns[0];
     if (!scored.score.trained) {
       const reason = untrainedReason(completed, scored, o.method);
       await o.records.score(scoreRecord(completed, scored, { step: null, reason }));

@@ -4,7 +4,9 @@
  * (benchmarks, notebooks, the run API) can check what they read.
  *
  * Version 2 (this one): messages instead of bare texts, per-turn sampler version and stop
- * reason, the turn's evidence and score. Version 1 (before): untagged, `observation`, `action`
+ * reason, the turn's evidence and score; optional, added later without breaking readers: the
+ * action's token ids, log-probs, per-token advantages and teacher log-probs, and
+ * `excluded_reason` on groups left out of training and on failed episodes. Version 1 (before): untagged, `observation`, `action`
  * and `next_observation` as strings.
  *
  * @module
@@ -37,6 +39,12 @@ const TurnRecordSchema = z.object({
   mean_logprob: z.number(),
   stop_reason: z.enum(["stop", "length"]),
   sampler_version: z.number().int(),
+  /** The action's token ids, their sampler log-probs and per-token advantages (null: untrained). */
+  ac_token_ids: z.array(z.number().int()).optional(),
+  logprobs: z.array(z.number()).optional(),
+  advantages: z.array(z.number()).nullable().optional(),
+  /** The teacher's log-probs of the action (OPD), so teacher − student can be shown per token. */
+  teacher_logprobs: z.array(z.number()).optional(),
   evidence: z.object({
     prm: z.object({
       score: z.number(),
@@ -62,6 +70,8 @@ export const RolloutRecordSchema = z.object({
   step: z.number().int(),
   group_id: z.string(),
   group_kept: z.boolean(),
+  /** Why the group (or this failed episode) was left out of training. */
+  excluded_reason: z.string().optional(),
   env_id: z.string(),
   env_seed: z.number().int().nullable(),
   tags: z.array(z.string()),
@@ -101,7 +111,8 @@ export function rolloutRecords(
       success: succeeded(e),
       stop_reason: e.stopReason,
       ...(e.error ? { error: e.error } : {}),
-      turns: turns.map(({ turn: t, evidence: ev, score: s }) => ({
+      ...(kept ? {} : { excluded_reason: "dropped by the constant-group rule" }),
+      turns: turns.map(({ turn: t, evidence: ev, score: s, advantages }) => ({
         observation: t.observation,
         action: t.action,
         next_state: t.nextState,
@@ -113,6 +124,10 @@ export function rolloutRecords(
           : 0,
         stop_reason: t.stopReason,
         sampler_version: t.samplerVersion,
+        ac_token_ids: t.actionTokens,
+        logprobs: t.logprobs,
+        advantages,
+        ...(ev.teacherLogprobs ? { teacher_logprobs: ev.teacherLogprobs } : {}),
         evidence: {
           ...(ev.prm ? { prm: ev.prm } : {}),
           ...(ev.hint !== undefined ? { hint: ev.hint } : {}),

@@ -77,6 +77,13 @@ export interface Episode {
   envId: string;
   turns: Turn[];
   totalReward: number;
+  /**
+   * The episode's reward when its environment's rules shaped it (a mix's reduction, unfinished
+   * reward and clamps, lib/advantages/shaping.ts); the RL term then uses it instead of reducing
+   * the turn rewards by the advantage settings. It travels with the episode, so any execution
+   * mode can train it.
+   */
+  reward?: number;
   stopReason: EpisodeStopReason;
   error?: string;
   /** Set when the episode ended because it ran past its wall-clock limit (stop reason "error"). */
@@ -130,6 +137,12 @@ export interface TurnEvidence {
   teacherLogprobs?: number[];
   /** The reference policy's log-probs of the action tokens on the turn's own prompt (KL). */
   referenceLogprobs?: number[];
+  /**
+   * OpenClaw's at-least-one decision (whether a PRM-scored turn trains), when it was made as the
+   * turn completed, in its session's order (the proxy keeps one rule per session for the run);
+   * composition then uses it instead of deciding within the batch.
+   */
+  atLeastOne?: boolean;
   /** Failed calls, e.g. `teacher: context length exceeded`. */
   errors: string[];
 }

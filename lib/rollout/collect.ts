@@ -123,8 +123,13 @@ export interface CollectResult {
   dropped: DroppedCounts;
   /** Episodes played again under the `retry` policy. */
   retries: number;
-  /** The first failures' messages (at most 20), to say why rollouts were dropped. */
+  /** The first failures' messages (at most 20, retried attempts included). */
   errors: { groupIndex: number; episodeIndex?: number; attempt?: number; message: string }[];
+  /**
+   * Every episode that failed for good (after its retries), and every group whose reset failed
+   * (no episode index): what the rollout store records as failed.
+   */
+  failed: { groupIndex: number; episodeIndex?: number; message: string }[];
   timing: CollectTiming;
 }
 
@@ -209,6 +214,7 @@ export async function collectGroups(
   const noteError = (e: CollectResult["errors"][number]) => {
     if (errors.length < MAX_ERRORS) errors.push(e);
   };
+  const failed: CollectResult["failed"] = [];
   let retries = 0;
   const sizes = specs.map((s) => s.groupSize ?? o.groupSize);
   const total = sizes.reduce((a, b) => a + b, 0);
@@ -254,7 +260,9 @@ export async function collectGroups(
       st.env = undefined;
       st.dropped = true;
       dropped.groupResetError++;
-      noteError({ groupIndex: g, message: `reset failed: ${(e as Error).message}` });
+      const message = `reset failed: ${(e as Error).message}`;
+      noteError({ groupIndex: g, message });
+      failed.push({ groupIndex: g, message });
     }
   }));
 
@@ -311,6 +319,7 @@ export async function collectGroups(
       }
       if (ep.timedOut) dropped.episodeTimeout++;
       else dropped.episodeError++;
+      failed.push({ groupIndex: g, episodeIndex: i, message: ep.error ?? "unknown error" });
       if (policy.onError === "drop_group") {
         st.dropped = true;
         dropped.groupEpisodeFailed++;
@@ -344,6 +353,7 @@ export async function collectGroups(
     dropped,
     retries,
     errors,
+    failed,
     timing: {
       wallMs,
       episodesPerSecond: wallMs > 0 ? kept.length / (wallMs / 1000) : 0,

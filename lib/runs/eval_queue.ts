@@ -6,8 +6,11 @@
  * @module
  */
 
+import { make } from "../envs/registry.ts";
+import { getRenderer } from "../renderers/mod.ts";
+import { evaluateHeldOut } from "../trainer/evaluate.ts";
 import type { CheckpointRecord } from "../trainer/run_log.ts";
-import { evaluatePolicy } from "./evaluate.ts";
+import { withPolicy } from "./policy.ts";
 import { readCheckpoints } from "./run_files.ts";
 import type { RunRecord, RunStore } from "./store.ts";
 
@@ -80,20 +83,27 @@ export class EvalQueue {
       createdAt: "",
     };
     try {
-      const r = await evaluatePolicy({
-        dataDir: this.#dataDir,
-        environment: run.environment,
-        modelName: String(c.model_name),
-        policy: { checkpoint },
-        episodes: Number(c.eval_episodes),
-        maxTokens: Number(c.max_token_length),
-        temperature: Number(c.temperature),
-      });
+      // The trainer's evaluator, on the same held-out episodes as its final eval.json.
+      const score = await withPolicy(
+        this.#dataDir,
+        { checkpoint },
+        (sampler) =>
+          evaluateHeldOut(sampler, () => make(run.environment), {
+            episodes: Number(c.eval_episodes),
+            maxTokensPerTurn: Number(c.max_token_length),
+            temperature: Number(c.temperature),
+            maxConcurrency: Number(c.max_num_workers),
+            renderer: getRenderer(String(c.model_name)),
+          }),
+      );
+      if (score.episodes === 0) {
+        throw new Error(`no held-out episode finished (${score.first_error ?? "no error"})`);
+      }
       this.#store.putEval({
         ...record,
-        episodes: r.episodes,
-        percentCorrect: r.percentCorrect,
-        rewardMean: r.rewardMean,
+        episodes: score.episodes,
+        percentCorrect: score.success,
+        rewardMean: score.mean_reward,
         error: null,
         createdAt: new Date().toISOString(),
       });

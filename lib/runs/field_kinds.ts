@@ -1,12 +1,15 @@
 /**
  * The kinds of value a runs-API config field holds, each with its zod schema and its allowed
- * values in words: integers and numbers in a range (also given as numeric text, as agents often
- * quote them), choices, booleans, model names and run names.
+ * values in words. A field that is a training setting takes its kind from the setting's own
+ * schema ({@link settingKind}); the runs server's own fields are a boolean and a run name.
+ * Values may come as text (agents often quote numbers): they are read as the setting's type the
+ * way a `--flag` is.
  *
  * @module
  */
 
 import { z } from "zod";
+import { readSetting, resolveName, settingSchema } from "../config/mod.ts";
 import { localModelNames } from "../local/models.ts";
 import { getRenderer } from "../renderers/mod.ts";
 
@@ -16,51 +19,50 @@ export type FieldType = "integer" | "number" | "boolean" | "string" | "enum";
 /** A value of a field (JSON). */
 export type FieldValue = string | number | boolean | null;
 
-const isNumberText = (s: string) => s.trim() !== "" && Number.isFinite(Number(s));
-
-/** Numbers may come as JSON numbers or numeric strings: agents often quote them. */
-function numeric(inner: z.ZodNumber, nullable: boolean): z.ZodType<FieldValue> {
-  const fromText = z.string().refine(isNumberText, "not a number").transform(Number).pipe(inner);
-  const base = z.union([inner, fromText]);
-  return (nullable
-    ? z.union([z.null(), z.literal("null").transform(() => null), base])
-    : base) as z.ZodType<FieldValue>;
+/** A field's kind: what it reports and how a new value is checked. */
+export interface FieldKind {
+  type: FieldType;
+  /** What values are allowed, in words (shown in errors and in `GET /config`). */
+  allowed: string;
+  /** Validates (and, for values given as text, converts) a new value. */
+  schema: z.ZodType<FieldValue>;
 }
 
-/** An integer in [min, max]. */
-export function int(min: number, max: number) {
+/**
+ * The kind of the training setting at `path`: its type, range and choices as the config schema
+ * has them, checked by that schema after reading text as the setting's type.
+ *
+ * @example
+ * settingKind("rollout.group_size").allowed; // "an integer >= 1"
+ */
+export function settingKind(path: string): FieldKind {
+  const { node } = resolveName(path);
+  if (node.kind !== "leaf") throw new Error(`${path} is not a single setting`);
+  const inner = settingSchema(path);
+  const type = node.type.replace(/ \| null$/, "");
+  const base = node.choices
+    ? `one of ${node.choices.join(", ")}`
+    : node.read === "integer"
+    ? `an ${type}`
+    : node.read === "number"
+    ? `a ${type}`
+    : node.read === "boolean"
+    ? "true or false"
+    : "a string";
   return {
-    type: "integer" as const,
-    allowed: `an integer from ${min} to ${max}`,
-    schema: numeric(z.number().int().min(min).max(max), false),
-  };
-}
-
-/** A number in [min, max] (above min with `exclusiveMin`), optionally null. */
-export function num(min: number, max: number, { nullable = false, exclusiveMin = false } = {}) {
-  const inner = exclusiveMin ? z.number().gt(min).max(max) : z.number().min(min).max(max);
-  const range = exclusiveMin ? `above ${min} and at most ${max}` : `from ${min} to ${max}`;
-  return {
-    type: "number" as const,
-    allowed: `a number ${range}${nullable ? ", or null" : ""}`,
-    schema: numeric(inner, nullable),
-  };
-}
-
-/** One of a few words. */
-export function choice(values: readonly [string, ...string[]]) {
-  return {
-    type: "enum" as const,
-    allowed: `one of ${values.join(", ")}`,
-    schema: z.enum(values) as z.ZodType<FieldValue>,
+    type: node.choices ? "enum" : node.read,
+    allowed: node.nullable ? `${base}, or null` : base,
+    schema: z.unknown().transform((v) => readSetting(v, node, path, path)).pipe(
+      inner,
+    ) as z.ZodType<FieldValue>,
   };
 }
 
 /** true or false (also as text). */
-export function bool() {
+export function bool(): FieldKind {
   const text = z.enum(["true", "false"]).transform((s) => s === "true");
   return {
-    type: "boolean" as const,
+    type: "boolean",
     allowed: "true or false",
     schema: z.union([z.boolean(), text]) as z.ZodType<FieldValue>,
   };
@@ -79,19 +81,24 @@ export function checkModelName(name: string): string | null {
   }
 }
 
-/** A model name: a local model, or `Qwen/Qwen3-*` on the Tinker cloud. */
-export const modelName = {
-  type: "string" as const,
-  allowed: `a local model (${localModelNames().join(", ")}) or Qwen/Qwen3-* with TINKER_API_KEY`,
-  schema: z.string().min(1).superRefine((s, ctx) => {
-    const problem = checkModelName(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  }) as z.ZodType<FieldValue>,
-};
+/**
+ * A model-name setting narrowed to the models this machine can train (the trainer would only
+ * find out when it starts).
+ */
+export function trainableModel(kind: FieldKind): FieldKind {
+  return {
+    type: kind.type,
+    allowed: `a local model (${localModelNames().join(", ")}) or Qwen/Qwen3-* with TINKER_API_KEY`,
+    schema: kind.schema.superRefine((s, ctx) => {
+      const problem = typeof s === "string" ? checkModelName(s) : null;
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  };
+}
 
 /** A run name: 1 to 100 letters, digits and `. _ : -`. */
-export const runName = {
-  type: "string" as const,
+export const runName: FieldKind = {
+  type: "string",
   allowed: "1 to 100 characters: letters, digits, and . _ : -",
   schema: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/) as z.ZodType<FieldValue>,
 };

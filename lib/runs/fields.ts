@@ -1,82 +1,48 @@
 /**
  * The run configuration an agent reads and edits through the runs API: every field, its type,
- * default and meaning, whether it is locked, and the training-config key it becomes. This is
- * the one table that maps the API's names (the Hermes tools' `group_size`, `max_token_length`,
- * `total_steps`, ...) onto `deno task train`'s settings; a run's config file is written from it
- * with the trainer's flat keys, which stay valid aliases however the training config is nested.
+ * default and meaning, whether it is locked, and the training-config key it becomes. The fields
+ * that are training settings are read off the config schema (`lib/config/schema.ts`, the
+ * settings annotated with `runApi`): their type, range, choices and description are the
+ * setting's, written once there, under the API's names (the Hermes tools' `group_size`,
+ * `max_token_length`, `total_steps`, ...). A run's config file is written with the trainer's
+ * flat keys, which stay valid aliases however the training config is nested.
  *
  * @module
  */
 
-import { z } from "zod";
+import { listConfigFields } from "../config/mod.ts";
 import {
   bool,
-  choice,
+  type FieldKind,
   type FieldType,
   type FieldValue,
-  int,
-  modelName,
-  num,
   runName,
+  settingKind,
+  trainableModel,
 } from "./field_kinds.ts";
 
 export { checkModelName, type FieldType, type FieldValue } from "./field_kinds.ts";
 
 /** One row of the table. */
-export interface FieldSpec {
+export interface FieldSpec extends FieldKind {
   /** The API name (what `POST /config` takes). */
   name: string;
-  type: FieldType;
-  /** The flat training-config key it sets, or null when the runs server itself uses it. */
+  /** The training setting's dotted path, or null for the runs server's own fields. */
+  setting: string | null;
+  /** The training-config key it sets (an alias or path), or null when the runs server uses it. */
   trainingKey: string | null;
   default: FieldValue;
   description: string;
-  /** What values are allowed, in words (shown in errors and in `GET /config`). */
-  allowed: string;
-  /** Validates (and, for numbers given as strings, converts) a new value. */
-  schema: z.ZodType<FieldValue>;
   /** Locked fields show their value but cannot be edited; `why` says who sets them. */
   locked?: { why: string };
 }
 
-/**
- * Every field, in the order `GET /config` lists them. The seed's names come first. Locked:
- * `environment` (chosen with `POST /environments/{name}/select`), `log_path` (each run gets its
- * own directory) and `use_wandb` (this project logs to files and `report.html`, not W&B).
- */
-export const FIELDS: readonly FieldSpec[] = [
-  {
-    name: "group_size",
-    ...int(1, 256),
-    trainingKey: "group_size",
-    default: 4,
-    description: "Episodes per group, all from one start state (GRPO's group).",
-  },
-  {
-    name: "max_token_length",
-    ...int(1, 8192),
-    trainingKey: "max_tokens",
-    default: 256,
-    description: "Most tokens the policy samples per turn.",
-  },
-  {
-    name: "total_steps",
-    ...int(1, 100_000),
-    trainingKey: "max_steps",
-    default: 50,
-    description: "Training steps of the run (each: collect, score, one optimizer step).",
-  },
-  {
-    name: "steps_per_eval",
-    ...int(0, 100_000),
-    trainingKey: "save_interval",
-    default: 25,
-    description: "Save a checkpoint every N steps and evaluate it on held-out episodes " +
-      "(0: only the final checkpoint). The final and interrupted checkpoints are always saved.",
-  },
+/** The runs server's own fields, not training settings: W&B's, which this project has not. */
+const SERVER_FIELDS: readonly FieldSpec[] = [
   {
     name: "use_wandb",
     ...bool(),
+    setting: null,
     trainingKey: null,
     default: false,
     description: "Log to Weights & Biases.",
@@ -85,140 +51,37 @@ export const FIELDS: readonly FieldSpec[] = [
   {
     name: "wandb_name",
     ...runName,
+    setting: null,
     trainingKey: null,
     default: "run",
     description: "The run's name (set to <environment>-<time> when an environment is selected).",
   },
-  {
-    name: "max_num_workers",
-    ...int(1, 1024),
-    trainingKey: "num_env",
-    default: 32,
-    description: "Episodes played at once (the backend batches concurrent sampling).",
-  },
-  {
-    name: "environment",
-    type: "string",
-    allowed: "a registered environment id",
-    schema: z.string() as z.ZodType<FieldValue>,
-    trainingKey: "env_id",
-    default: null,
-    description: "The environment trained on.",
-    locked: { why: "set by POST /environments/{name}/select (rl_select_environment)" },
-  },
-  {
-    name: "method",
-    ...choice(["rl", "opd", "combine"]),
-    trainingKey: "method",
-    default: "rl",
-    description: "rl: env rewards; opd: on-policy distillation from hindsight hints; " +
-      "combine: both.",
-  },
-  {
-    name: "model_name",
-    ...modelName,
-    trainingKey: "model_name",
-    default: "local/games2",
-    description: "The base model of the policy.",
-  },
-  {
-    name: "batch_size",
-    ...int(1, 4096),
-    trainingKey: "batch_size",
-    default: 4,
-    description: "Groups per training step.",
-  },
-  {
-    name: "learning_rate",
-    ...num(0, 1, { nullable: true, exclusiveMin: true }),
-    trainingKey: "learning_rate",
-    default: null,
-    description: "Adam's learning rate; null picks 3e-3 on local models, 1e-4 on cloud ones.",
-  },
-  {
-    name: "lora_rank",
-    ...int(1, 1024),
-    trainingKey: "lora_rank",
-    default: 32,
-    description: "Rank of the LoRA adapter trained.",
-  },
-  {
-    name: "temperature",
-    ...num(0, 2),
-    trainingKey: "temperature",
-    default: 1,
-    description: "Sampling temperature of rollouts and of the held-out evaluation.",
-  },
-  {
-    name: "seed",
-    ...int(0, 2 ** 31 - 1),
-    trainingKey: "seed",
-    default: 0,
-    description: "Seeds environments and sampling; the same seed replays the same run.",
-  },
-  {
-    name: "loss_fn",
-    ...choice(["importance_sampling", "ppo", "cispo"]),
-    trainingKey: "loss_fn",
-    default: "importance_sampling",
-    description: "The policy-gradient loss.",
-  },
-  {
-    name: "kl_loss_coef",
-    ...num(0, 10),
-    trainingKey: "kl_loss_coef",
-    default: 0,
-    description: "Weight of the per-token KL penalty towards the base model.",
-  },
-  {
-    name: "w_opd",
-    ...num(0, 10),
-    trainingKey: "w_opd",
-    default: 1,
-    description: "Weight of the distillation term (method combine).",
-  },
-  {
-    name: "w_rl",
-    ...num(0, 10),
-    trainingKey: "w_rl",
-    default: 1,
-    description: "Weight of the RL term (method combine).",
-  },
-  {
-    name: "train_epochs",
-    ...int(1, 16),
-    trainingKey: "train_epochs",
-    default: 1,
-    description: "Optimizer passes over each step's batch.",
-  },
-  {
-    name: "eval_episodes",
-    ...int(0, 4096),
-    trainingKey: null,
-    default: 32,
-    description: "Held-out episodes per evaluated checkpoint (0: no evaluation).",
-  },
-  {
-    name: "env_module",
-    type: "string",
-    allowed: "set by the server",
-    schema: z.string() as z.ZodType<FieldValue>,
-    trainingKey: "env_module",
-    default: null,
-    description: "The module that registers the environment (environments loaded with " +
-      "`deno task runs --env-module`); null for built-in ones.",
-    locked: { why: "follows the selected environment" },
-  },
-  {
-    name: "log_path",
-    type: "string",
-    allowed: "set by the server",
-    schema: z.string() as z.ZodType<FieldValue>,
-    trainingKey: "log_path",
-    default: null,
-    description: "The run directory (metrics, checkpoints, rollouts, report).",
-    locked: { why: "each run gets its own directory under the data dir" },
-  },
+];
+
+/** A training setting as a field, from its schema and its `runApi` annotation. */
+function settingField(path: string, f: ReturnType<typeof listConfigFields>[number]): FieldSpec {
+  const meta = f.runApi!;
+  const kind = settingKind(path);
+  return {
+    name: meta.name,
+    ...(path === "policy.model" ? trainableModel(kind) : kind),
+    setting: path,
+    trainingKey: meta.key ?? meta.name,
+    default: (meta.default ?? f.default) as FieldValue,
+    description: f.description,
+    ...(meta.locked ? { locked: { why: meta.locked } } : {}),
+  };
+}
+
+/**
+ * Every field, in the order `GET /config` lists them: the server's own, then the training
+ * settings in the config schema's order. Locked: `environment` (chosen with
+ * `POST /environments/{name}/select`), `env_module` (follows it), `log_path` (each run gets its
+ * own directory) and `use_wandb` (this project logs to files and `report.html`, not W&B).
+ */
+export const FIELDS: readonly FieldSpec[] = [
+  ...SERVER_FIELDS,
+  ...listConfigFields().filter((f) => f.runApi).map((f) => settingField(f.path, f)),
 ];
 
 const BY_NAME = new Map(FIELDS.map((f) => [f.name, f]));

@@ -98,7 +98,7 @@ export function createMcpServer(api: RunsApi, version = "1.0.0"): McpServer {
   );
   tool(
     "rl_check_status",
-    "A run's state (queued, running, finished, stopped, crashed), step of total_steps, " +
+    "A run's state (queued, running, finished, stopped, crashed, failed), step of total_steps, " +
       "reward_mean, loss, percent_correct, eval_percent_correct, elapsed and estimated time left.",
     runId,
     ({ run_id }: { run_id: string }) => api.getRun(run_id),

@@ -19,4 +19,3 @@ export { createRunsApp, type RunsAppOptions } from "./app.ts";
 export { createMcpServer, TOOL_NAMES } from "./mcp.ts";
 export { FIELDS, type FieldSpec, type RunConfig } from "./fields.ts";
 export { type EnvironmentInfo, listEnvironments } from "./environments.ts";
-export { HELD_OUT_SEED } from "./evaluate.ts";

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { ConfigError, loadTrainConfig } from "../config/mod.ts";
 import { writeRunReport } from "../trainer/report.ts";
+import { readRunStatus, type RunDirStatus } from "../trainer/run_log.ts";
 import { type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";
 import { exists, logError, readCheckpoints, readMetrics, runPaths } from "./run_files.ts";
@@ -256,6 +257,7 @@ export class RunManager {
     const last = (await readCheckpoints(run.runDir)).at(-1) ?? null;
     const total = Number(run.config.total_steps);
     let state: RunState, error: string | null = null;
+    let status: RunDirStatus | null = null;
     if (run.stopRequestedAt !== null) {
       state = "stopped";
       if (this.#killed.has(run.id)) {
@@ -266,6 +268,9 @@ export class RunManager {
       state = "finished";
     } else if (last?.kind === "interrupted" && code === 0) {
       state = "stopped"; // interrupted by someone else's Ctrl-C
+    } else if ((status = await readRunStatus(run.runDir))?.state === "failed") {
+      state = "failed";
+      error = `${status!.error}; change the config and start a new run`;
     } else {
       state = "crashed";
       const why = code === null

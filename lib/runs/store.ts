@@ -12,7 +12,15 @@ import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { z } from "zod";
 
 /** Where a run is in its life. */
-export const RunStateSchema = z.enum(["queued", "running", "finished", "stopped", "crashed"]);
+export const RunStateSchema = z.enum([
+  "queued",
+  "running",
+  "finished",
+  "stopped",
+  "crashed",
+  /** The trainer stopped it: it could not train (its status.json says why). */
+  "failed",
+]);
 /** A run's state. */
 export type RunState = z.infer<typeof RunStateSchema>;
 
@@ -84,7 +92,7 @@ CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
   environment TEXT NOT NULL,
-  state TEXT NOT NULL CHECK (state IN ('queued','running','finished','stopped','crashed')),
+  state TEXT NOT NULL CHECK (state IN (${RunStateSchema.options.map((o) => `'${o}'`).join(",")})),
   config TEXT NOT NULL,
   wandb_project TEXT,
   run_dir TEXT NOT NULL,
@@ -140,6 +148,34 @@ export class RunStore {
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
     this.#db.exec("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;");
     this.#db.exec(SCHEMA);
+    this.#migrateStates();
+  }
+
+  /**
+   * A database written before a run state was added keeps the old CHECK on `runs.state`:
+   * rebuilt once with the current states, rows kept.
+   */
+  #migrateStates(): void {
+    const row = this.#db.prepare("SELECT sql FROM sqlite_master WHERE name = 'runs'").get() as
+      | { sql: string }
+      | undefined;
+    if (!row || RunStateSchema.options.every((o) => row.sql.includes(`'${o}'`))) return;
+    this.#db.exec("PRAGMA foreign_keys = OFF; BEGIN IMMEDIATE");
+    try {
+      // SQLite's way: a new table under another name, the rows copied, the old one dropped,
+      // the new one renamed (other tables' references to `runs` stay as they are).
+      const create = /CREATE TABLE IF NOT EXISTS runs \([\s\S]*?\n\);/.exec(SCHEMA)![0];
+      this.#db.exec(create.replace("IF NOT EXISTS runs (", "runs_migrated ("));
+      this.#db.exec("INSERT INTO runs_migrated SELECT * FROM runs");
+      this.#db.exec("DROP TABLE runs");
+      this.#db.exec("ALTER TABLE runs_migrated RENAME TO runs");
+      this.#db.exec("COMMIT");
+    } catch (e) {
+      this.#db.exec("ROLLBACK");
+      throw e;
+    } finally {
+      this.#db.exec("PRAGMA foreign_keys = ON");
+    }
   }
 
   /** Adds a new run (before anything is spawned for it). */

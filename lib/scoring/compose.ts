@@ -20,7 +20,6 @@
 import { type AdvantageConfig, type AdvantageStats, computeAdvantages } from "../advantages/mod.ts";
 import type {
   Dispatch,
-  Episode,
   EpisodeGroup,
   Method,
   ScoredGroup,
@@ -49,11 +48,6 @@ export interface MethodSettings {
   wRl: number;
   /** Per-token KL penalty coefficient against the reference policy (0: off). */
   klCoef: number;
-  /**
-   * Episode rewards fixed upstream (a multi-environment run's per-environment reduction and
-   * clamps, lib/trainer/mix.ts): the RL term uses them instead of reducing turn rewards.
-   */
-  episodeRewards?: ReadonlyMap<Episode, number>;
 }
 
 /** What a batch's composition yields. */
@@ -128,7 +122,7 @@ export function composeAdvantages(
       groups.map((g) =>
         g.episodes.map((e) => ({
           turnRewards: e.turns.map(reward),
-          reward: s.rewardSource === "env" ? s.episodeRewards?.get(e) : undefined,
+          reward: s.rewardSource === "env" ? e.reward : undefined,
         }))
       ),
       s.advantages,
@@ -161,10 +155,7 @@ export function composeAdvantages(
           let adv: number[] | null = null;
           if (s.method === "rl") {
             const masked = s.rewardSource === "prm" &&
-              !atLeastOne.decide(`${e}`, {
-                hasNextState: turn.nextState.length > 0,
-                score: evid.prm?.score ?? null,
-              });
+              !(evid.atLeastOne ?? atLeastOne.decide(`${e}`, atLeastOneInput(turn, evid)));
             // A zero advantage teaches nothing (e.g. a constant group): skip its compute,
             // unless a KL term still has something to say.
             if (!masked && (rlAdvantage !== 0 || s.klCoef > 0)) {
@@ -197,6 +188,14 @@ export function composeAdvantages(
     };
   });
   return { groups: scored, advantageStats, metrics: scoreMetrics(scored, s) };
+}
+
+/** What OpenClaw's at-least-one rule reads of a turn. */
+export function atLeastOneInput(
+  turn: EpisodeGroup["episodes"][number]["turns"][number],
+  evidence: TurnEvidence,
+): { hasNextState: boolean; score: number | null } {
+  return { hasNextState: turn.nextState.length > 0, score: evidence.prm?.score ?? null };
 }
 
 /** `score/*` metrics of a composed batch. */

@@ -1,9 +1,11 @@
 /**
- * Held-out evaluation: the base model and the trained policy play the same episodes, one per
- * env seed from {@link HELD_OUT_ENV_SEED} (training draws its env seeds from a hash of (seed,
- * step, group), never this range), with the same sampler seeds, so the two success rates differ
- * only by the weights. The trainer writes the result as `eval.json` in the run directory,
- * `deno task train` prints {@link heldOutLine}, and the run report shows it.
+ * Held-out evaluation, the project's one evaluator: a policy plays one episode per held-out env
+ * seed ({@link HELD_OUT_ENV_SEEDS} in `lib/util/random.ts`, which no training seed from
+ * `deriveSeed` ever is) with fixed sampler seeds, so every policy evaluated on an environment
+ * plays the same episodes. The trainer compares the base model and the trained policy
+ * ({@link evaluateRun}, written as `eval.json`, printed as {@link heldOutLine}, shown in the
+ * report); the run API scores each checkpoint, and the learning benchmark each arm, with
+ * {@link evaluateHeldOut}.
  *
  * @module
  */
@@ -13,19 +15,20 @@ import { z } from "zod";
 import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
+import { HELD_OUT_ENV_SEEDS, heldOutEnvSeeds } from "../util/random.ts";
 import { formatZodError } from "../util/zod.ts";
 import type { Renderer } from "../renderers/types.ts";
 import { collectGroups, type Sampler } from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
+import type { EnvironmentMix } from "./mix.ts";
+import { episodeConcurrency } from "./rollouts.ts";
 
-/** The first held-out env seed (the learning benchmark's held-out set starts here too). */
-export const HELD_OUT_ENV_SEED = 1_000_000;
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
 
 /** Settings of {@link evaluateHeldOut}. */
 export interface HeldOutOptions {
-  /** Episodes, one per env seed `HELD_OUT_ENV_SEED + i`. */
+  /** Episodes, one per held-out env seed (`HELD_OUT_ENV_SEEDS.first + i`). */
   episodes: number;
   maxTokensPerTurn: number;
   temperature: number;
@@ -44,6 +47,8 @@ export const PolicyScoreSchema = z.object({
   mean_reward: z.number(),
   /** Episodes that played to the end (failed ones, e.g. context overflows, are left out). */
   episodes: z.number().int().min(0),
+  /** Why the first left-out episode failed, when one did. */
+  first_error: z.string().optional(),
 });
 
 /** A policy's score on the held-out episodes. */
@@ -63,6 +68,17 @@ export const HeldOutEvaluationSchema = z.object({
   step: z.number().int().min(0),
   base: PolicyScoreSchema,
   trained: PolicyScoreSchema,
+  /**
+   * An environment mix's scores per environment (`base` and `trained` above are over all of
+   * them), and the environments left out with the reason.
+   */
+  environments: z.record(
+    z.string(),
+    z.union([
+      z.object({ base: PolicyScoreSchema, trained: PolicyScoreSchema }),
+      z.object({ skipped: z.string() }),
+    ]),
+  ).optional(),
   seconds: z.number(),
 });
 
@@ -83,7 +99,7 @@ export async function evaluateHeldOut(
   o: HeldOutOptions,
 ): Promise<PolicyScore> {
   const res = await collectGroups(
-    Array.from({ length: o.episodes }, (_, i) => ({ makeEnv, envSeed: HELD_OUT_ENV_SEED + i })),
+    heldOutEnvSeeds(o.episodes).map((envSeed) => ({ makeEnv, envSeed })),
     sampler,
     {
       groupSize: 1,
@@ -103,6 +119,7 @@ export async function evaluateHeldOut(
     success: n ? episodes.filter(episodeSucceeded).length / n : 0,
     mean_reward: n ? episodes.reduce((a, e) => a + e.totalReward, 0) / n : 0,
     episodes: n,
+    ...(res.errors.length ? { first_error: res.errors[0].message } : {}),
   };
 }
 
@@ -113,9 +130,16 @@ export async function evaluateHeldOut(
  * heldOutLine(evaluation); // "held-out success: base 0.41 → trained 0.78 (64 episodes)"
  */
 export function heldOutLine(e: HeldOutEvaluation): string {
-  return `held-out success: base ${e.base.success.toFixed(2)} → trained ${
-    e.trained.success.toFixed(2)
-  } (${e.episodes} episodes)`;
+  const line = (base: PolicyScore, trained: PolicyScore) =>
+    `base ${base.success.toFixed(2)} → trained ${trained.success.toFixed(2)}`;
+  const overall = `held-out success: ${line(e.base, e.trained)} (${e.episodes} episodes${
+    e.environments ? " per environment" : ""
+  })`;
+  if (!e.environments) return overall;
+  const parts = Object.entries(e.environments).map(([name, x]) =>
+    "skipped" in x ? `${name}: skipped (${x.skipped})` : `${name}: ${line(x.base, x.trained)}`
+  );
+  return `${overall}; ${parts.join("; ")}`;
 }
 
 /** Path of the evaluation file in a run directory. */
@@ -176,7 +200,7 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
     maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
     temperature: cfg.rollout.temperature,
-    maxConcurrency: cfg.rollout.max_concurrency,
+    maxConcurrency: episodeConcurrency(cfg),
     renderer: i.renderer,
   };
   const total = 2 * options.episodes;
@@ -193,12 +217,64 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     env_id: cfg.rollout.env_id,
     model: cfg.policy.model,
     episodes: options.episodes,
-    env_seeds: [HELD_OUT_ENV_SEED, HELD_OUT_ENV_SEED + options.episodes - 1],
+    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + options.episodes - 1],
     sampler_seed: HELD_OUT_SAMPLER_SEED,
     temperature: options.temperature,
     step: i.step,
     base: baseScore,
     trained: trainedScore,
+    seconds: (performance.now() - t0) / 1000,
+  };
+}
+
+/** What {@link evaluateMixRun} needs of a finished multi-environment run. */
+export type MixEvaluationInput = Omit<RunEvaluationInput, "makeEnv"> & { mix: EnvironmentMix };
+
+/**
+ * The held-out comparison of a multi-environment run, per environment and over all: each
+ * environment whose tasks are drawn from seeds plays `eval.episodes` held-out episodes with the
+ * base model and the trained policy; one that draws from a task list is left out with the reason
+ * (held-out seeds are not its tasks, and which of its tasks training did not see is not known).
+ */
+export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEvaluation> {
+  const t0 = performance.now();
+  const cfg = i.config;
+  const environments: NonNullable<HeldOutEvaluation["environments"]> = {};
+  const seeded = i.mix.environments.filter((e) => e.pools.every((p) => !Number.isFinite(p.size)));
+  const total = 2 * cfg.eval.episodes * seeded.length;
+  let done = 0;
+  const scores: { base: PolicyScore; trained: PolicyScore }[] = [];
+  for (const env of i.mix.environments) {
+    if (!seeded.includes(env)) {
+      environments[env.name] = { skipped: "a task list, not seeds: no held-out tasks" };
+      continue;
+    }
+    const before = done;
+    const one = await evaluateRun({
+      ...i,
+      makeEnv: env.makeEnv(env.pools[0].split),
+      onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
+    });
+    environments[env.name] = { base: one.base, trained: one.trained };
+    scores.push(one);
+  }
+  const pool = (pick: (s: { base: PolicyScore; trained: PolicyScore }) => PolicyScore) => {
+    const n = scores.reduce((a, s) => a + pick(s).episodes, 0);
+    const avg = (f: (p: PolicyScore) => number) =>
+      n ? scores.reduce((a, s) => a + f(pick(s)) * pick(s).episodes, 0) / n : 0;
+    return { success: avg((p) => p.success), mean_reward: avg((p) => p.mean_reward), episodes: n };
+  };
+  return {
+    env_id: `mix:${i.mix.environments.map((e) => e.name).join("+")}`,
+    model: cfg.policy.model,
+    episodes: cfg.eval.episodes,
+    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + cfg.eval.episodes - 1],
+    sampler_seed: HELD_OUT_SAMPLER_SEED,
+    temperature: cfg.rollout.temperature,
+    step: i.step,
+    base: pool((s) => s.base),
+    trained: pool((s) => s.trained),
+    environments,
     seconds: (performance.now() - t0) / 1000,
   };
 }

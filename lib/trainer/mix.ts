@@ -2,10 +2,13 @@
  * Multi-environment training, as OpenReward's trainer does it: the config's `environments:` map
  * names each environment (./mix_sources.ts), its splits, group size (`num_rollouts`), sampling and
  * reward settings. Each step splits the batch's task groups among the environments by `weight`,
- * plays them in one collection, computes each episode's reward by its environment's rules, leaves
- * out a group with more than `max_failing_rollouts` failed episodes (dropping the failures of the
- * others) and groups whose rewards have a standard deviation under 1e-8, and reports metrics per
+ * plays them, shapes each episode's reward by its environment's rules (lib/advantages/shaping.ts;
+ * the reward travels with the episode as `Episode.reward`), leaves out a group with more than
+ * `max_failing_rollouts` failed episodes (dropping the failures of the others) and constant
+ * groups (the shaping module's rule), recorded with the reason, and reports metrics per
  * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
+ * In `sync` and `stream` modes {@link MixRollouts} plays a step's groups in one collection; in
+ * `async` mode the rollout workers (./rollouts.ts) play the same specs and judge them alike.
  *
  * @module
  */
@@ -13,10 +16,12 @@
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import { OrsClient } from "../openreward/client.ts";
-import { episodeReward, sampleStd } from "../openreward/rewards.ts";
+import { isConstantGroup } from "../advantages/shaping.ts";
+import { episodeReward } from "../openreward/rewards.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";
-import { collectGroups, type GroupSpec } from "../rollout/collect.ts";
+import { collectGroups, type CollectResult, type GroupSpec } from "../rollout/collect.ts";
 import type { Sampler } from "../rollout/episode.ts";
+import type { ExcludedGroup, GroupSource, StepGroups } from "./source.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { rolloutMetrics } from "./metrics.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
@@ -24,9 +29,8 @@ import { type MixEnvironment, resolveEnvironment, type TaskPool } from "./mix_so
 import {
   collectionMetrics,
   collectOptions,
+  failedEpisodes,
   type RolloutContext,
-  type RolloutSource,
-  type StepRollouts,
 } from "./rollouts.ts";
 
 export type { MixEnvironment } from "./mix_sources.ts";
@@ -37,11 +41,6 @@ export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
 /** The environments of a run's `environments:` map, with their tasks. */
 export class EnvironmentMix {
   readonly environments: MixEnvironment[];
-  /**
-   * The rewards of the current step's kept episodes by their environments' rules; composition
-   * reads them (`MethodSettings.episodeRewards`) as groups come in.
-   */
-  readonly episodeRewards = new Map<Episode, number>();
   readonly #cfg: TrainConfig;
 
   private constructor(cfg: TrainConfig, environments: MixEnvironment[]) {
@@ -118,8 +117,9 @@ export class EnvironmentMix {
   }
 
   /**
-   * A played group by its environment's rules: the kept group (its failures dropped, rewards
-   * recorded) or null when it is left out, and what happened, for metrics.
+   * A played group by its environment's rules: the kept group (its failures dropped, each kept
+   * episode's shaped reward set on it as `Episode.reward`) or null when it is left out, and
+   * what happened, for metrics and the rollout store.
    */
   judge(
     spec: MixGroupSpec,
@@ -131,12 +131,94 @@ export class EnvironmentMix {
     const failed = env.groupSize - ok.length;
     let excluded: GroupOutcome["excluded"] = null;
     if (ok.length === 0 || failed > env.entry.max_failing_rollouts) excluded = "failing";
-    else if (ok.length > 1 && sampleStd(ok.map((x) => x.r!)) < 1e-8) excluded = "constant";
+    else if (ok.length > 1 && isConstantGroup(ok.map((x) => x.r!))) excluded = "constant";
     const outcome = { env: env.name, episodes: scored, failed, excluded };
     if (excluded) return { kept: null, outcome };
-    for (const x of ok) this.episodeRewards.set(x.e, x.r!);
-    return { kept: { ...g!, episodes: ok.map((x) => x.e) }, outcome };
+    const episodes: Episode[] = ok.map((x) => ({ ...x.e, reward: x.r! }));
+    return { kept: { ...g!, episodes }, outcome };
   }
+
+  /**
+   * Plays specs with the mix's failure policy (every group comes back, so that its failures
+   * count against its environment), judging each group as it is played; `onGroup` sees kept
+   * groups as they are judged.
+   */
+  async play(
+    specs: MixGroupSpec[],
+    sampler: Sampler,
+    options: ReturnType<typeof collectOptions>,
+    onGroup?: (g: EpisodeGroup) => void,
+  ): Promise<MixPlay> {
+    const byId = new Map(specs.map((s) => [s.id!, s]));
+    const outcomes = new Map<string, GroupOutcome>();
+    const kept = new Map<string, EpisodeGroup>();
+    const res = await collectGroups(specs, sampler, {
+      ...options,
+      failures: { ...options.failures!, minEpisodesPerGroup: 0 },
+      onGroup: (g) => {
+        const { kept: k, outcome } = this.judge(byId.get(g.id)!, g);
+        outcomes.set(g.id, outcome);
+        if (k) {
+          kept.set(g.id, k);
+          onGroup?.(k);
+        }
+      },
+    });
+    // A group never announced (its reset failed, or drop_group dropped it) failed whole.
+    for (const s of specs) {
+      if (!outcomes.has(s.id!)) outcomes.set(s.id!, this.judge(s, null).outcome);
+    }
+    return { specs, res, outcomes, kept };
+  }
+
+  /**
+   * A step's groups from its plays (one collection, or one per group in async mode): kept groups
+   * in spec order, excluded ones with their reasons, failed episodes, and the step's metrics.
+   */
+  stepGroups(plays: MixPlay[], step: number): Omit<StepGroups, "spans"> {
+    const specs = plays.flatMap((p) => p.specs);
+    const outcomes = new Map(plays.flatMap((p) => [...p.outcomes]));
+    const kept = new Map(plays.flatMap((p) => [...p.kept]));
+    const played = new Map(plays.flatMap((p) => p.res.groups.map((g) => [g.id, g] as const)));
+    const groups = specs.flatMap((s) => kept.get(s.id!) ?? []);
+    const excluded: ExcludedGroup[] = specs.flatMap((s) => {
+      const o = outcomes.get(s.id!)!;
+      if (!o.excluded) return [];
+      const group = played.get(s.id!) ??
+        { id: s.id!, envId: s.env.name, envSeed: s.envSeed, tags: s.tags ?? [], episodes: [] };
+      return [{ group, reason: excludedReason(o, s.env) }];
+    });
+    const results = plays.map((p) => p.res);
+    const sum = (f: (r: CollectResult) => number) => results.reduce((a, r) => a + f(r), 0);
+    return {
+      groups,
+      excluded,
+      failed: plays.flatMap((p) => failedEpisodes(p.res, p.specs)),
+      metrics: {
+        ...collectionMetrics(results, groups, step),
+        // Episode metrics per environment over every group played, left out or not.
+        ...rolloutMetrics([...played.values()]),
+        ...mixMetrics(specs.map((s) => outcomes.get(s.id!)!)),
+        num_timed_out: sum((r) => r.dropped.episodeTimeout),
+        num_errors: sum((r) => r.dropped.episodeError),
+      },
+    };
+  }
+}
+
+/** One collection of the mix's specs, judged group by group. */
+export interface MixPlay {
+  specs: MixGroupSpec[];
+  res: CollectResult;
+  outcomes: Map<string, GroupOutcome>;
+  kept: Map<string, EpisodeGroup>;
+}
+
+/** Why a group was left out, in the words of its environment's settings. */
+function excludedReason(o: GroupOutcome, env: MixEnvironment): string {
+  return o.excluded === "constant"
+    ? "constant reward (every episode of the group had the same reward)"
+    : `failing: ${o.failed} of ${env.groupSize} episodes failed (max_failing_rollouts ${env.entry.max_failing_rollouts})`;
 }
 
 /**
@@ -144,7 +226,7 @@ export class EnvironmentMix {
  * all environments in one collection, each group judged by its environment's rules as soon as it
  * is played (so a stream minibatch trains only kept groups).
  */
-export class MixRollouts implements RolloutSource {
+export class MixRollouts implements GroupSource {
   #sampler: Sampler;
   #version: number;
 
@@ -163,42 +245,13 @@ export class MixRollouts implements RolloutSource {
     this.#version = version;
   }
 
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepRollouts> {
+  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
     const start = performance.now() - this.ctx.t0;
-    this.mix.episodeRewards.clear(); // the previous step is trained by now
     const specs = this.mix.groupSpecs(step);
-    const byId = new Map(specs.map((s) => [s.id!, s]));
-    const outcomes = new Map<string, GroupOutcome>();
-    const kept = new Map<string, EpisodeGroup>();
     const base = collectOptions(this.ctx, step, this.#version);
-    const res = await collectGroups(specs, this.#sampler, {
-      ...base,
-      // Every group comes back, so that its failures count against its environment.
-      failures: { ...base.failures!, minEpisodesPerGroup: 0 },
-      onGroup: (g) => {
-        const { kept: k, outcome } = this.mix.judge(byId.get(g.id)!, g);
-        outcomes.set(g.id, outcome);
-        if (k) {
-          kept.set(g.id, k);
-          onGroup?.(k);
-        }
-      },
-    });
-    // A group never announced (its reset failed, or drop_group dropped it) failed whole.
-    for (const s of specs) {
-      if (!outcomes.has(s.id!)) outcomes.set(s.id!, this.mix.judge(s, null).outcome);
-    }
-    const groups = specs.flatMap((s) => kept.get(s.id!) ?? []);
+    const play = await this.mix.play(specs, this.#sampler, base, onGroup);
     return {
-      groups,
-      metrics: {
-        ...collectionMetrics([res], groups, step),
-        // Episode metrics per environment over every group played, left out or not.
-        ...rolloutMetrics(res.groups),
-        ...mixMetrics(specs.map((s) => outcomes.get(s.id!)!)),
-        num_timed_out: res.dropped.episodeTimeout,
-        num_errors: res.dropped.episodeError,
-      },
+      ...this.mix.stepGroups([play], step),
       spans: [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }],
     };
   }

@@ -1,83 +1,53 @@
 /**
- * The RL trainer on environments: rollout → evidence → advantages → datums → forward_backward →
- * optim_step → new sampler, for the methods `rl`, `opd` and `combine`, over any
- * Tinker-compatible service. Every stage is a library function the proxy and the notebooks call
- * too (`collectGroups`, `gatherEvidence`, `composeAdvantages`, `scoredGroupsToDatums`); this file
- * only sequences them, checkpoints and logs.
+ * The RL trainer on environments: the environment (or an `environments:` mix) as the source of
+ * groups of the one RL step loop (./loop.ts), for the methods `rl`, `opd` and `combine`, over
+ * any Tinker-compatible service.
  *
  * Execution modes (`pipeline.mode`): `sync` samples a step's groups, then trains; `stream`
  * submits forward_backward for each minibatch of groups as soon as it is in (still on-policy);
  * `async` keeps rollout workers sampling with the newest sampler while the trainer trains, paced
- * so no group is more than `pipeline.max_steps_off_policy` steps stale (./rollouts.ts). Each
- * step's forward_backward, optim_step and the next sampler's weight save are submitted together
- * and awaited once (./update.ts). Every step writes a metrics row, its rollouts and its timing
- * spans; every `checkpoints.save_every` steps, and at the end, the state (weights and Adam) is
- * saved and recorded in `checkpoints.jsonl`. A rerun with the same log directory resumes from the
- * last record exactly: environments' and sampling seeds are functions of (seed, step, group), so
- * the data cursor is the step; in `async` mode the groups in flight at the checkpoint are played
- * again (same seeds) with the resumed weights, and no step is trained twice.
+ * so no group is more than `pipeline.max_steps_off_policy` steps stale (./async_rollouts.ts).
+ * A rerun with the same log directory resumes from the last record exactly: environments' and
+ * sampling seeds are functions of (seed, step, group), so the data cursor is the step; in
+ * `async` mode the groups in flight at the checkpoint are played again (same seeds) with the
+ * resumed weights, and no step is trained twice.
  *
  * @module
  */
 
-import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
+import { advantageConfig, type TrainConfig } from "../config/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
-import { rolloutRecords } from "../rl/records.ts";
-import type { EpisodeGroup } from "../rl/types.ts";
 import {
   evidencePlan,
   type EvidenceSources,
   type MethodSettings,
   openEvidenceSources,
 } from "../scoring/mod.ts";
-import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
+import type { ServiceClient } from "../tinker/mod.ts";
+import { contextLength } from "../proxy/serve.ts";
 import { ConfigError } from "../config/load.ts";
-import { advantageMetrics, episodeSucceeded, rolloutMetrics } from "./metrics.ts";
-import { AsyncRollouts, type RolloutSource, SyncRollouts } from "./rollouts.ts";
-import { StepUpdate } from "./update.ts";
-import { type CheckpointRecord, RunLog } from "./run_log.ts";
-import { EnvironmentMix, MixRollouts, redactSecrets } from "./mix.ts";
-import { evaluateRun, type HeldOutEvaluation, writeEvaluation } from "./evaluate.ts";
+import { SyncRollouts } from "./rollouts.ts";
+import { AsyncRollouts } from "./async_rollouts.ts";
+import { EnvironmentMix, MixRollouts } from "./mix.ts";
+import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
+import { runSteps } from "./loop.ts";
+import { openRun, type RunOptions, type RunResult } from "./run.ts";
+import type { GroupSource } from "./source.ts";
 
-/** One step's metrics row (tinker-cookbook names, see ./metrics.ts). */
-export type StepMetrics = { step: number } & Record<string, number>;
+export { defaultLogDir, saveCheckpoint, type StepMetrics } from "./run.ts";
 
 /** Options of {@link trainRL}. */
-export interface RLTrainOptions {
-  config: TrainConfig;
-  service: ServiceClient;
-  /** The run directory (metrics, checkpoints, rollouts). */
-  logDir: string;
-  /** Aborting saves the state after the current step and returns (SIGINT). */
-  signal?: AbortSignal;
-  /** Called after each step, e.g. for a progress bar. */
-  onStep?: (m: StepMetrics) => void | Promise<void>;
-  /** Called as the held-out evaluation's episodes finish (see ./evaluate.ts). */
-  onEvaluation?: (p: { done: number; total: number }) => void;
-  /** Called once the run knows where it starts (fresh or resumed). */
-  onStart?: (
-    info: { startStep: number; resumedFrom: CheckpointRecord | null; maxSteps: number },
-  ) => void;
-}
+export type RLTrainOptions = RunOptions;
 
 /** How a run ended. */
-export interface RLTrainResult {
-  /** Steps completed in total (including steps before a resume). */
-  steps: number;
-  resumedFrom: CheckpointRecord | null;
-  interrupted: boolean;
-  /** The last checkpoint written (final or interrupted). */
-  checkpoint: CheckpointRecord | null;
-  history: StepMetrics[];
-  /** The held-out evaluation (also in the run's `eval.json`); absent when off or interrupted. */
-  evaluation?: HeldOutEvaluation;
-}
+export type RLTrainResult = RunResult;
 
 /**
- * Trains a policy on `config.rollout.env_id` with `config.scoring.method`.
+ * Trains a policy on `config.rollout.env_id` (or the config's `environments:` mix) with
+ * `config.scoring.method`: the environments as the RL step loop's source of groups.
  *
  * @example
  * const tinker = await connectTinker();
@@ -92,194 +62,47 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const cfg = mix ? { ...o.config, max_steps: mix.steps } : o.config;
   const makeEnv = mix ? () => make(cfg.rollout.env_id) : envFactory(cfg.rollout.env_id);
   const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
-  const { log, training, startStep, result } = await openRun(cfg, o);
-  if (startStep >= cfg.max_steps) return result;
+  await checkContext(cfg, o.service);
+  const run = await openRun(cfg, o);
+  if (run.startStep >= cfg.max_steps) return run.result;
 
   const method = methodSettings(cfg);
   const plan = evidencePlan(method);
   const sources = await evidenceSources(cfg, plan, o.service, renderer);
-  const lr = resolveLearningRate(cfg);
-  const mode = cfg.pipeline.mode;
   const t0 = performance.now();
   // Sampler version v carries the weights after v training steps: the run's steps so far.
-  let sampler = await training.saveWeightsAndGetSamplingClient();
+  const sampler = await run.training.saveWeightsAndGetSamplingClient();
   const ctx = { cfg, makeEnv, renderer, t0 };
-  const source: RolloutSource = mix
-    ? new MixRollouts(mix, ctx, sampler, startStep)
-    : mode === "async"
-    ? new AsyncRollouts(ctx, sampler, startStep, startStep + 1)
-    : new SyncRollouts(ctx, sampler, startStep);
-  const minibatch = mode === "stream"
-    ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
-    : Infinity;
-
-  try {
-    for (let step = startStep + 1; step <= cfg.max_steps; step++) {
-      if (o.signal?.aborted) {
-        result.interrupted = true;
-        break;
-      }
-      const tStep = performance.now();
-      const update = new StepUpdate({
-        training,
-        plan,
-        sources,
-        // A mix fixes episode rewards by its environments' rules as their groups come in.
-        method: mix ? { ...method, episodeRewards: mix.episodeRewards } : method,
-        lossFn: cfg.optimizer.loss_fn,
-        lossFnConfig: cfg.optimizer.loss_fn_config,
-        learningRate: lr,
-        weightDecay: cfg.optimizer.weight_decay,
-        epochs: cfg.optimizer.train_epochs,
-        t0,
-      });
-      // Streamed minibatches start training on the first groups while the rest still play.
-      let pending: EpisodeGroup[] = [];
-      const rollouts = await source.take(step, (g) => {
-        pending.push(g);
-        if (pending.length >= minibatch) update.add(pending.splice(0));
-      });
-      if (minibatch === Infinity) pending = rollouts.groups;
-      if (pending.length > 0 || rollouts.groups.length === 0) update.add(pending);
-      const tSampled = performance.now();
-      const out = await update.finish();
-      const tTrained = performance.now();
-      // A step with nothing to train leaves the weights as they were: same sampler, next version.
-      sampler = out.sampler ?? sampler;
-      source.setSampler(sampler, step);
-
-      const row: StepMetrics = {
-        step,
-        "progress/batch": step,
-        "progress/done_frac": step / cfg.max_steps,
-        "optim/lr": lr,
-        ...rolloutMetrics(rollouts.groups),
-        ...rollouts.metrics,
-        ...advantageMetrics(out.composed.advantageStats),
-        ...out.composed.metrics,
-        ...out.metrics,
-        "train/datums": out.datums,
-        "time/sample": (tSampled - tStep) / 1000,
-        "time/train": (tTrained - tSampled) / 1000,
-        "time/step": (tTrained - tStep) / 1000,
-      };
-      await log.writeRollouts(step, rolloutRecords(step, out.groups, episodeSucceeded));
-      await log.appendSpans(step, [...rollouts.spans, ...out.spans, {
-        name: "step",
-        start: tStep - t0,
-        end: tTrained - t0,
-      }]);
-      await log.appendMetrics(row);
-      result.history.push(row);
-      result.steps = step;
-      await o.onStep?.(row);
-
-      if (
-        cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&
-        step < cfg.max_steps
-      ) {
-        result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
-      }
-    }
-  } finally {
-    await source.close();
-  }
-
-  if (result.steps > startStep || result.interrupted) {
-    result.checkpoint = await saveCheckpoint(
-      log,
-      training,
-      result.steps,
-      result.interrupted ? "interrupted" : "final",
-    );
-  }
-  // Held out on the one environment trained (a mix's environments are not evaluated yet).
-  if (cfg.eval.episodes > 0 && !mix && !result.interrupted && result.steps > startStep) {
-    result.evaluation = await evaluateRun({
-      config: cfg,
-      service: o.service,
-      trained: sampler,
-      step: result.steps,
-      makeEnv,
-      renderer,
-      onProgress: o.onEvaluation,
-    });
-    await writeEvaluation(o.logDir, result.evaluation);
-  }
-  return result;
-}
-
-/**
- * The training client a run starts from: the run directory's own last checkpoint (exact, with
- * optimizer), else `checkpoints.resume_from` (weights only, the step count starts again, as
- * OpenClaw does), else a fresh LoRA. The directory is rewound to the starting step.
- */
-export async function startTraining(
-  cfg: TrainConfig,
-  service: ServiceClient,
-  log: RunLog,
-): Promise<{ training: TrainingClient; startStep: number; resumedFrom: CheckpointRecord | null }> {
-  const resumedFrom = log.lastCheckpoint();
-  let training: TrainingClient;
-  let startStep = 0;
-  if (resumedFrom) {
-    training = await service.createTrainingClientFromState(resumedFrom.state_path, {
-      withOptimizer: true,
-    });
-    startStep = resumedFrom.step;
-  } else if (cfg.checkpoints.resume_from) {
-    training = await service.createTrainingClientFromState(cfg.checkpoints.resume_from);
-  } else {
-    training = await service.createLoraTrainingClient({
-      baseModel: cfg.policy.model,
-      rank: cfg.policy.lora_rank,
-      seed: cfg.seed,
-    });
-  }
-  await log.rewindTo(startStep);
-  return { training, startStep, resumedFrom };
-}
-
-/**
- * Opens a run: its directory (with the resolved config written), its training client (see
- * {@link startTraining}), the `onStart` call and the result record the loop fills in. The env
- * trainer and the proxy trainer start every run this way.
- */
-export async function openRun(
-  cfg: TrainConfig,
-  o: Pick<RLTrainOptions, "service" | "logDir" | "onStart">,
-): Promise<{ log: RunLog; training: TrainingClient; startStep: number; result: RLTrainResult }> {
-  const log = await RunLog.open(o.logDir);
-  await log.writeConfig(redactSecrets(cfg));
-  const { training, startStep, resumedFrom } = await startTraining(cfg, o.service, log);
-  o.onStart?.({ startStep, resumedFrom, maxSteps: cfg.max_steps });
-  const result: RLTrainResult = {
-    steps: startStep,
-    resumedFrom,
-    interrupted: false,
-    checkpoint: resumedFrom,
-    history: [],
-  };
-  return { log, training, startStep, result };
-}
-
-/** The default run directory of a configuration, so that rerunning a command resumes it. */
-export function defaultLogDir(cfg: TrainConfig): string {
-  const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
-  const names = Object.keys(cfg.environments);
-  const env = cfg.proxy ? "proxy" : names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
-  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(env)}-${
-    slug(cfg.policy.model)
-  }-seed${cfg.seed}`;
+  const mode = cfg.pipeline.mode;
+  const source: GroupSource = mode === "async"
+    ? new AsyncRollouts(ctx, sampler, run.startStep, run.startStep + 1, mix)
+    : mix
+    ? new MixRollouts(mix, ctx, sampler, run.startStep)
+    : new SyncRollouts(ctx, sampler, run.startStep);
+  return await runSteps({
+    ...o,
+    config: cfg,
+    run,
+    source,
+    sampler,
+    plan,
+    sources,
+    method,
+    minibatchGroups: mode === "stream"
+      ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
+      : Infinity,
+    t0,
+    evaluate: (trained, step) => {
+      const input = { config: cfg, service: o.service, trained, step, renderer };
+      return mix
+        ? evaluateMixRun({ ...input, mix, onProgress: o.onEvaluation })
+        : evaluateRun({ ...input, makeEnv, onProgress: o.onEvaluation });
+    },
+  });
 }
 
 /** Stream minibatches are composed apart: batch-normalised advantages would differ per minibatch. */
 function checkPipeline(cfg: TrainConfig): void {
-  if (cfg.pipeline.mode === "async" && Object.keys(cfg.environments).length > 0) {
-    throw new ConfigError(
-      "pipeline.mode async: not offered with environments yet; use sync or stream",
-    );
-  }
   const batchModes = ["batch_zscore", "discounted_rebn"];
   if (
     cfg.pipeline.mode === "stream" && cfg.pipeline.num_minibatches > 1 &&
@@ -289,6 +112,18 @@ function checkPipeline(cfg: TrainConfig): void {
       `pipeline.mode stream: advantages.mode ${cfg.advantages.mode} normalises over the whole ` +
         "batch; use a group mode (group_centered, group_zscore, raw, discounted) or " +
         "pipeline.num_minibatches 1",
+    );
+  }
+}
+
+/** A turn's token budget must leave room for a prompt in the model's context. */
+export async function checkContext(cfg: TrainConfig, service: ServiceClient): Promise<void> {
+  const context = await contextLength(service, cfg.policy.model);
+  const perTurn = cfg.rollout.max_tokens_per_turn;
+  if (perTurn >= context) {
+    throw new ConfigError(
+      `rollout.max_tokens_per_turn: ${perTurn} tokens per turn leave no room for a prompt in ` +
+        `${cfg.policy.model}'s ${context}-token context; lower --max-tokens below ${context}`,
     );
   }
 }
@@ -359,26 +194,4 @@ export async function evidenceSources(
     service,
     renderer,
   );
-}
-
-/** Saves the state (and, for the final one, sampler weights) and records it. */
-export async function saveCheckpoint(
-  log: RunLog,
-  training: TrainingClient,
-  step: number,
-  kind: CheckpointRecord["kind"],
-): Promise<CheckpointRecord> {
-  const name = kind === "final" ? "final" : `${kind}_step_${String(step).padStart(6, "0")}`;
-  const state_path = await training.saveState(name);
-  const sampler_path = kind === "final" ? await training.saveWeightsForSampler(name) : undefined;
-  const rec: CheckpointRecord = {
-    name,
-    step,
-    state_path,
-    ...(sampler_path ? { sampler_path } : {}),
-    kind,
-    time: new Date().toISOString(),
-  };
-  await log.appendCheckpoint(rec);
-  return rec;
 }

@@ -3,7 +3,7 @@
  *
  * - {@link SyncRollouts} (`sync`, `stream`): the step's groups are collected with the step's
  *   sampler once the previous step is done; `stream` gets each group as it finishes.
- * - {@link AsyncRollouts} (`async`): rollout workers keep playing groups with the newest sampler
+ * - `AsyncRollouts` (`async`, ./async_rollouts.ts): rollout workers keep playing groups with the newest sampler
  *   while the trainer trains. **Pacing**: a group is started only if the step that will train it
  *   is at most `max_steps_off_policy` optimizer steps ahead of the sampler's weights, so in a
  *   steady state no group goes stale and no paid rollout is thrown away. Groups are trained in
@@ -19,9 +19,10 @@
  */
 
 import type { TrainConfig } from "../config/mod.ts";
+import type { FailedEpisode, GroupSource, StepGroups } from "./source.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { Renderer } from "../renderers/types.ts";
-import { lastUsableStep, offPolicySteps } from "../rl/staleness.ts";
+import { offPolicySteps } from "../rl/staleness.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
 import {
   collectGroups,
@@ -33,16 +34,6 @@ import {
 import { deriveSeed } from "../util/random.ts";
 import { templateDeclaration } from "../openreward/prompt.ts";
 import { mean } from "../util/stats.ts";
-
-/** A step's groups and what collecting them cost. */
-export interface StepRollouts {
-  /** Kept groups, in group order. */
-  groups: EpisodeGroup[];
-  /** `rollout_errors/*`, `sampling_client/*`, `async/*` metrics. */
-  metrics: Record<string, number>;
-  /** Wall spans of the groups' collection (ms since the run started), for the timeline. */
-  spans: { name: string; start: number; end: number }[];
-}
 
 /** What both sources need. */
 export interface RolloutContext {
@@ -72,7 +63,7 @@ export function collectOptions(
   const r = ctx.cfg.rollout;
   return {
     groupSize: r.group_size,
-    maxConcurrency: r.concurrency_limit ?? r.max_concurrency,
+    maxConcurrency: episodeConcurrency(ctx.cfg),
     maxTokensPerTurn: r.max_tokens_per_turn,
     maxTokensPerEpisode: r.max_tokens_per_episode ?? undefined,
     maxTotalTokens: r.max_total_tokens ?? undefined,
@@ -89,6 +80,11 @@ export function collectOptions(
         : {}),
     },
   };
+}
+
+/** Episodes in flight at once: `rollout.concurrency_limit` (OpenReward's) over `max_concurrency`. */
+export function episodeConcurrency(cfg: TrainConfig): number {
+  return cfg.rollout.concurrency_limit ?? cfg.rollout.max_concurrency;
 }
 
 /** `rollout_errors/*` and sampler-version metrics of a step's collections. */
@@ -122,18 +118,27 @@ export function collectionMetrics(
   };
 }
 
-/** A source of each step's groups. */
-export interface RolloutSource {
-  /** The groups of `step`; `onGroup` sees each kept group as soon as it is ready. */
-  take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepRollouts>;
-  /** A new sampler (weights after `version` optimizer steps). */
-  setSampler(sampler: Sampler, version: number): void;
-  /** Waits for work in flight to end (its results are dropped). */
-  close(): Promise<void>;
+/** The failed episodes of a collection, named by the specs they played. */
+export function failedEpisodes(
+  res: CollectResult,
+  specs: GroupSpec[],
+  envId = "",
+): FailedEpisode[] {
+  return res.failed.map((f) => {
+    const spec = specs[f.groupIndex];
+    return {
+      groupId: spec.id ?? `g${f.groupIndex}`,
+      envId: spec.tags?.[0] ?? envId,
+      envSeed: spec.envSeed,
+      tags: spec.tags ?? [],
+      episode: f.episodeIndex ?? -1,
+      error: f.message,
+    };
+  });
 }
 
 /** `sync` and `stream`: each step's groups, collected with that step's sampler. */
-export class SyncRollouts implements RolloutSource {
+export class SyncRollouts implements GroupSource {
   #sampler: Sampler;
   #version: number;
 
@@ -147,7 +152,7 @@ export class SyncRollouts implements RolloutSource {
     this.#version = version;
   }
 
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepRollouts> {
+  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
     const start = performance.now() - this.ctx.t0;
     const specs = Array.from(
       { length: this.ctx.cfg.rollout.groups_per_batch },
@@ -159,148 +164,11 @@ export class SyncRollouts implements RolloutSource {
     });
     return {
       groups: res.groups,
+      failed: failedEpisodes(res, specs, this.ctx.cfg.rollout.env_id),
       metrics: collectionMetrics([res], res.groups, step),
       spans: [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }],
     };
   }
 
   async close(): Promise<void> {}
-}
-
-interface Flight {
-  step: number;
-  g: number;
-  version: number;
-  start: number;
-  done: Promise<{ res: CollectResult; end: number }>;
-}
-
-/** `async`: groups played ahead with the newest sampler, paced by `max_steps_off_policy`. */
-export class AsyncRollouts implements RolloutSource {
-  #sampler: Sampler;
-  #version: number;
-  readonly #perStep: number;
-  readonly #maxInFlight: number;
-  readonly #lastStep: number;
-  /** The next group to start, as (step, group). */
-  #next: { step: number; g: number };
-  #inFlight = 0;
-  readonly #flights = new Map<string, Flight>();
-  #waiters: (() => void)[] = [];
-  #closed = false;
-  /** Groups replayed because they went stale (pacing bypassed). */
-  requeued = 0;
-
-  constructor(
-    readonly ctx: RolloutContext,
-    sampler: Sampler,
-    version: number,
-    firstStep: number,
-  ) {
-    this.#sampler = sampler;
-    this.#version = version;
-    this.#perStep = ctx.cfg.rollout.groups_per_batch;
-    // As many groups in flight as the episode concurrency allows, at least one.
-    this.#maxInFlight = Math.max(
-      1,
-      Math.floor(ctx.cfg.rollout.max_concurrency / ctx.cfg.rollout.group_size),
-    );
-    this.#lastStep = ctx.cfg.max_steps;
-    this.#next = { step: firstStep, g: 0 };
-    this.#pump();
-  }
-
-  setSampler(sampler: Sampler, version: number): void {
-    this.#sampler = sampler;
-    this.#version = version;
-    this.#pump();
-  }
-
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepRollouts> {
-    const results: CollectResult[] = [];
-    const groups: EpisodeGroup[] = [];
-    const spans: StepRollouts["spans"] = [];
-    let requeued = 0;
-    for (let g = 0; g < this.#perStep; g++) {
-      for (;;) {
-        const flight = await this.#flight(step, g);
-        const { res, end } = await flight.done;
-        this.#flights.delete(key(step, g));
-        if (offPolicySteps(flight.version, step) > this.ctx.cfg.pipeline.max_steps_off_policy) {
-          // Pacing should prevent this; if it did not, replay the group rather than train stale.
-          requeued++;
-          this.requeued++;
-          this.#start(step, g);
-          continue;
-        }
-        results.push(res);
-        spans.push({ name: `rollout g${g}`, start: flight.start, end });
-        for (const group of res.groups) {
-          groups.push(group);
-          onGroup?.(group);
-        }
-        break;
-      }
-    }
-    return {
-      groups,
-      metrics: { ...collectionMetrics(results, groups, step), "async/requeued": requeued },
-      spans,
-    };
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#waiters.splice(0).forEach((w) => w());
-    await Promise.allSettled([...this.#flights.values()].map((f) => f.done));
-  }
-
-  /** The flight of (step, g), once it has started. */
-  async #flight(step: number, g: number): Promise<Flight> {
-    for (;;) {
-      const f = this.#flights.get(key(step, g));
-      if (f) return f;
-      if (this.#closed) throw new Error("async rollouts closed");
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-  }
-
-  /** Starts every group that pacing and the concurrency limit allow. */
-  #pump(): void {
-    while (
-      !this.#closed &&
-      this.#inFlight < this.#maxInFlight &&
-      this.#next.step <= this.#lastStep &&
-      this.#next.step <= lastUsableStep(this.#version, this.ctx.cfg.pipeline.max_steps_off_policy)
-    ) {
-      this.#start(this.#next.step, this.#next.g);
-      this.#next = this.#next.g + 1 < this.#perStep
-        ? { step: this.#next.step, g: this.#next.g + 1 }
-        : { step: this.#next.step + 1, g: 0 };
-    }
-  }
-
-  #start(step: number, g: number): void {
-    this.#inFlight++;
-    const version = this.#version;
-    const start = performance.now() - this.ctx.t0;
-    const done = collectGroups([groupSpec(this.ctx, step, g)], this.#sampler, {
-      ...collectOptions(this.ctx, step, version),
-      // One group's episodes at a time per flight.
-      maxConcurrency: Math.min(
-        this.ctx.cfg.rollout.max_concurrency,
-        this.ctx.cfg.rollout.group_size,
-      ),
-    }).then((res) => ({ res, end: performance.now() - this.ctx.t0 })).finally(() => {
-      this.#inFlight--;
-      this.#pump();
-    });
-    done.catch(() => {}); // a failure surfaces in take(); never as an unhandled rejection
-    this.#flights.set(key(step, g), { step, g, version, start, done });
-    this.#waiters.splice(0).forEach((w) => w());
-  }
-}
-
-function key(step: number, g: number): string {
-  return `${step}/${g}`;
 }

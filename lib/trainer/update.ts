@@ -12,9 +12,11 @@ import type { ForwardBackwardOutput } from "../protocol/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { scoredGroupsToDatums } from "../datums/mod.ts";
 import type { EpisodeGroup, ScoredGroup } from "../rl/types.ts";
+import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import {
   composeAdvantages,
   type ComposedBatch,
+  type EvidenceByTurn,
   type EvidencePlan,
   type EvidenceSources,
   gatherEvidence,
@@ -24,18 +26,39 @@ import type { SamplingClient, TrainingClient } from "../tinker/mod.ts";
 import { klMetrics } from "./metrics.ts";
 import type { LossFnType } from "../protocol/mod.ts";
 
+/** The optimizer's settings of a run, read from its config in this one place. */
+export interface OptimizerSettings {
+  lossFn: LossFnType;
+  lossFnConfig: Record<string, number>;
+  /** Adam's parameters of every optim_step. */
+  adam: { learning_rate: number; weight_decay: number };
+  /** forward_backward + optim_step passes over each step's batch. */
+  epochs: number;
+}
+
+/**
+ * Every optimizer setting of a run, from its config: the RL step loop builds each step's update
+ * from this alone, so no source of groups can leave a setting out.
+ *
+ * @example
+ * optimizerSettings(cfg).adam; // { learning_rate: 1e-3, weight_decay: 0 }
+ */
+export function optimizerSettings(cfg: TrainConfig): OptimizerSettings {
+  return {
+    lossFn: cfg.optimizer.loss_fn,
+    lossFnConfig: cfg.optimizer.loss_fn_config,
+    adam: { learning_rate: resolveLearningRate(cfg), weight_decay: cfg.optimizer.weight_decay },
+    epochs: cfg.optimizer.train_epochs,
+  };
+}
+
 /** What the update needs besides its groups. */
 export interface UpdateContext {
   training: TrainingClient;
   plan: EvidencePlan;
   sources: EvidenceSources;
   method: MethodSettings;
-  lossFn: LossFnType;
-  lossFnConfig: Record<string, number>;
-  learningRate: number;
-  /** Adam's decoupled weight decay (default 0). */
-  weightDecay?: number;
-  epochs: number;
+  optimizer: OptimizerSettings;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
 }
@@ -73,21 +96,19 @@ export class StepUpdate {
     this.#ctx = ctx;
   }
 
-  /** Scores a minibatch of groups and submits its forward_backward. */
-  add(groups: EpisodeGroup[]): void {
+  /**
+   * Scores a minibatch of groups (gathering their evidence, unless the source gathered it
+   * already) and submits its forward_backward.
+   */
+  add(groups: EpisodeGroup[], gathered?: EvidenceByTurn): void {
     const c = this.#ctx;
     const start = performance.now() - c.t0;
     this.#submit((async () => {
-      const evidence = await gatherEvidence(groups, c.plan, c.sources);
+      const evidence = gathered ?? await gatherEvidence(groups, c.plan, c.sources);
       const composed = composeAdvantages(groups, evidence, c.method);
       this.#spans.push({ name: "score", start, end: performance.now() - c.t0 });
       return composed;
     })());
-  }
-
-  /** Submits the forward_backward of groups scored already (the proxy scores turns as they end). */
-  addComposed(composed: ComposedBatch): void {
-    this.#submit(Promise.resolve(composed));
   }
 
   #submit(composing: Promise<ComposedBatch>): void {
@@ -99,7 +120,8 @@ export class StepUpdate {
     const mb = this.#chain.then(() => scored).then(({ composed, datums }): Minibatch => {
       if (datums.length === 0) return { composed, datums, fb: null };
       this.#trainStart ??= performance.now() - c.t0;
-      const fb = c.training.forwardBackward(datums, c.lossFn, c.lossFnConfig).result();
+      const { lossFn, lossFnConfig } = c.optimizer;
+      const fb = c.training.forwardBackward(datums, lossFn, lossFnConfig).result();
       return { composed, datums, fb };
     });
     this.#chain = mb.catch(() => {});
@@ -117,12 +139,12 @@ export class StepUpdate {
     let sampler: SamplingClient | null = null;
     if (datums.length > 0) {
       this.#trainStart ??= performance.now() - c.t0;
-      const adam = { learning_rate: c.learningRate, weight_decay: c.weightDecay ?? 0 };
+      const { adam, lossFn, lossFnConfig, epochs } = c.optimizer;
       const later: Promise<unknown>[] = [
         c.training.optimStep(adam).result(),
       ];
-      for (let epoch = 1; epoch < c.epochs; epoch++) {
-        later.push(c.training.forwardBackward(datums, c.lossFn, c.lossFnConfig).result());
+      for (let epoch = 1; epoch < epochs; epoch++) {
+        later.push(c.training.forwardBackward(datums, lossFn, lossFnConfig).result());
         later.push(c.training.optimStep(adam).result());
       }
       const next = c.training.saveWeightsAndGetSamplingClient().result();

@@ -96,11 +96,43 @@ function rotl(x: number, k: number): number {
 }
 
 /**
+ * The held-out env seeds: evaluation (the trainer's, the run API's, the benchmarks') plays one
+ * episode on each of `first`, `first + 1`, ... and {@link deriveSeed}, the source of every
+ * training seed, never returns one of them, so no run trains on an evaluation episode. The block
+ * starts at 1,000,000 (where the learning benchmark's held-out set has always been); `count` is
+ * the most episodes one evaluation plays.
+ */
+export const HELD_OUT_ENV_SEEDS = { first: 1_000_000, count: 100_000 } as const;
+
+/** Whether `seed` is one of the {@link HELD_OUT_ENV_SEEDS}. */
+export function isHeldOutEnvSeed(seed: number): boolean {
+  return seed >= HELD_OUT_ENV_SEEDS.first &&
+    seed < HELD_OUT_ENV_SEEDS.first + HELD_OUT_ENV_SEEDS.count;
+}
+
+/**
+ * The env seeds of `n` held-out episodes, the first `n` of the held-out block.
+ *
+ * @example
+ * heldOutEnvSeeds(3); // [1000000, 1000001, 1000002]
+ */
+export function heldOutEnvSeeds(n: number): number[] {
+  if (!Number.isInteger(n) || n < 0 || n > HELD_OUT_ENV_SEEDS.count) {
+    throw new RangeError(
+      `held-out episodes must be an integer from 0 to ${HELD_OUT_ENV_SEEDS.count} (got ${n})`,
+    );
+  }
+  return Array.from({ length: n }, (_, i) => HELD_OUT_ENV_SEEDS.first + i);
+}
+
+/**
  * A 31-bit seed derived from a base seed and a path of integers (e.g. step, group, episode,
  * attempt): the same path gives the same seed, different paths unrelated ones. Derived seeds
  * leave room below 2^31 for `seed + turn`, since a multi-turn episode samples turn t with
- * seed + t. Every derived seed in the project (env seeds of a step's groups, sampler seeds of
- * episodes, judge seeds) comes from here, so a run's randomness is a function of its seed.
+ * seed + t, and are never {@link HELD_OUT_ENV_SEEDS} (a hash that lands there is mixed again,
+ * which moves about one derived seed in 20,000 and no other). Every derived seed in the project
+ * (env seeds of a step's groups, sampler seeds of episodes, judge seeds) comes from here, so a
+ * run's randomness is a function of its seed.
  *
  * @example
  * const envSeed = deriveSeed(cfg.seed, step, group);
@@ -108,11 +140,18 @@ function rotl(x: number, k: number): number {
  */
 export function deriveSeed(base: number, ...path: number[]): number {
   let h = base | 0;
-  for (const x of path) {
-    h = Math.imul(h ^ x, 0x9e3779b1);
-    h ^= h >>> 15;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
+  for (const x of path) h = mix(h, x);
+  let seed = (h >>> 1) % (2 ** 31 - 1024);
+  while (isHeldOutEnvSeed(seed)) {
+    h = mix(h, seed);
+    seed = (h >>> 1) % (2 ** 31 - 1024);
   }
-  return (h >>> 1) % (2 ** 31 - 1024);
+  return seed;
+}
+
+function mix(h: number, x: number): number {
+  h = Math.imul(h ^ x, 0x9e3779b1);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x85ebca6b);
+  return h ^ (h >>> 13);
 }

@@ -5,6 +5,7 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
+import { heldOutLine } from "../../lib/trainer/evaluate.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { startOrsServer } from "../../lib/openreward/mod.ts";
@@ -142,9 +143,58 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
     assert.deepEqual(written.environments.coin.secrets, { other: "***" });
     assert.equal(written.advantages.mode, "group_centered");
     assert.equal(written.rollout.concurrency_limit, 8);
+    // Held out per environment: the seeded one plays held-out seeds, the task list is skipped.
+    const evaluation = result.evaluation!;
+    assert.equal(evaluation.env_id, "mix:test:EvenFirstByteMix-v0+coin");
+    const even = evaluation.environments!["test:EvenFirstByteMix-v0"];
+    assert.ok("base" in even && even.base.episodes === evaluation.episodes);
+    assert.deepEqual(evaluation.environments!.coin, {
+      skipped: "a task list, not seeds: no held-out tasks",
+    });
+    assert.equal(evaluation.trained.episodes, evaluation.episodes);
+    assert.match(
+      heldOutLine(evaluation),
+      /^held-out success: base .* per environment\); test:Even/,
+    );
     // The rollout store keeps every trajectory, tagged with its environment.
     const stored = await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl"));
     assert.ok(stored.length > 0);
+  } finally {
+    service.close();
+    await ors.close();
+    await backend.close();
+  }
+});
+
+Deno.test("mix: async execution trains two steps; excluded groups are stored with their reason", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-mix-async-" });
+  const backend = await startLocalServer({ dataDir });
+  const ors = await startOrsServer({ environments: [coin] });
+  const service = await ServiceClient.connect({ baseUrl: backend.url, apiKey: "tml-local" });
+  try {
+    const config = await loadTrainConfig({
+      file: { path: "tinker-config.yaml", text: yaml(ors.url) },
+      overrides: ["max_steps=2", "pipeline.mode=async"],
+    });
+    const logDir = await Deno.makeTempDir({ prefix: "tb-mix-async-run-" });
+    const result = await trainRL({ config, service, logDir });
+    assert.equal(result.steps, 2);
+    const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.deepEqual(rows.map((r) => r.step), [1, 2]);
+    for (const row of rows) {
+      assert.equal(row["env/coin/excluded_groups"], 2);
+      assert.equal(row["excluded_groups/total"], 2);
+      assert.ok(row["train/datums"] > 0, "the even-byte groups train");
+    }
+    for (const step of [1, 2]) {
+      const stored = (await readJsonl(
+        join(logDir, "rollouts", `iteration_00000${step}.jsonl`),
+      )) as { group_kept: boolean; excluded_reason?: string; tags: string[] }[];
+      const excluded = stored.filter((r) => r.excluded_reason?.startsWith("constant reward"));
+      assert.equal(excluded.length, 4, "2 coin groups of 2 episodes, each with its reason");
+      assert.ok(excluded.every((r) => !r.group_kept && r.tags[0] === "coin"));
+      assert.ok(stored.some((r) => r.group_kept), "the trained groups are there too");
+    }
   } finally {
     service.close();
     await ors.close();

@@ -202,3 +202,36 @@ Deno.test({
     await Deno.remove(home, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "train --source proxy: Ctrl-C while waiting for turns saves and exits within seconds",
+  sanitizeResources: false,
+  async fn() {
+    const home = await Deno.makeTempDir({ prefix: "tb-proxy-sigint-" });
+    const dir = join(home, "run");
+    const t = train(["--method", "opd", "--max-steps", "3", "--log-path", dir], home);
+    assert.ok(await t.url, "the proxy listens");
+    // An agent's request in flight when Ctrl-C comes: the run does not wait for it for long.
+    const pending = fetch(`${await t.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "local/games2",
+        messages: [{ role: "user", content: "Guess a number between 1 and 10." }],
+        max_tokens: 8,
+      }),
+    }).then((r) => r.body?.cancel(), () => {});
+    const t0 = performance.now();
+    t.child.kill("SIGINT");
+    const out = await t.output;
+    const seconds = (performance.now() - t0) / 1000;
+    await pending;
+    assert.equal(out.code, 0, out.stderr);
+    assert.ok(seconds < 20, `exited after ${seconds.toFixed(1)} s`);
+    const ckpts = (await readJsonl(join(dir, "checkpoints.jsonl"))) as { kind: string }[];
+    assert.equal(ckpts.at(-1)?.kind, "interrupted");
+    const status = JSON.parse(await Deno.readTextFile(join(dir, "status.json")));
+    assert.equal(status.state, "interrupted");
+    await Deno.remove(home, { recursive: true });
+  },
+});

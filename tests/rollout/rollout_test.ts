@@ -3,7 +3,7 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import type { Renderer } from "../../lib/renderers/types.ts";
-import { runGroup } from "../../lib/rollout/mod.ts";
+import { collectGroups } from "../../lib/rollout/mod.ts";
 import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { make } from "../../lib/envs/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
@@ -36,10 +36,12 @@ Deno.test("rollout: a group on the local backend, token-aligned, from one start 
   const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
   try {
     const sampler = await service.createSamplingClient({ baseModel: "local/tiny" });
-    const episodes = await runGroup(() => make("game:GuessTheNumber-v0-easy"), 7, 4, sampler, {
-      maxTokensPerTurn: 12,
-      seed: 1,
-    });
+    const { groups } = await collectGroups(
+      [{ makeEnv: () => make("game:GuessTheNumber-v0-easy"), envSeed: 7 }],
+      sampler,
+      { groupSize: 4, maxTokensPerTurn: 12, seed: 1 },
+    );
+    const episodes = groups[0].episodes;
     assert.equal(episodes.length, 4);
     const firstPrompts = new Set(episodes.map((e) => JSON.stringify(e.turns[0].observationTokens)));
     assert.equal(firstPrompts.size, 1, "one start state for the group");
@@ -90,12 +92,12 @@ Deno.test("rollout: a renderer without `continuation` re-renders the conversatio
   };
   try {
     const sampler = await service.createSamplingClient({ baseModel: "local/games" });
-    const play = (r: Renderer) =>
-      runGroup(() => make("game:GuessTheNumber-v0-easy"), 3, 6, sampler, {
-        maxTokensPerTurn: 40,
-        seed: 11,
-        renderer: r,
-      });
+    const play = async (r: Renderer) =>
+      (await collectGroups(
+        [{ makeEnv: () => make("game:GuessTheNumber-v0-easy"), envSeed: 3 }],
+        sampler,
+        { groupSize: 6, maxTokensPerTurn: 40, seed: 11, renderer: r },
+      )).groups[0].episodes;
     const [extended, rerendered] = [await play(chatml), await play(rerendering)];
     assert.ok(rerendered.some((e) => e.turns.length >= 2), "some episode has a second turn");
     for (const [a, b] of extended.map((e, i) => [e, rerendered[i]])) {

@@ -9,6 +9,8 @@ import { RunsClient } from "../../lib/runs/client.ts";
 import { RunsError } from "../../lib/runs/schemas.ts";
 import { type RunsServer, startRunsServer } from "../../lib/runs/server.ts";
 import { readMetrics } from "../../lib/runs/run_files.ts";
+import { readEvaluation } from "../../lib/trainer/evaluate.ts";
+import { HELD_OUT_ENV_SEEDS } from "../../lib/util/random.ts";
 import { prepare, TINY_RUN, waitFor } from "./helpers.ts";
 
 async function withServer(
@@ -112,7 +114,7 @@ Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothi
         "/config",
         '{"field":"total_steps","value":-1}',
         400,
-        /total_steps must be an integer from 1/,
+        /total_steps must be an integer >= 1/,
       ],
       ["/config", '{"field":"temperature","value":[1]}', 400, /temperature must be a number/],
       ["/config", '{"field":"group_size",', 400, /request body is not valid JSON/],
@@ -205,6 +207,17 @@ Deno.test("runs API: a 2-step run on the local backend; step advances; results h
     assert.equal(evaluated.evaluated_step, 2);
     const evals = (await client.getResults(started.run_id)).evals;
     assert.deepEqual(evals.map((e) => [e.step, e.episodes, e.failure]), [[2, 4, null]]);
+    // One evaluator: the trainer's own eval.json played the same held-out episodes on the same
+    // final weights, and scored them the same.
+    const trainerEval = await readEvaluation(started.paths.dir);
+    assert.deepEqual(trainerEval?.env_seeds, [
+      HELD_OUT_ENV_SEEDS.first,
+      HELD_OUT_ENV_SEEDS.first + 3,
+    ]);
+    assert.deepEqual(
+      [evals[0].percent_correct, evals[0].reward_mean],
+      [trainerEval!.trained.success, trainerEval!.trained.mean_reward],
+    );
 
     // A finished run cannot be stopped or resumed.
     await assert.rejects(() => client.stopRun(started.run_id), /not running \(state: finished\)/);
@@ -343,6 +356,19 @@ Deno.test("runs API: a run that crashes or is killed is marked crashed, says why
     assert.equal((await client.health()).status, "ok");
     assert.equal((await client.resumeRun(run.run_id)).state, "running");
     await client.stopRun(run.run_id);
+  });
+});
+
+Deno.test("runs API: a run that trains nothing is failed, with the trainer's one-line reason", async () => {
+  await withServer(async (_server, client) => {
+    await prepare(client, { ...TINY_RUN, total_steps: 20, max_steps_without_datums: 2 });
+    const run = await client.startRun();
+    const failed = await waitFor("the failure", async () => {
+      const s = await client.getRun(run.run_id);
+      return s.state === "running" ? undefined : s;
+    });
+    assert.equal(failed.state, "failed");
+    assert.match(failed.failure ?? "", /^steps 1-2 trained nothing: .*; change the config/);
   });
 });
 

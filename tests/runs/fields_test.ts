@@ -1,6 +1,6 @@
 import { parse as parseYaml } from "yaml";
 import { assert } from "../assert.ts";
-import { listConfigFields, loadTrainConfig } from "../../lib/config/mod.ts";
+import { ConfigError, listConfigFields, loadTrainConfig } from "../../lib/config/mod.ts";
 import {
   defaultConfig,
   describeFields,
@@ -53,11 +53,13 @@ Deno.test("runs fields: bad values are refused naming the field and what is allo
     ["nope", 1, /unknown field "nope"/, 400],
     ["use_wandb", true, /field use_wandb is locked/, 403],
     ["environment", "x", /field environment is locked/, 403],
-    ["group_size", "abc", /group_size must be an integer from 1 to 256 \(got "abc"\)/, 400],
+    ["group_size", "abc", /group_size must be an integer >= 1 \(got "abc"\)/, 400],
     ["group_size", 2.5, /group_size must be an integer/, 400],
-    ["group_size", 0, /from 1 to 256 \(got 0\)/, 400],
+    ["group_size", 0, /an integer >= 1 \(got 0\)/, 400],
     ["group_size", true, /group_size must be an integer/, 400],
-    ["learning_rate", 0, /above 0 and at most 1, or null/, 400],
+    ["learning_rate", 0, /a number in \(0, 1\], or null/, 400],
+    ["temperature", -0.5, /temperature must be a number >= 0/, 400],
+    ["loss_fn", "dpo", /loss_fn must be one of importance_sampling, ppo, cispo, dro/, 400],
     ["method", "ppo", /method must be one of rl, opd, combine/, 400],
     ["model_name", "local/huge", /model_name must be .*: no such local model/, 400],
     ["model_name", "gpt-4", /no renderer for model "gpt-4"/, 400],
@@ -119,4 +121,67 @@ Deno.test("runs fields: every training key of the table is a name the training c
   for (const f of FIELDS) {
     if (f.trainingKey !== null) assert.ok(known.has(f.trainingKey), `${f.name} → ${f.trainingKey}`);
   }
+});
+
+Deno.test("runs fields: the training settings' fields are the config schema's, default, range, choices and description", async () => {
+  const settings = listConfigFields().filter((f) => f.runApi);
+  const fromSchema = FIELDS.filter((f) => f.setting !== null);
+  assert.deepEqual(fromSchema.map((f) => f.setting), settings.map((f) => f.path));
+  assert.equal(new Set(FIELDS.map((f) => f.name)).size, FIELDS.length, "one field per name");
+  // Probes on both sides of every bound and choice: the API accepts a value iff the trainer
+  // accepts it as a flag (text read as the setting's type, then the schema's check).
+  const probes: unknown[] = [
+    -1,
+    0,
+    0.5,
+    1,
+    2.5,
+    3,
+    2 ** 31,
+    "",
+    "x",
+    "7",
+    "dro",
+    "combine",
+    null,
+    true,
+  ];
+  for (const f of fromSchema) {
+    const setting = settings.find((s) => s.path === f.setting)!;
+    assert.equal(f.description, setting.description, f.name);
+    assert.deepEqual(f.default, setting.runApi!.default ?? setting.default, f.name);
+    if (f.locked) continue;
+    for (const v of f.name === "model_name" ? [] : probes) {
+      let accepted = true;
+      try {
+        validateField(f.name, v);
+      } catch (e) {
+        if (!(e instanceof FieldError)) throw e;
+        accepted = false;
+      }
+      const trainer = await loadTrainConfig({ flags: { [f.setting!]: v } }).then(
+        () => true,
+        (e) => {
+          if (!(e instanceof ConfigError)) throw e;
+          return false;
+        },
+      );
+      assert.equal(accepted, trainer, `${f.name}=${JSON.stringify(v)}`);
+    }
+  }
+});
+
+Deno.test("runs fields: a dro loss and a temperature above 2 are accepted, as by the trainer", async () => {
+  assert.equal(validateField("loss_fn", "dro"), "dro");
+  assert.equal(validateField("temperature", "2.5"), 2.5);
+  const config = defaultConfig("game:GuessTheNumber-v0-easy");
+  config.loss_fn = "dro";
+  config.temperature = 2.5;
+  config.eval_episodes = 8;
+  const settings = trainingSettings(config, "/tmp/run-dro");
+  const cfg = await loadTrainConfig({ file: { path: "run.json", text: JSON.stringify(settings) } });
+  assert.equal(cfg.optimizer.loss_fn, "dro");
+  assert.equal(cfg.rollout.temperature, 2.5);
+  assert.equal(cfg.eval.episodes, 8, "the run's held-out episodes reach the trainer");
+  assert.equal(cfg.max_steps, 50, "the run API's own default");
 });

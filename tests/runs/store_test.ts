@@ -97,3 +97,26 @@ Deno.test("runs process: a reused pid with another start time is not the run's p
   assert.equal(isAlive(Deno.pid, String(Number(start) + 1)), false);
   assert.equal(isAlive(2 ** 22 + 7, null), false);
 });
+
+Deno.test("runs store: a database from before the failed state is migrated, its runs kept", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tb-store-migrate-" });
+  const path = `${dir}/runs.db`;
+  const { DatabaseSync } = await import("node:sqlite");
+  const old = new DatabaseSync(path);
+  old.exec(`CREATE TABLE runs (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, environment TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued','running','finished','stopped','crashed')),
+  config TEXT NOT NULL, wandb_project TEXT, run_dir TEXT NOT NULL, created_at TEXT NOT NULL,
+  queued_at TEXT NOT NULL, started_at TEXT, ended_at TEXT,
+  elapsed_before_s REAL NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, pid INTEGER,
+  pid_start TEXT, exit_code INTEGER, stop_requested_at TEXT, error TEXT
+);
+INSERT INTO runs (id, name, environment, state, config, run_dir, created_at, queued_at)
+VALUES ('abcd1234', 'old', 'game:GuessTheNumber-v0-easy', 'finished', '{}', '/tmp/x', 't', 't');`);
+  old.close();
+  const store = new RunStore(path);
+  assert.equal(store.getRun("abcd1234")?.state, "finished");
+  store.updateRun("abcd1234", { state: "failed", error: "steps 1-5 trained nothing" });
+  assert.equal(store.getRun("abcd1234")?.state, "failed");
+  store.close();
+});

@@ -2,7 +2,7 @@ import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { make } from "../../lib/envs/mod.ts";
-import { runGroup } from "../../lib/rollout/mod.ts";
+import { collectGroups } from "../../lib/rollout/mod.ts";
 import { episodeTurnTokens } from "../../lib/datums/mod.ts";
 import { trajectoryToDatums } from "../../lib/datums/mod.ts";
 import { logprobGap, samplerLearnerPairs } from "../../lib/viz/mod.ts";
@@ -14,10 +14,12 @@ Deno.test("samplerLearnerPairs: on the local backend, sampler and learner agree 
   try {
     const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
     const sampler = await training.saveWeightsAndGetSamplingClient();
-    const episodes = await runGroup(() => make("game:GuessTheNumber-v0-easy"), 1, 2, sampler, {
-      maxTokensPerTurn: 8,
-      seed: 5,
-    });
+    const { groups } = await collectGroups(
+      [{ makeEnv: () => make("game:GuessTheNumber-v0-easy"), envSeed: 1 }],
+      sampler,
+      { groupSize: 2, maxTokensPerTurn: 8, seed: 5 },
+    );
+    const episodes = groups[0].episodes;
     const datums = episodes.flatMap((e) => trajectoryToDatums(episodeTurnTokens(e, -0.1)));
     const out = await training.forward(datums, "importance_sampling");
     const pairs = samplerLearnerPairs(datums, out);

@@ -63,7 +63,7 @@ interface Row {
  * a prefix store, prompts reuse its cached prefixes and every finished row is stored (its
  * prompt and all but its last token, the one never fed back).
  */
-export async function runGroup(
+export async function generateGroup(
   cfg: ModelConfig,
   weights: GroupWeights,
   jobs: JobState[],

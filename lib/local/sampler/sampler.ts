@@ -19,7 +19,7 @@ import { type ForwardSpec, forwardSpec } from "../model/gpt.ts";
 import { Rng } from "../../util/random.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { foldLora } from "../model/lora.ts";
-import { type JobState, type PrefixStore, runGroup } from "./generate.ts";
+import { generateGroup, type JobState, type PrefixStore } from "./generate.ts";
 import type { PrefixCache } from "./prefix_cache.ts";
 import { planGroups } from "./plan.ts";
 import { StopMatcher } from "./stops.ts";
@@ -119,7 +119,7 @@ export class ModelSampler {
       const states = jobs.map(jobState);
       const weights = { base: this.#base, lora: this.#lora, spec: this.#spec };
       for (const group of planGroups(this.config, jobs)) {
-        await runGroup(this.config, weights, states, group, this.#prefix);
+        await generateGroup(this.config, weights, states, group, this.#prefix);
       }
       return states.map((s) => s.result);
     });

@@ -1,0 +1,70 @@
+/**
+ * What feeds the RL step loop (./loop.ts): a {@link GroupSource} hands over each step's groups as
+ * {@link StepGroups}, with what it left out and why. Environments (./rollouts.ts,
+ * ./async_rollouts.ts), an environment mix (./mix.ts) and the proxy's sessions
+ * (./proxy_source.ts) are sources.
+ *
+ * @module
+ */
+
+import type { EpisodeGroup } from "../rl/types.ts";
+import type { EvidenceByTurn } from "../scoring/mod.ts";
+import type { SamplingClient } from "../tinker/mod.ts";
+import type { UpdateResult } from "./update.ts";
+
+/** A group left out before training, and why. */
+export interface ExcludedGroup {
+  group: EpisodeGroup;
+  reason: string;
+}
+
+/** An episode that failed (its error), for the rollout store. */
+export interface FailedEpisode {
+  groupId: string;
+  envId: string;
+  envSeed: number | null;
+  tags: string[];
+  episode: number;
+  error: string;
+}
+
+/** A wall-clock span of a step (ms since the run started), for the report's timeline. */
+export interface Span {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** What a source hands the loop for one step. */
+export interface StepGroups {
+  /** The groups to train, in order. */
+  groups: EpisodeGroup[];
+  /** Evidence the source gathered already (the proxy scores turns as they complete). */
+  evidence?: EvidenceByTurn;
+  /** Groups left out before training (a mix's failing or constant groups), with the reason. */
+  excluded?: ExcludedGroup[];
+  /** Episodes that failed (an error, a timeout), with their errors. */
+  failed?: FailedEpisode[];
+  /** The source's metrics (`rollout_errors/*`, `proxy/*`, per-environment rates…). */
+  metrics: Record<string, number>;
+  spans: Span[];
+}
+
+/** Where each step's groups come from. */
+export interface GroupSource {
+  /**
+   * The groups of `step`; `onGroup` sees each as soon as it is ready (stream minibatches). Null
+   * when the signal aborted before the step's groups were in (the step is not trained).
+   */
+  take(
+    step: number,
+    onGroup?: (g: EpisodeGroup) => void,
+    signal?: AbortSignal,
+  ): Promise<StepGroups | null>;
+  /** A new sampler (weights after `version` optimizer steps). */
+  setSampler(sampler: SamplingClient, version: number): void;
+  /** Records what the step made of the source's groups (the proxy's session records). */
+  afterStep?(step: number, update: UpdateResult): Promise<void>;
+  /** Ends work in flight (its results are dropped). */
+  close(o: { interrupted: boolean }): Promise<void>;
+}

@@ -1,0 +1,65 @@
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { make } from "../../lib/envs/mod.ts";
+import { getRenderer } from "../../lib/renderers/mod.ts";
+import type { RolloutRecord } from "../../lib/rl/records.ts";
+import { collectGroups, stepSeeds } from "../../lib/rollout/mod.ts";
+import { trainRL } from "../../lib/trainer/rl.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { isHeldOutEnvSeed } from "../../lib/util/random.ts";
+import { tinyConfig, withService } from "../trainer/fixtures.ts";
+
+type Played = { env_seed: number | null; episode: number; actions: string[] };
+const order = (a: Played, b: Played) => (a.env_seed! - b.env_seed!) || (a.episode - b.episode);
+
+Deno.test("stepSeeds: the notebooks' runner plays the trainer's episodes for one seed", async () => {
+  await withService(async (service) => {
+    const cfg = await tinyConfig({ max_steps: 1, "eval.episodes": 0 });
+    const dir = await Deno.makeTempDir({ prefix: "tb-seeds-" });
+    await trainRL({ config: cfg, service, logDir: dir });
+    const records =
+      (await readJsonl(join(dir, "rollouts", "iteration_000001.jsonl"))) as RolloutRecord[];
+    const trainer: Played[] = records.map((r) => ({
+      env_seed: r.env_seed,
+      episode: r.episode,
+      actions: r.turns.map((t) => t.action.content),
+    })).sort(order);
+
+    // The notebooks' cell: a fresh LoRA client's sampler, the groups of step 1 of seed `cfg.seed`.
+    const training = await service.createLoraTrainingClient({
+      baseModel: cfg.policy.model,
+      rank: cfg.policy.lora_rank,
+      seed: cfg.seed,
+    });
+    const sampler = await training.saveWeightsAndGetSamplingClient();
+    const seeds = stepSeeds(cfg.seed, 1);
+    const { groups } = await collectGroups(
+      Array.from({ length: cfg.rollout.groups_per_batch }, (_, g) => ({
+        makeEnv: () => make(cfg.rollout.env_id),
+        envSeed: seeds.envSeed(g),
+      })),
+      sampler,
+      {
+        groupSize: cfg.rollout.group_size,
+        maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
+        temperature: cfg.rollout.temperature,
+        seed: seeds.samplerSeed,
+        renderer: getRenderer(cfg.policy.model),
+      },
+    );
+    const notebook: Played[] = groups.flatMap((g) =>
+      g.episodes.map((e, i) => ({
+        env_seed: g.envSeed,
+        episode: i,
+        actions: e.turns.map((t) => t.action.content),
+      }))
+    ).sort(order);
+
+    assert.equal(notebook.length, cfg.rollout.groups_per_batch * cfg.rollout.group_size);
+    assert.deepEqual(notebook, trainer);
+    // Sampled at temperature 1 from an untrained model: the episodes differ from each other, so
+    // equal lists say the seeds matched, not that every episode is the same.
+    assert.ok(new Set(notebook.map((p) => JSON.stringify(p.actions))).size > 4);
+    assert.ok(notebook.every((p) => !isHeldOutEnvSeed(p.env_seed!)));
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * The one RL step loop, whatever feeds it: a proxy run sends every optimizer setting and writes
+ * the step span as an environment run does; a run that cannot train stops loudly with its
+ * evidence in the run directory; a rerun with other settings is refused.
+ */
+
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { loadTrainConfig, ProxySchema } from "../../lib/config/mod.ts";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { type Env, register } from "../../lib/envs/mod.ts";
+import { startLocalServer } from "../../lib/local/server/mod.ts";
+import { runAgent } from "../../lib/proxy/agent.ts";
+import { ServiceClient } from "../../lib/tinker/mod.ts";
+import { RunFailedError } from "../../lib/trainer/failures.ts";
+import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
+import { trainRL } from "../../lib/trainer/rl.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { tinyConfig, withService } from "./fixtures.ts";
+
+/** An environment whose every reset fails, as an unreachable task server would. */
+class Unreachable implements Env {
+  readonly id = "test:Unreachable-v0";
+  readonly maxTurns = 1;
+  reset(): never {
+    throw new Error("connection refused (task server at 127.0.0.1:9)");
+  }
+  step(): never {
+    throw new Error("never stepped");
+  }
+  spawn(): Env {
+    return new Unreachable();
+  }
+}
+register("test:Unreachable-v0", () => new Unreachable());
+
+/** An environment that rewards every answer alike: no group ever has a signal. */
+class Flat implements Env {
+  readonly id = "test:Flat-v0";
+  readonly maxTurns = 1;
+  reset() {
+    return { observation: "Say anything.", info: {} };
+  }
+  step() {
+    return { observation: "ok", reward: 0.5, terminated: true, truncated: false, info: {} };
+  }
+  spawn(): Env {
+    return new Flat();
+  }
+}
+register("test:Flat-v0", () => new Flat());
+
+Deno.test({
+  name: "loop: a proxy run sends weight_decay with every optim_step and writes each step's span",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "tb-loop-proxy-" });
+    const server = await startLocalServer({ dataDir });
+    const optimSteps: { adam_params: Record<string, number> }[] = [];
+    // The client's requests as they go out, read on their way to the real server.
+    const recording: typeof fetch = (input, init) => {
+      if (String(input).endsWith("/optim_step") && typeof init?.body === "string") {
+        optimSteps.push(JSON.parse(init.body));
+      }
+      return fetch(input, init);
+    };
+    const service = await ServiceClient.connect({
+      baseUrl: server.url,
+      apiKey: "tml-local",
+      fetch: recording,
+    });
+    const logDir = join(dataDir, "run");
+    try {
+      const config = await loadTrainConfig({
+        flags: { method: "rl", max_steps: 2, batch_size: 1, weight_decay: 0.05 },
+      });
+      config.proxy = ProxySchema.parse({ host: "127.0.0.1", port: 0 });
+      const stop = new AbortController();
+      let agent: Promise<unknown> = Promise.resolve();
+      const result = await trainFromProxy({
+        config,
+        service,
+        logDir,
+        onListen: (url) => {
+          agent = runAgent({
+            envId: "game:GuessTheNumber-v0-easy",
+            baseUrl: url,
+            episodes: 60,
+            concurrency: 4,
+            maxTokens: 48,
+            sendRewards: true,
+            signal: stop.signal,
+          });
+        },
+      });
+      stop.abort();
+      await agent.catch(() => {});
+      assert.equal(result.steps, 2);
+      assert.ok(optimSteps.length >= 2);
+      assert.ok(optimSteps.every((b) => b.adam_params.weight_decay === 0.05), "weight_decay sent");
+      const spans = (await readJsonl(join(logDir, "timing_spans.jsonl"))) as {
+        step: number;
+        name: string;
+      }[];
+      assert.deepEqual(spans.filter((s) => s.name === "step").map((s) => s.step), [1, 2]);
+      const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
+      assert.ok(rows.every((r) => r["optim/weight_decay"] === 0.05));
+      assert.match(result.evaluationSkipped ?? "", /proxy run has no environment/);
+    } finally {
+      service.close();
+      await server.close();
+    }
+  },
+});
+
+Deno.test("loop: a step whose every rollout failed stops the run with the first error; the run directory says so", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-fail-" });
+    const config = await tinyConfig({ env_id: "test:Unreachable-v0", max_steps: 5 });
+    const err = await trainRL({ config, service, logDir }).then(() => null, (e) => e);
+    assert.ok(err instanceof RunFailedError, String(err));
+    assert.match(
+      err.message,
+      /^step 1: every rollout failed \(4\); first error: reset failed: connection refused/,
+    );
+    assert.ok(!err.message.includes("\n"), "one line");
+    const status = JSON.parse(await Deno.readTextFile(join(logDir, "status.json")));
+    assert.equal(status.state, "failed");
+    assert.match(status.error, /every rollout failed/);
+    const stored = (await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl"))) as {
+      error?: string;
+      excluded_reason?: string;
+    }[];
+    assert.equal(stored.length, 4, "each failed group's error is kept");
+    assert.ok(stored.every((r) => /connection refused/.test(r.error ?? "")));
+  });
+});
+
+Deno.test("loop: steps in a row with nothing to train stop the run, each with its reason", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-idle-" });
+    const config = await tinyConfig({
+      env_id: "test:Flat-v0",
+      max_steps: 10,
+      "pipeline.max_steps_without_datums": 2,
+    });
+    const notices: string[] = [];
+    const err = await trainRL({ config, service, logDir, onNotice: (l) => notices.push(l) })
+      .then(() => null, (e) => e);
+    assert.ok(err instanceof RunFailedError, String(err));
+    assert.match(err.message, /^steps 1-2 trained nothing: every group had one reward/);
+    assert.match(err.message, /pipeline\.max_steps_without_datums/);
+    assert.equal(notices.length, 2);
+    const events = (await readJsonl(join(logDir, "events.jsonl"))) as { event: string }[];
+    assert.deepEqual(events.map((e) => e.event), ["nothing_trained", "nothing_trained"]);
+  });
+});
+
+Deno.test("loop: a rerun with other settings is refused, naming them; a longer max_steps resumes", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-resume-" });
+    await trainRL({ config: await tinyConfig({ max_steps: 1 }), service, logDir });
+    const changed = await trainRL({
+      config: await tinyConfig({ max_steps: 1, learning_rate: 2e-3, group_size: 2 }),
+      service,
+      logDir,
+    }).then(() => null, (e) => e);
+    assert.ok(changed instanceof ConfigError, String(changed));
+    assert.match(
+      changed.message,
+      /other settings \(optimizer\.learning_rate, rollout\.group_size\)/,
+    );
+    assert.match(changed.message, /--restart/);
+    const longer = await trainRL({ config: await tinyConfig({ max_steps: 2 }), service, logDir });
+    assert.equal(longer.resumedFrom?.step, 1);
+    assert.equal(longer.steps, 2);
+    assert.equal(longer.evaluation?.step, 2, "eval.json follows the resumed run");
+  });
+});
+
+Deno.test("loop: max_tokens past the model's context is refused before the run starts", async () => {
+  await withService(async (service) => {
+    const logDir = join(await Deno.makeTempDir({ prefix: "tb-loop-ctx-" }), "run");
+    const err = await trainRL({ config: await tinyConfig({ max_tokens: 5000 }), service, logDir })
+      .then(() => null, (e) => e);
+    assert.ok(err instanceof ConfigError, String(err));
+    assert.match(err.message, /^rollout\.max_tokens_per_turn: 5000 tokens per turn leave no room/);
+    const created = await Deno.stat(logDir).then(() => true, () => false);
+    assert.ok(!created, "no run directory is left behind");
+  });
+});
