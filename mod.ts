@@ -40,8 +40,8 @@ export type {
 // Tokenizers and supervised training.
 export { ByteTokenizer } from "./lib/tokenizers/byte.ts";
 export {
+  type PromptCompletion,
   supervisedDatum,
-  type SupervisedExample,
   trainSupervised,
 } from "./lib/trainer/supervised.ts";
 
@@ -78,3 +78,14 @@ export * from "./lib/envs/mod.ts";
 // Rollouts and the local chat format.
 export * from "./lib/rollout/mod.ts";
 export { ChatMLRenderer, type Message, type ParsedResponse } from "./lib/renderers/chatml.ts";
+
+// Renderers and tokenizers of every model of the lineup, and the model table.
+export {
+  getRenderer,
+  type Renderer,
+  RENDERER_NAMES,
+  type RendererOptions,
+  withTools,
+} from "./lib/renderers/mod.ts";
+export { getTokenizer, prepareTokenizer, type Tokenizer } from "./lib/tokenizers/mod.ts";
+export { defaultLearningRate, type ModelInfo, modelInfo, MODELS } from "./lib/models/mod.ts";

@@ -8,7 +8,7 @@
  */
 
 import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
-import { ModelSampler, type SampleJob } from "../lib/local/sampler/mod.ts";
+import { LocalSampler, type SampleJob } from "../lib/local/sampler/mod.ts";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
 import { LoraSpecSchema } from "../lib/local/model/config.ts";
 import { initLoraParameters } from "../lib/local/model/params.ts";
@@ -80,7 +80,7 @@ export async function timeOurTrainStep(trainable: "lora" | "full") {
 export async function timeOurSampling(mode: "distinct" | "group" = "distinct") {
   const spec = findLocalModel(BENCH.model)!;
   const lora = LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha });
-  const sampler = await ModelSampler.create({
+  const sampler = await LocalSampler.create({
     config: spec.config,
     base: await loadBaseWeights(spec),
     adapter: initLoraParameters(spec.config, lora),

@@ -13,7 +13,7 @@
 import { parseArgs } from "node:util";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
 import { Rng } from "../lib/util/random.ts";
-import { ModelSampler, type SampleJob } from "../lib/local/sampler/mod.ts";
+import { LocalSampler, type SampleJob } from "../lib/local/sampler/mod.ts";
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +32,7 @@ const PROMPT_LEN = Number(values.prompt);
 const NEW_TOKENS = Number(values.new);
 
 const spec = findLocalModel(values.model)!;
-const sampler = await ModelSampler.create({
+const sampler = await LocalSampler.create({
   config: spec.config,
   base: await loadBaseWeights(spec),
   adapter: null,

@@ -24,6 +24,8 @@ import { resolve } from "node:path";
 import { defaultLogDir, trainRL } from "../lib/trainer/rl.ts";
 import { branchPoint, restartRun } from "../lib/trainer/run.ts";
 import { trainFromProxy } from "../lib/trainer/proxy_source.ts";
+import { modelInfo } from "../lib/models/mod.ts";
+import { prepareTokenizer } from "../lib/tokenizers/mod.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { writeRunReport } from "../lib/trainer/report.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
@@ -128,6 +130,13 @@ await runCli(async () => {
   } catch (e) {
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     throw e;
+  }
+  // A lineup model's tokenizer files are fetched from the hub at first use (no-op when here).
+  const tokenizerModel = config.policy.tokenizer ?? config.policy.model;
+  if (modelInfo(tokenizerModel)) {
+    await prepareTokenizer(tokenizerModel).catch((e) => {
+      throw new UsageError(`policy.model: ${(e as Error).message}`);
+    });
   }
   if (source === "proxy") config.proxy ??= ProxySchema.parse({});
   if (source === "env") config.proxy = null;

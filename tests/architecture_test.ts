@@ -1,30 +1,71 @@
 /**
- * The layout rules of docs/architecture.md, checked: no import loop anywhere in lib/, the bottom
- * layers import nothing above them, and mod.ts files only re-export.
+ * The layout rules of docs/architecture.md, checked: no import loop anywhere in lib/, every lib/
+ * folder imports exactly the folders its row of the "Folders" table says it may (the table is the
+ * one source of both: a new import, or a listed one no file uses, fails here until the table
+ * says so), and mod.ts files only re-export.
  */
 
 import { assert } from "./assert.ts";
 import { importGraph, importLoops } from "./import_graph.ts";
+
+const DOC = new URL("../docs/architecture.md", import.meta.url);
+
+/** The "Folders" table: each lib/ folder and the folders it may import. */
+async function folderTable(): Promise<Map<string, string[]>> {
+  const text = await Deno.readTextFile(DOC);
+  const section = text.split(/^## Folders$/m)[1]?.split(/^## /m)[0] ?? "";
+  const table = new Map<string, string[]>();
+  for (const line of section.split("\n")) {
+    const cells = line.split("|").slice(1, -1).map((c) => c.trim());
+    if (cells.length < 3 || !cells[0].includes("`lib/")) continue;
+    const imports = cells[2] === "—" ? [] : cells[2].split(",").map((s) => s.trim());
+    for (const m of cells[0].matchAll(/`lib\/([a-z_]+)\/`/g)) table.set(m[1], imports);
+  }
+  return table;
+}
+
+/** The folders each lib/ folder's files import, as the code has it. */
+async function folderImports(): Promise<Map<string, Set<string>>> {
+  const graph = await importGraph(["lib"]);
+  const deps = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = file.split("/")[1];
+    if (!deps.has(from)) deps.set(from, new Set());
+    for (const t of targets) {
+      const to = t.split("/")[1];
+      if (to !== from) deps.get(from)!.add(to);
+    }
+  }
+  return deps;
+}
 
 Deno.test("architecture: no import loops in lib/", async () => {
   const loops = importLoops(await importGraph(["lib"]));
   assert.deepEqual(loops.map((l) => l.join(" -> ")), []);
 });
 
-Deno.test("architecture: lib/util imports nothing of lib/; lib/rl only renderer types and util", async () => {
-  const graph = await importGraph(["lib"]);
-  const bad = [...graph].flatMap(([file, deps]) => {
-    const allowed = file.startsWith("lib/util/")
-      ? ["lib/util/"]
-      : file.startsWith("lib/rl/")
-      ? ["lib/rl/", "lib/util/", "lib/renderers/"]
-      : null;
-    return allowed
-      ? deps.filter((d) => d.startsWith("lib/") && !allowed.some((a) => d.startsWith(a)))
-        .map((d) => `${file} -> ${d}`)
-      : [];
-  });
-  assert.deepEqual(bad, []);
+Deno.test("architecture: docs/architecture.md's folder table lists every lib/ folder", async () => {
+  const table = await folderTable();
+  const folders: string[] = [];
+  for await (const e of Deno.readDir(new URL("../lib", import.meta.url))) {
+    if (e.isDirectory) folders.push(e.name);
+  }
+  assert.deepEqual([...table.keys()].sort(), folders.sort());
+});
+
+Deno.test("architecture: each lib/ folder imports exactly what the folder table says", async () => {
+  const table = await folderTable();
+  const actual = await folderImports();
+  const wrong: string[] = [];
+  for (const [folder, allowed] of table) {
+    const uses = [...(actual.get(folder) ?? [])].sort();
+    const listed = [...allowed].sort();
+    const extra = uses.filter((u) => !listed.includes(u));
+    const unused = listed.filter((l) => !uses.includes(l));
+    if (extra.length) wrong.push(`lib/${folder} imports ${extra.join(", ")}, not in its row`);
+    if (unused.length) wrong.push(`lib/${folder}'s row lists ${unused.join(", ")}, never imported`);
+  }
+  assert.deepEqual(wrong, []);
 });
 
 Deno.test("architecture: every lib/**/mod.ts only re-exports", async () => {

@@ -94,7 +94,7 @@ export interface AdvantageStats {
 
 /** Advantages per kept group, episode and turn, with the stats. */
 export interface AdvantageResult {
-  /** `advantages[i][e][t]` is turn t of episode e of the i-th kept group. */
+  /** `advantages[group][episode][turn]`, over the kept groups (in `keptGroups` order). */
   advantages: number[][][];
   /** Index (in the input) of each kept group. */
   keptGroups: number[];

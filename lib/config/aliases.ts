@@ -55,6 +55,8 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   },
   tokenizer_name: { path: "policy.tokenizer", from: ["OpenReward"] },
   thinking: { path: "policy.thinking", from: ["OpenReward"] },
+  renderer: { path: "policy.renderer", from: ["tinkerbench"] },
+  renderer_name: { path: "policy.renderer", from: ["tinker-cookbook"] },
   // ---- optimizer ----
   learning_rate: {
     path: "optimizer.learning_rate",
@@ -92,6 +94,7 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   rollout_timeout: { path: "rollout.timeout_s", from: ["OpenReward"] },
   rollout_on_error: { path: "rollout.on_error", from: ["tinkerbench"] },
   template: { path: "rollout.template", from: ["GEM"] },
+  env_wrappers: { path: "rollout.env_wrappers", from: ["GEM"] },
   // ---- advantages ----
   advantage_calculation: {
     path: "advantages.mode",
@@ -203,6 +206,7 @@ export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set([
   "TINKERBENCH_MODEL",
   "TINKERBENCH_RUN_DIR",
   "TINKERBENCH_COMPARE_RUN_DIR",
+  "TINKERBENCH_HF_CACHE",
 ]);
 
 /**
@@ -210,7 +214,6 @@ export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set([
  * on one of them says why instead of guessing a neighbour.
  */
 export const UNSUPPORTED_SEED_NAMES: Readonly<Record<string, string>> = {
-  env_wrappers: "GEM's wrappers are not offered: turns go through the model's chat renderer",
   wandb_project: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
   wandb_name: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
   record_dir: "OpenClaw's records are the run directory's rollouts/ store (logging.log_path)",

@@ -9,7 +9,8 @@
 
 import { editDistance } from "../util/similar.ts";
 import { z } from "zod";
-import { type RunApiMeta, TrainConfigSchema } from "./schema.ts";
+import type { RunApiMeta } from "./run_api.ts";
+import { TrainConfigSchema } from "./schema.ts";
 import {
   CONFIG_ALIASES,
   CONFIG_ENV_ALIASES,

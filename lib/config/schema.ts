@@ -3,6 +3,8 @@
  * by concern. Every field carries a one-line `.describe()` text, read at runtime by
  * {@link listConfigFields} (`./fields.ts`), `--help` and the docs. The names the seeds use
  * (OpenClaw's, GEM's, OpenReward's, the flat keys of earlier versions) are in `./aliases.ts`.
+ * Settings the run-management API shows carry `.meta(runApi(...))` (`./run_api.ts`): its fields
+ * are derived from them, so each default, range and choice is written here once.
  *
  * @module
  */
@@ -10,29 +12,12 @@
 import { z } from "zod";
 import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
+import { runApi } from "./run_api.ts";
+
+export type { RunApiMeta } from "./run_api.ts";
 
 const int = () => z.number().int();
 const advantage = AdvantageConfigSchema.shape;
-
-/**
- * How the run-management API (`lib/runs`, `deno task runs`) shows a setting: the name agents
- * use for it (the Hermes tools' names), the key its run's config file sets when that is not the
- * name, a default of its own where runs differ from the trainer (they share two CPU cores), and
- * why it is locked when an agent may not edit it. Its type, range, choices and description are
- * the setting's own. Attached with `.meta(runApi({...}))`.
- */
-export interface RunApiMeta {
-  /** The API name (what `POST /config` takes). */
-  name: string;
-  /** The name or alias written to the run's config file; default: `name`. */
-  key?: string;
-  /** The API's default, when not the trainer's. */
-  default?: unknown;
-  /** Shown but not editable: who sets it. */
-  locked?: string;
-}
-
-const runApi = (m: RunApiMeta) => ({ runApi: m });
 
 /** The base model when none is named: the embedded backend's games model (models/README.md). */
 export const DEFAULT_MODEL = "local/games2";
@@ -49,6 +34,9 @@ export const PolicySchema = z.object({
   ),
   thinking: z.boolean().default(false).describe(
     "Qwen3's enable_thinking: the policy may reason in a think block before answering",
+  ),
+  renderer: z.string().min(1).nullable().default(null).describe(
+    "Chat renderer by name (e.g. llama3, qwen3_instruct, role_colon; `deno task models`); null: the model table's",
   ),
 }).strict();
 
@@ -117,8 +105,11 @@ export const RolloutSchema = z.object({
   invalid_tool_call_reward: z.number().default(0).describe(
     "Reward of a turn whose tool call does not parse (answered with a corrective message)",
   ),
-  template: z.enum(["chat"]).default("chat").describe(
-    "How observations become prompts: the model's chat renderer (GEM's text templates are not offered)",
+  template: z.enum(["chat", "qwen3_game", "qwen3_general", "no"]).default("chat").describe(
+    "How observations become prompts: chat (the model's chat renderer) or GEM's single-prompt templates",
+  ),
+  env_wrappers: z.string().default("").describe(
+    "GEM's observation wrappers, comma-separated (concat, concat_with_action, concat_chat); empty: none",
   ),
 }).strict();
 

@@ -7,7 +7,7 @@
  */
 
 import { Rng } from "../util/random.ts";
-import type { SupervisedExample } from "../trainer/supervised.ts";
+import type { PromptCompletion } from "../trainer/supervised.ts";
 
 const A = "a".charCodeAt(0);
 
@@ -17,7 +17,7 @@ export function alphabetRun(start: number, n: number): string {
 }
 
 /** `count` examples: three letters as the prompt, the next `answerLength` as the completion. */
-export function alphabetExamples(rng: Rng, count: number, answerLength = 6): SupervisedExample[] {
+export function alphabetExamples(rng: Rng, count: number, answerLength = 6): PromptCompletion[] {
   return Array.from({ length: count }, () => {
     const start = rng.int(26);
     return {

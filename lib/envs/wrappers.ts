@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { Env, StepResult } from "./types.ts";
+import { type AnyEnv, type Env, isMessageEnv, type StepResult } from "./types.ts";
 
 /** One chat message of the history. */
 export interface HistoryMessage {
@@ -120,4 +120,20 @@ export function wrap(env: Env, name: string, template?: ChatTemplate): Env {
     throw new Error(`unknown wrapper ${JSON.stringify(name)}. Known: ${known.join(", ")}`);
   }
   return new ObservationWrapper(env, name as WrapperName, template);
+}
+
+/**
+ * An env wrapped by GEM's comma-separated wrapper list (`env_wrappers: concat`), innermost
+ * first; an empty list leaves it as it is. Only text envs take GEM's wrappers.
+ *
+ * @example
+ * const env = wrapAll(make("game:GuessTheNumber-v0-easy"), "concat");
+ */
+export function wrapAll(env: AnyEnv, wrappers: string, template?: ChatTemplate): AnyEnv {
+  const names = wrappers.split(",").map((w) => w.trim()).filter(Boolean);
+  if (names.length === 0) return env;
+  if (isMessageEnv(env)) {
+    throw new Error(`env_wrappers ${JSON.stringify(wrappers)}: ${env.id} is a message env`);
+  }
+  return names.reduce((e: Env, name) => wrap(e, name, template), env);
 }

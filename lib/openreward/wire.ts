@@ -91,9 +91,6 @@ export const TaskRangeBodySchema = z.object({
   stop: z.number().int().nullish(),
 }).strict();
 
-/** An error body: FastAPI's `{"detail": …}`. */
-export const ErrorBodySchema = z.object({ detail: z.unknown() });
-
 /** One entry of `GET /environments` (this server's listing; `/list_environments` has names only). */
 export const EnvironmentInfoSchema = z.object({
   name: z.string(),

@@ -37,7 +37,7 @@ export function renderPrompt(
   req: ParsedRequest,
   o: { contextLength: number; defaultMaxTokens: number },
 ): RenderedPrompt {
-  const messages = withTools(req.messages, req.tools);
+  const messages = withTools(req.messages, req.tools, renderer);
   const tokens = renderer.buildGenerationPrompt(messages);
   const room = o.contextLength - tokens.length;
   if (room < 1) {

@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { getRenderer } from "../renderers/mod.ts";
+import { prepareTokenizer } from "../tokenizers/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import type { TurnType } from "./metadata.ts";
 import { Policy } from "./policy.ts";
@@ -52,6 +53,8 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     model = (await o.service.restClient().weightsInfo(o.modelPath)).base_model;
   }
   if (!model) throw new Error("serveProxy: give a model or a tinker:// model path");
+  // The model's tokenizer files are fetched from the hub at first use (a no-op when here).
+  await prepareTokenizer(model);
   const renderer = getRenderer(model);
   const sampler = o.modelPath
     ? await o.service.createSamplingClient({ modelPath: o.modelPath })

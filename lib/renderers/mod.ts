@@ -1,5 +1,7 @@
 /**
- * Renderers: chat formats as token ids (ChatML, Qwen3), tool declarations in the prompt, and
+ * Renderers: chat formats as token ids (ChatML, Qwen3, Llama 3, DeepSeek V3, gpt-oss,
+ * Kimi K2, role-colon), tool
+ * declarations in the prompt, and
  * the renderer of a model by name.
  *
  * @module
@@ -14,7 +16,18 @@ export type {
   ToolSpec,
   TrainOn,
 } from "./types.ts";
-export { toolsSection, withTools } from "./tools.ts";
+export { openAiTools, toolsOnSystem, toolsSection, withTools } from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
-export { Qwen3Renderer, type Qwen3RendererOptions } from "./qwen3.ts";
-export { getRenderer } from "./registry.ts";
+export { Qwen3Renderer, type Qwen3RendererOptions, type Qwen3Variant } from "./qwen3.ts";
+export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts";
+export { type Llama3Options, Llama3Renderer, llamaToday } from "./llama3.ts";
+export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
+export { RoleColonRenderer } from "./role_colon.ts";
+export { type GptOssOptions, GptOssRenderer, type ReasoningEffort } from "./gpt_oss.ts";
+export { KimiK2Renderer } from "./kimi_k2.ts";
+export {
+  GEM_TEMPLATE_NAMES,
+  GEM_TEMPLATES,
+  type GemTemplateName,
+  GemTemplateRenderer,
+} from "./gem_templates.ts";

@@ -88,3 +88,13 @@ export function formatToolCalls(content: string, calls: ToolCall[]): string {
     }, "arguments": ${args}}\n</tool_call>`;
   }).join("");
 }
+
+/** A tool call's arguments as an object (they may arrive as JSON text). */
+export function argumentsObject(args: unknown): unknown {
+  if (typeof args !== "string") return args;
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}

@@ -9,7 +9,12 @@
  * message or carry reasoning), earlier ones with their reasoning dropped; tool calls as
  * `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`; consecutive tool results in one user
  * turn of `<tool_response>` blocks; with `enableThinking: false` the generation prompt ends in
- * an empty think block. Tool declarations (`tools=`) are not rendered.
+ * an empty think block. Tool declarations go in the system message ({@link withTools}).
+ *
+ * Two variants share the format: `Qwen3-*-Instruct-2507` (`variant: "instruct"`) whose template
+ * has no think block anywhere (its generation prompt is `<|im_start|>assistant\n`), and
+ * `Qwen3-*-Thinking-2507` (`variant: "thinking"`) whose generation prompt opens the think block
+ * (`<|im_start|>assistant\n<think>\n`), so the model writes its reasoning and `</think>` first.
  *
  * @module
  */
@@ -17,6 +22,7 @@
 import { loadQwen3Tokenizer } from "../tokenizers/qwen3.ts";
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
+import { encodePieces, type Piece } from "./pieces.ts";
 import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
 
 /** Options of {@link Qwen3Renderer}. */
@@ -28,13 +34,12 @@ export interface Qwen3RendererOptions {
    * think block, so the model answers directly). True is the template's own default.
    */
   enableThinking?: boolean;
+  /** Which Qwen3 template: the hybrid one (default), Instruct-2507's or Thinking-2507's. */
+  variant?: Qwen3Variant;
 }
 
-/** A piece of rendered text; `train` marks text the assistant produced in a trained turn. */
-interface Piece {
-  text: string;
-  train: boolean;
-}
+/** The Qwen3 templates: hybrid thinking, Instruct-2507 (never thinks), Thinking-2507 (always). */
+export type Qwen3Variant = "hybrid" | "instruct" | "thinking";
 
 const EMPTY_THINK = "<think>\n\n</think>\n\n";
 
@@ -57,11 +62,15 @@ function isToolResponse(content: string): boolean {
 export class Qwen3Renderer implements Renderer {
   readonly tokenizer: Tokenizer;
   readonly enableThinking: boolean;
+  readonly variant: Qwen3Variant;
   readonly #imEnd: number;
 
-  constructor({ tokenizer, enableThinking = false }: Qwen3RendererOptions = {}) {
+  constructor(
+    { tokenizer, enableThinking = false, variant = "hybrid" }: Qwen3RendererOptions = {},
+  ) {
     this.tokenizer = tokenizer ?? loadQwen3Tokenizer();
-    this.enableThinking = enableThinking;
+    this.variant = variant;
+    this.enableThinking = variant === "hybrid" ? enableThinking : variant === "thinking";
     this.#imEnd = specialTokenId(this.tokenizer, "<|im_end|>");
   }
 
@@ -79,22 +88,11 @@ export class Qwen3Renderer implements Renderer {
     messages: Message[],
     { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
-    const tokens: number[] = [];
-    const weights: number[] = [];
-    // Adjacent pieces with the same weight are encoded together, as the full text would be.
     const pieces = this.#pieces(messages, false, trainOn);
     // The example ends at the final stop token, as a sampled turn does: drop the template's
     // newline after it.
     if (pieces.length && pieces[pieces.length - 1].text === "\n") pieces.pop();
-    for (let i = 0; i < pieces.length;) {
-      let text = "";
-      const train = pieces[i].train;
-      for (; i < pieces.length && pieces[i].train === train; i++) text += pieces[i].text;
-      const ids = this.tokenizer.encode(text);
-      tokens.push(...ids);
-      weights.push(...ids.map(() => (train ? 1 : 0)));
-    }
-    return { tokens, weights };
+    return encodePieces(this.tokenizer, pieces);
   }
 
   stopSequences(): number[] {
@@ -143,12 +141,19 @@ export class Qwen3Renderer implements Renderer {
         }
         put("<|im_start|>assistant\n");
         let body = content;
-        if (i > lastQuery && (isLast || reasoning)) {
+        if (this.variant === "instruct") {
+          // Instruct-2507's template writes the content as it is, thinking never.
+          body = content = m.content;
+        } else if (i > lastQuery && (isLast || reasoning)) {
           const block = `<think>\n${stripNewlines(reasoning)}\n</think>\n\n`;
           body = content.replace(/^\n+/, "");
           // With thinking disabled the empty block belongs to the prompt, not to the answer.
           if (block === EMPTY_THINK && !this.enableThinking) put(block);
-          else body = block + body;
+          else if (this.variant === "thinking") {
+            // The generation prompt holds "<think>\n": the model produced the rest.
+            put("<think>\n");
+            body = block.slice("<think>\n".length) + body;
+          } else body = block + body;
         }
         put(body + formatToolCalls(content, m.toolCalls ?? []) + "<|im_end|>", train);
         put("\n");
@@ -160,7 +165,8 @@ export class Qwen3Renderer implements Renderer {
     });
     if (addGenerationPrompt) {
       put("<|im_start|>assistant\n");
-      if (!this.enableThinking) put(EMPTY_THINK);
+      if (this.variant === "thinking") put("<think>\n");
+      else if (this.variant === "hybrid" && !this.enableThinking) put(EMPTY_THINK);
     }
     return out;
   }

@@ -36,6 +36,11 @@ export interface Message {
   toolCalls?: ToolCall[];
   /** On a tool message: the id of the call it answers, when the caller gave calls ids. */
   toolCallId?: string;
+  /**
+   * On the leading system message: the tools declared to the model, for the formats that write
+   * declarations themselves (Llama 3, DeepSeek V3, gpt-oss); see {@link Renderer.declareTools}.
+   */
+  tools?: readonly ToolSpec[];
 }
 
 /**
@@ -78,4 +83,9 @@ export interface Renderer {
    * conversation otherwise (Qwen3, which drops earlier thinking).
    */
   continuation?(messages: Message[]): number[];
+  /**
+   * The messages with the tools declared as this format declares them. Absent: Qwen3's `# Tools`
+   * section in the system message (`withTools`), which the ChatML formats share.
+   */
+  declareTools?(messages: Message[], tools: readonly ToolSpec[]): Message[];
 }

@@ -88,6 +88,11 @@ export interface CollectOptions {
   maxTotalTokens?: number;
   /** How environments that declare tools are played. */
   toolUse?: ToolUseOptions;
+  /**
+   * Stops the collection (Ctrl-C): episodes in flight end as errors, no new one starts, and the
+   * result holds what finished; the caller decides what a partial collection is worth.
+   */
+  signal?: AbortSignal;
 }
 
 /** What was left out, by reason. */
@@ -334,13 +339,16 @@ export async function collectGroups(
     Array.from({ length: sizes[g] }, (_, i) => [g, i] as const)
   );
   let next = 0;
+  const stop = () => states.forEach((st) => st.abort.abort(new Error("collection stopped")));
+  opts.signal?.addEventListener("abort", stop, { once: true });
   const worker = async () => {
-    while (next < slots.length) {
+    while (next < slots.length && !opts.signal?.aborted) {
       const [g, i] = slots[next++];
       await playSlot(g, i);
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.maxConcurrency, slots.length) }, worker));
+  opts.signal?.removeEventListener("abort", stop);
   // The reset copies may still hold what reset opened (an Open Reward session nobody stepped).
   await Promise.all(states.map((st) => Promise.resolve(st.env?.close?.()).catch(() => {})));
 

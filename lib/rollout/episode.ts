@@ -140,7 +140,8 @@ export async function runEpisode(
       ? toolCallStop(renderer)
       : null;
     // A copy: the opening is shared by every episode of a group.
-    const declare = opts.toolUse?.declareTools ?? withTools;
+    const declare = opts.toolUse?.declareTools ??
+      ((m: Message[], t: readonly ToolSpec[]) => withTools(m, t, renderer));
     const conversation: Message[] = [...declare(opening, tools)];
     let observation: Message[] = [...conversation];
     let prompt = renderer.buildGenerationPrompt(conversation);

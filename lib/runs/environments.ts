@@ -11,16 +11,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { listEnvs, make } from "../envs/registry.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
-
-/** An environment as `GET /environments` lists it. */
-export interface EnvironmentInfo {
-  /** The registry id, e.g. `game:GuessTheNumber-v0-easy`; what `select` takes. */
-  name: string;
-  class_name: string;
-  /** The module that defines it, relative to the repository when inside it (null: unknown). */
-  file_path: string | null;
-  description: string;
-}
+import type { Environment } from "./schemas.ts";
 
 const REPO = fromFileUrl(new URL("../../", import.meta.url));
 const ENVS_DIR = fromFileUrl(new URL("../envs/", import.meta.url));
@@ -103,7 +94,7 @@ export function envModuleOf(id: string): string | null {
 }
 
 /** Describes one registered environment. */
-export function describeEnvironment(id: string): EnvironmentInfo {
+export function describeEnvironment(id: string): Environment {
   const className = make(id).constructor.name;
   const path = envModuleOf(id) ?? builtinSource(className);
   const doc = path ? sourceInfo(path).doc : "";
@@ -117,7 +108,7 @@ export function describeEnvironment(id: string): EnvironmentInfo {
 }
 
 /** Every registered environment, in registry order. */
-export function listEnvironments(): EnvironmentInfo[] {
+export function listEnvironments(): Environment[] {
   return listEnvs().map(describeEnvironment);
 }
 
@@ -127,7 +118,7 @@ export function listEnvironments(): EnvironmentInfo[] {
  * name (a game and its `tool:` twin), the first registered wins: GEM's `game:` id. Null when none
  * matches.
  */
-export function envIdFor(name: string): string | null {
+export function matchEnvironmentId(name: string): string | null {
   const ids = listEnvs();
   if (ids.includes(name)) return name;
   const lower = name.toLowerCase();

@@ -59,7 +59,7 @@ export async function testInference(o: InferenceOptions): Promise<InferenceResul
       env,
       prompt: given ?? messages.map((m) => m.content).join("\n\n"),
       // Tools are declared as the rollout declares them, so tool-using envs can be answered.
-      tokens: renderer.buildGenerationPrompt(withTools(opening, env.tools ?? [])),
+      tokens: renderer.buildGenerationPrompt(withTools(opening, env.tools ?? [], renderer)),
     };
   }));
   return await withPolicy(

@@ -18,4 +18,4 @@ export { type RunsServer, type RunsServerOptions, startRunsServer } from "./serv
 export { createRunsApp, type RunsAppOptions } from "./app.ts";
 export { createMcpServer, TOOL_NAMES } from "./mcp.ts";
 export { FIELDS, type FieldSpec, type RunConfig } from "./fields.ts";
-export { type EnvironmentInfo, listEnvironments } from "./environments.ts";
+export { listEnvironments } from "./environments.ts";

@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { mean } from "../util/stats.ts";
+import type { StepMetrics } from "../trainer/rl.ts";
 import { type CheckpointRecord, CheckpointRecordSchema, readJsonl } from "../trainer/run_log.ts";
 
 /** The trainer's metric names the API reports (tinker-cookbook's names). */
@@ -30,13 +31,10 @@ export function runPaths(runDir: string) {
   };
 }
 
-/** A metrics row. */
-export type MetricsRow = { step: number } & Record<string, number>;
-
 /** Every metrics row of a run (none yet: empty). */
-export async function readMetrics(runDir: string): Promise<MetricsRow[]> {
+export async function readMetrics(runDir: string): Promise<StepMetrics[]> {
   const rows = await readJsonl(runPaths(runDir).metrics);
-  return rows.filter((r): r is MetricsRow =>
+  return rows.filter((r): r is StepMetrics =>
     typeof r === "object" && r !== null && typeof (r as { step?: unknown }).step === "number"
   );
 }
@@ -46,10 +44,10 @@ export async function readMetrics(runDir: string): Promise<MetricsRow[]> {
  * listing many runs does not reparse every metrics file on every call.
  */
 export class MetricsCache {
-  readonly #entries = new Map<string, { key: string; rows: MetricsRow[] }>();
+  readonly #entries = new Map<string, { key: string; rows: StepMetrics[] }>();
 
   /** The run's rows, from the cache when its file is unchanged. */
-  async rows(runDir: string): Promise<MetricsRow[]> {
+  async rows(runDir: string): Promise<StepMetrics[]> {
     let key: string;
     try {
       const st = await Deno.stat(runPaths(runDir).metrics);
@@ -84,7 +82,7 @@ export interface StepSummary {
 }
 
 /** The headline numbers of a row (nulls when the trainer did not log them). */
-export function summarize(row: MetricsRow | undefined): StepSummary {
+export function summarize(row: StepMetrics | undefined): StepSummary {
   const get = (k: string) => (row && Number.isFinite(row[k]) ? row[k] : null);
   return {
     step: row?.step ?? 0,
@@ -95,7 +93,7 @@ export function summarize(row: MetricsRow | undefined): StepSummary {
 }
 
 /** Estimated seconds left: the mean time of the last few steps times the steps to go. */
-export function estimateSecondsLeft(rows: MetricsRow[], totalSteps: number): number | null {
+export function estimateSecondsLeft(rows: StepMetrics[], totalSteps: number): number | null {
   const recent = rows.slice(-5).map((r) => r[METRIC.stepTime]).filter(Number.isFinite);
   if (recent.length === 0) return null;
   const left = Math.max(0, totalSteps - (rows.at(-1)?.step ?? 0));
@@ -103,7 +101,7 @@ export function estimateSecondsLeft(rows: MetricsRow[], totalSteps: number): num
 }
 
 /** Up to `n` rows spread evenly over the run, always including the last. */
-export function sampleHistory(rows: MetricsRow[], n = 10): StepSummary[] {
+export function sampleHistory(rows: StepMetrics[], n = 10): StepSummary[] {
   if (rows.length <= n) return rows.map(summarize);
   const picked = Array.from(
     { length: n },

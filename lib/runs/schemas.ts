@@ -62,8 +62,10 @@ export const HealthSchema = z.object({
 
 /** One environment of `GET /environments`. */
 export const EnvironmentSchema = z.object({
+  /** The registry id, e.g. `game:GuessTheNumber-v0-easy`; what `select` takes. */
   name: z.string(),
   class_name: z.string(),
+  /** The module that defines it, relative to the repository when inside it (null: unknown). */
   file_path: z.string().nullable(),
   description: z.string(),
 });

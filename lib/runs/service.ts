@@ -21,10 +21,10 @@ import {
 } from "./fields.ts";
 import {
   describeEnvironment,
-  envIdFor,
   envModuleOf,
   listEnvironments,
   loadEnvModule,
+  matchEnvironmentId,
 } from "./environments.ts";
 import { testInference } from "./inference.ts";
 import { isAlive, selfIdentity } from "./process.ts";
@@ -149,7 +149,7 @@ export class RunsService implements RunsApi {
   }
 
   selectEnvironment(name: string): Promise<SelectResult> {
-    const id = envIdFor(name);
+    const id = matchEnvironmentId(name);
     if (!id) {
       throw new RunsError(404, {
         error: `environment ${JSON.stringify(name)} not found`,
@@ -339,7 +339,7 @@ export class RunsService implements RunsApi {
 
   #selection(): Selection | null {
     const stored = this.store.getSetting<Selection>("selection");
-    if (!stored || envIdFor(stored.environment) !== stored.environment) return null;
+    if (!stored || matchEnvironmentId(stored.environment) !== stored.environment) return null;
     return {
       environment: stored.environment,
       config: completeConfig(stored.config, stored.environment, envModuleOf(stored.environment)),

@@ -15,7 +15,7 @@ import { ModelInput, type SamplingClient } from "../tinker/mod.ts";
 import { hintJudgeMessages, type JudgedTurn, prmJudgeMessages } from "./prompts.ts";
 import {
   appendHintToMessages,
-  type ChatMessage,
+  type JudgeMessage,
   majorityVote,
   parseHintVote,
   selectBestHint,
@@ -39,7 +39,7 @@ export interface JudgeSampling {
 export interface ChatSampler {
   /** What the judge runs on, for logs (a model name or a URL). */
   readonly name: string;
-  complete(messages: ChatMessage[], sampling: JudgeSampling): Promise<string[]>;
+  complete(messages: JudgeMessage[], sampling: JudgeSampling): Promise<string[]>;
 }
 
 /**
@@ -57,7 +57,7 @@ export class TinkerChatSampler implements ChatSampler {
     this.name = name || "tinker sampler";
   }
 
-  async complete(messages: ChatMessage[], s: JudgeSampling): Promise<string[]> {
+  async complete(messages: JudgeMessage[], s: JudgeSampling): Promise<string[]> {
     const prompt = this.#renderer.buildGenerationPrompt(messages as Message[]);
     const res = await this.#sampler.sample({
       prompt: ModelInput.fromInts(prompt),
@@ -103,7 +103,7 @@ export class OpenAIChatSampler implements ChatSampler {
     this.name = `${o.model} at ${o.baseUrl}`;
   }
 
-  async complete(messages: ChatMessage[], s: JudgeSampling): Promise<string[]> {
+  async complete(messages: JudgeMessage[], s: JudgeSampling): Promise<string[]> {
     return await Promise.all(Array.from({ length: s.m }, async (_, i) => {
       const res = await this.#fetch(this.#url, {
         method: "POST",
@@ -188,7 +188,7 @@ export async function extractHint(
 export async function teacherLogprobs(
   teacher: SamplingClient,
   renderer: Renderer,
-  messages: ChatMessage[],
+  messages: JudgeMessage[],
   hint: string,
   responseTokens: number[],
 ): Promise<number[]> {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ChatMessage } from "./rules.ts";
+import type { JudgeMessage } from "./rules.ts";
 
 /** A scored turn: what the assistant said and the next state that followed it. */
 export interface JudgedTurn {
@@ -25,7 +25,7 @@ const ROLES = `The next state is the message that came right after the assistant
   called the tool; a clean, non-error tool result is evidence of progress.`;
 
 /** PRM judge messages: vote `\boxed{1}`, `\boxed{-1}` or `\boxed{0}` on one turn. */
-export function prmJudgeMessages(turn: JudgedTurn): ChatMessage[] {
+export function prmJudgeMessages(turn: JudgedTurn): JudgeMessage[] {
   const system =
     `You are a process reward model (PRM) evaluating an AI assistant. Decide whether the
 assistant's output at this step successfully fulfilled the user's intent, using the next state as
@@ -54,7 +54,7 @@ request, or (c) ambiguous. Then give your score as \\boxed{1}, \\boxed{-1} or \\
 }
 
 /** Hint judge messages: `\boxed{1}` with a hint in `[HINT_START]…[HINT_END]`, or `\boxed{-1}`. */
-export function hintJudgeMessages(turn: JudgedTurn): ChatMessage[] {
+export function hintJudgeMessages(turn: JudgedTurn): JudgeMessage[] {
   const system = `You are a process reward model used for hindsight hint extraction. You see (1) the
 assistant's response at turn t and (2) the next state at turn t+1, with its role.
 

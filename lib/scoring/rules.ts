@@ -80,8 +80,8 @@ export function selectBestHint(outputs: string[]): string | null {
   return best;
 }
 
-/** A chat message. */
-export interface ChatMessage {
+/** A message to a judge or teacher: a role and plain text. */
+export interface JudgeMessage {
   role: string;
   content: string;
 }
@@ -90,7 +90,7 @@ export interface ChatMessage {
  * The teacher's prompt: the hint appended to the last user message (the last message when no
  * user message exists), as `"\n\n[user's hint / instruction]\n<hint>"`.
  */
-export function appendHintToMessages(messages: ChatMessage[], hint: string): ChatMessage[] {
+export function appendHintToMessages(messages: JudgeMessage[], hint: string): JudgeMessage[] {
   const out = messages.map((m) => ({ ...m }));
   let i = out.findLastIndex((m) => m.role === "user");
   if (i < 0) i = out.length - 1;

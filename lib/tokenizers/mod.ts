@@ -1,6 +1,7 @@
 /**
- * Tokenizers by model name: `Qwen/Qwen3-*` → the Qwen3 Hugging Face tokenizer (offline),
- * `local/games2` → the games tokenizer, other `local/*` → the byte tokenizer of the local models.
+ * Tokenizers by model name: a model's own Hugging Face files (local directory, cache, npm
+ * package, or fetched from the hub), the games tokenizer of `local/games2`, the byte tokenizer
+ * of the other local models.
  *
  * @module
  */
@@ -9,8 +10,16 @@ export type { Tokenizer } from "./types.ts";
 export { specialTokenId } from "./types.ts";
 export { ByteTokenizer } from "./byte.ts";
 export { HfTokenizer } from "./hf.ts";
+export {
+  fetchHfTokenizerFiles,
+  findHfTokenizerFiles,
+  hfCacheDir,
+  type HfTokenizerFiles,
+  npmTokenizerFiles,
+  TokenizerFilesError,
+} from "./hf_files.ts";
 export { loadQwen3Tokenizer, QWEN3_IDS } from "./qwen3.ts";
 export { GAMES_TOKENIZER_DIR, GAMES_TOKENIZER_ID, loadGamesTokenizer } from "./games.ts";
 export { buildWordLevelTokenizer, preTokenize, WORD_PATTERN } from "./word_level.ts";
 
-export { getTokenizer, KNOWN_TOKENIZER_PATTERNS } from "./registry.ts";
+export { getTokenizer, KNOWN_TOKENIZER_PATTERNS, prepareTokenizer } from "./registry.ts";

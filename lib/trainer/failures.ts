@@ -10,7 +10,8 @@
  */
 
 import type { TrainConfig } from "../config/mod.ts";
-import { ROLLOUT_SCHEMA_VERSION, type RolloutRecord } from "../rl/records.ts";
+import { ROLLOUT_SCHEMA_VERSION, type RolloutRecord, rolloutRecords } from "../rl/records.ts";
+import type { ScoredGroup } from "../rl/types.ts";
 import type { ExcludedGroup, FailedEpisode, StepGroups } from "./source.ts";
 import { episodeSucceeded } from "./metrics.ts";
 import type { UpdateResult } from "./update.ts";
@@ -22,38 +23,24 @@ export class RunFailedError extends Error {
 
 /** Rollout-store records of excluded groups' episodes (`group_kept: false`, the reason). */
 export function excludedGroupRecords(step: number, excluded: ExcludedGroup[]): RolloutRecord[] {
-  return excluded.flatMap(({ group, reason }) =>
-    group.episodes.map((e, i): RolloutRecord => ({
-      schema_version: ROLLOUT_SCHEMA_VERSION,
-      step,
-      group_id: group.id,
-      group_kept: false,
-      excluded_reason: reason,
-      env_id: e.envId,
-      env_seed: group.envSeed,
-      tags: group.tags,
-      episode: i,
-      total_reward: e.totalReward,
-      success: episodeSucceeded(e),
-      stop_reason: e.stopReason,
-      ...(e.error ? { error: e.error } : {}),
-      turns: e.turns.map((t) => ({
-        observation: t.observation,
-        action: t.action,
-        next_state: t.nextState,
-        reward: t.reward,
-        ob_tokens: t.observationTokens.length,
-        ac_tokens: t.actionTokens.length,
-        mean_logprob: t.logprobs.length
-          ? t.logprobs.reduce((a, b) => a + b, 0) / t.logprobs.length
-          : 0,
-        stop_reason: t.stopReason,
-        sampler_version: t.samplerVersion,
-        evidence: { errors: [] },
-        score: { reward: t.reward, rl_advantage: 0, dispatch: null, trained: false },
+  return excluded.flatMap(({ group, reason }) => {
+    // Never scored: each turn untrained, with no evidence.
+    const scored: ScoredGroup = {
+      group,
+      kept: false,
+      episodes: group.episodes.map((episode) => ({
+        episode,
+        turns: episode.turns.map((turn) => ({
+          turn,
+          evidence: { errors: [] },
+          score: { reward: turn.reward, rlAdvantage: 0, dispatch: null, trained: false },
+          advantages: null,
+        })),
       })),
-    }))
-  );
+    };
+    return rolloutRecords(step, [scored], episodeSucceeded)
+      .map((r) => ({ ...r, excluded_reason: reason }));
+  });
 }
 
 /** Rollout-store records of failed episodes (no turns kept; `error` says what went wrong). */

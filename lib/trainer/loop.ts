@@ -17,6 +17,13 @@
 import type { EpisodeGroup } from "../rl/types.ts";
 import { rolloutRecords } from "../rl/records.ts";
 import type { EvidencePlan, EvidenceSources, MethodSettings } from "../scoring/mod.ts";
+
+/** What a run scores with: the method, the evidence it needs, and the judge and teacher. */
+export interface Scoring {
+  method: MethodSettings;
+  plan: EvidencePlan;
+  sources: EvidenceSources;
+}
 import type { SamplingClient } from "../tinker/mod.ts";
 import { type HeldOutEvaluation, writeEvaluation } from "./evaluate.ts";
 import {
@@ -42,11 +49,10 @@ export interface LoopOptions extends RunOptions {
   source: GroupSource;
   /** The sampler of the starting weights (version `run.startStep`). */
   sampler: SamplingClient;
-  plan: EvidencePlan;
-  sources: EvidenceSources;
-  method: MethodSettings;
-  /** Groups per forward_backward as they come in (`stream`); Infinity: one per step. */
-  minibatchGroups: number;
+  /** The method, the evidence it needs and where it comes from. */
+  scoring: Scoring;
+  /** Groups per forward_backward as they come in (`stream`); default: one per step. */
+  minibatchGroups?: number;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
   /** The held-out evaluation of the trained sampler, or why there is none. */
@@ -60,7 +66,7 @@ export interface LoopOptions extends RunOptions {
  * @example
  * const run = await openRun(cfg, o);
  * await runSteps({ ...o, run, source: new SyncRollouts(ctx, sampler, run.startStep), sampler,
- *   plan, sources, method, minibatchGroups: Infinity, t0, evaluate: "no environment" });
+ *   scoring, t0, evaluate: "no environment" });
  */
 export async function runSteps(o: LoopOptions): Promise<RunResult> {
   const { log, result } = o.run;
@@ -83,6 +89,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
   const { config: cfg, run: { log, training, startStep, result }, source, t0 } = o;
   const optimizer = optimizerSettings(cfg);
   const failures = new StepFailures(cfg);
+  const minibatch = o.minibatchGroups ?? Infinity;
   let sampler = o.sampler;
   try {
     for (let step = startStep + 1; step <= cfg.max_steps; step++) {
@@ -91,25 +98,18 @@ async function trainSteps(o: LoopOptions): Promise<void> {
         break;
       }
       const tStep = performance.now();
-      const update = new StepUpdate({
-        training,
-        plan: o.plan,
-        sources: o.sources,
-        method: o.method,
-        optimizer,
-        t0,
-      });
+      const update = new StepUpdate({ training, ...o.scoring, optimizer, t0 });
       // Streamed minibatches start training on the first groups while the rest still play.
       let pending: EpisodeGroup[] = [];
       const taken = await source.take(step, (g) => {
         pending.push(g);
-        if (pending.length >= o.minibatchGroups) update.add(pending.splice(0));
+        if (pending.length >= minibatch) update.add(pending.splice(0));
       }, o.signal);
       if (taken === null) {
         result.interrupted = true;
         break;
       }
-      if (o.minibatchGroups === Infinity) pending = taken.groups;
+      if (minibatch === Infinity) pending = taken.groups;
       if (pending.length > 0 || taken.groups.length === 0) update.add(pending, taken.evidence);
       const tSampled = performance.now();
       const out = await update.finish();
@@ -181,8 +181,13 @@ async function trainSteps(o: LoopOptions): Promise<void> {
   if (typeof o.evaluate === "string") result.evaluationSkipped = o.evaluate;
   else if (cfg.eval.episodes === 0) result.evaluationSkipped = "eval.episodes is 0";
   else {
-    result.evaluation = await o.evaluate(sampler, result.steps);
-    await writeEvaluation(log.dir, result.evaluation);
+    const evaluation = await o.evaluate(sampler, result.steps);
+    // Ctrl-C during the evaluation: a partial score is not written as the run's.
+    if (o.signal?.aborted) result.evaluationSkipped = "interrupted";
+    else {
+      result.evaluation = evaluation;
+      await writeEvaluation(log.dir, evaluation);
+    }
   }
   if (result.evaluationSkipped) {
     await log.appendEvent(result.steps, "evaluation_skipped", result.evaluationSkipped);

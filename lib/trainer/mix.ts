@@ -7,8 +7,8 @@
  * `max_failing_rollouts` failed episodes (dropping the failures of the others) and constant
  * groups (the shaping module's rule), recorded with the reason, and reports metrics per
  * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
- * In `sync` and `stream` modes {@link MixRollouts} plays a step's groups in one collection; in
- * `async` mode the rollout workers (./rollouts.ts) play the same specs and judge them alike.
+ * In `sync` and `stream` modes (./sync_rollouts.ts) a step's groups are played in one collection;
+ * in `async` mode (./async_rollouts.ts) group by group, judged alike.
  *
  * @module
  */
@@ -19,7 +19,12 @@ import { OrsClient } from "../openreward/client.ts";
 import { isConstantGroup } from "../advantages/shaping.ts";
 import { episodeReward } from "../openreward/rewards.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";
-import { collectGroups, type CollectResult, type GroupSpec } from "../rollout/collect.ts";
+import {
+  collectGroups,
+  type CollectOptions,
+  type CollectResult,
+  type GroupSpec,
+} from "../rollout/collect.ts";
 import type { Sampler } from "../rollout/episode.ts";
 import type { ExcludedGroup, GroupSource, StepGroups } from "./source.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
@@ -146,7 +151,7 @@ export class EnvironmentMix {
   async play(
     specs: MixGroupSpec[],
     sampler: Sampler,
-    options: ReturnType<typeof collectOptions>,
+    options: CollectOptions,
     onGroup?: (g: EpisodeGroup) => void,
   ): Promise<MixPlay> {
     const byId = new Map(specs.map((s) => [s.id!, s]));
@@ -219,44 +224,6 @@ function excludedReason(o: GroupOutcome, env: MixEnvironment): string {
   return o.excluded === "constant"
     ? "constant reward (every episode of the group had the same reward)"
     : `failing: ${o.failed} of ${env.groupSize} episodes failed (max_failing_rollouts ${env.entry.max_failing_rollouts})`;
-}
-
-/**
- * The mix as the trainer's rollout source (`sync` and `stream` modes): each step's groups over
- * all environments in one collection, each group judged by its environment's rules as soon as it
- * is played (so a stream minibatch trains only kept groups).
- */
-export class MixRollouts implements GroupSource {
-  #sampler: Sampler;
-  #version: number;
-
-  constructor(
-    readonly mix: EnvironmentMix,
-    readonly ctx: RolloutContext,
-    sampler: Sampler,
-    version: number,
-  ) {
-    this.#sampler = sampler;
-    this.#version = version;
-  }
-
-  setSampler(sampler: Sampler, version: number): void {
-    this.#sampler = sampler;
-    this.#version = version;
-  }
-
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
-    const start = performance.now() - this.ctx.t0;
-    const specs = this.mix.groupSpecs(step);
-    const base = collectOptions(this.ctx, step, this.#version);
-    const play = await this.mix.play(specs, this.#sampler, base, onGroup);
-    return {
-      ...this.mix.stepGroups([play], step),
-      spans: [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }],
-    };
-  }
-
-  async close(): Promise<void> {}
 }
 
 /** `total` split in proportion to `weights`: floors, then the largest remainders (random ties). */

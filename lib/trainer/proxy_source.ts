@@ -19,7 +19,7 @@ import { join } from "node:path";
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/load.ts";
 import { isStale, offPolicySteps } from "../rl/staleness.ts";
-import { evidencePlan, type MethodSettings } from "../scoring/mod.ts";
+import type { MethodSettings } from "../scoring/mod.ts";
 import { Policy } from "../proxy/policy.ts";
 import { ProxyRecords, scoreRecord, servedRecord, turnRecord } from "../proxy/records.ts";
 import { proxyGroup, type ScoredProxyTurn, TurnScorer } from "../proxy/scorer.ts";
@@ -28,7 +28,7 @@ import { contextLength } from "../proxy/serve.ts";
 import type { CompletedTurn } from "../proxy/sessions.ts";
 import type { SamplingClient } from "../tinker/mod.ts";
 import { runSteps } from "./loop.ts";
-import { checkContext, evidenceSources, methodSettings, rendererFor } from "./rl.ts";
+import { checkContext, methodSettings, openScoring, rendererFor } from "./rl.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource, StepGroups } from "./source.ts";
 import type { UpdateResult } from "./update.ts";
@@ -53,18 +53,17 @@ export interface ProxyTrainOptions extends RunOptions {
 export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
   const cfg = o.config;
   if (!cfg.proxy) throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
-  const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
+  const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
-  const plan = evidencePlan(method);
   checkJudge(cfg, method);
   await checkContext(cfg, o.service);
   const run = await openRun(cfg, o);
   if (run.startStep >= cfg.max_steps) return run.result;
 
-  const sources = await evidenceSources(cfg, plan, o.service, renderer);
+  const scoring = await openScoring(cfg, method, o.service, renderer);
   const t0 = performance.now();
   const records = await ProxyRecords.open(join(o.logDir, "records"), method.method);
-  const scorer = new TurnScorer({ plan, sources, method, records });
+  const scorer = new TurnScorer({ ...scoring, records });
   // Sampler version v carries the weights after v training steps.
   const sampler = await run.training.saveWeightsAndGetSamplingClient();
   const source = await ProxySessions.start(cfg, o, {
@@ -80,10 +79,7 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
     run,
     source,
     sampler,
-    plan,
-    sources,
-    method,
-    minibatchGroups: Infinity,
+    scoring,
     t0,
     evaluate: "a proxy run has no environment to evaluate on",
   });

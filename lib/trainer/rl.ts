@@ -17,23 +17,19 @@
 
 import { advantageConfig, type TrainConfig } from "../config/mod.ts";
 import { make, UnknownEnvError } from "../envs/registry.ts";
+import { wrapAll } from "../envs/wrappers.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
-import {
-  evidencePlan,
-  type EvidenceSources,
-  type MethodSettings,
-  openEvidenceSources,
-} from "../scoring/mod.ts";
+import { evidencePlan, type MethodSettings, openEvidenceSources } from "../scoring/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { contextLength } from "../proxy/serve.ts";
 import { ConfigError } from "../config/load.ts";
-import { SyncRollouts } from "./rollouts.ts";
+import { SyncRollouts } from "./sync_rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
-import { EnvironmentMix, MixRollouts } from "./mix.ts";
+import { EnvironmentMix } from "./mix.ts";
 import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
-import { runSteps } from "./loop.ts";
+import { runSteps, type Scoring } from "./loop.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource } from "./source.ts";
 
@@ -60,15 +56,17 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   // With an environments: map, each step mixes them (./mix.ts); num_epochs sets the steps.
   const mix = await EnvironmentMix.open(o.config);
   const cfg = mix ? { ...o.config, max_steps: mix.steps } : o.config;
-  const makeEnv = mix ? () => make(cfg.rollout.env_id) : envFactory(cfg.rollout.env_id);
-  const renderer = rendererFor(cfg.policy.tokenizer ?? cfg.policy.model, cfg.policy.thinking);
+  const makeEnv = mix
+    ? () => make(cfg.rollout.env_id)
+    : envFactory(cfg.rollout.env_id, cfg.rollout.env_wrappers);
+  const renderer = rendererFor(cfg);
   await checkContext(cfg, o.service);
   const run = await openRun(cfg, o);
   if (run.startStep >= cfg.max_steps) return run.result;
 
-  const method = methodSettings(cfg);
-  const plan = evidencePlan(method);
-  const sources = await evidenceSources(cfg, plan, o.service, renderer);
+  // Judges and teachers read chat, whatever prompt format the env rollouts use.
+  const chat = cfg.rollout.template === "chat" ? renderer : rendererFor(cfg, false);
+  const scoring = await openScoring(cfg, methodSettings(cfg), o.service, chat);
   const t0 = performance.now();
   // Sampler version v carries the weights after v training steps: the run's steps so far.
   const sampler = await run.training.saveWeightsAndGetSamplingClient();
@@ -76,24 +74,20 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   const mode = cfg.pipeline.mode;
   const source: GroupSource = mode === "async"
     ? new AsyncRollouts(ctx, sampler, run.startStep, run.startStep + 1, mix)
-    : mix
-    ? new MixRollouts(mix, ctx, sampler, run.startStep)
-    : new SyncRollouts(ctx, sampler, run.startStep);
+    : new SyncRollouts(ctx, sampler, run.startStep, mix);
   return await runSteps({
     ...o,
     config: cfg,
     run,
     source,
     sampler,
-    plan,
-    sources,
-    method,
+    scoring,
     minibatchGroups: mode === "stream"
       ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
       : Infinity,
     t0,
     evaluate: (trained, step) => {
-      const input = { config: cfg, service: o.service, trained, step, renderer };
+      const input = { config: cfg, service: o.service, trained, step, renderer, signal: o.signal };
       return mix
         ? evaluateMixRun({ ...input, mix, onProgress: o.onEvaluation })
         : evaluateRun({ ...input, makeEnv, onProgress: o.onEvaluation });
@@ -137,22 +131,35 @@ async function importEnvModuleOrConfigError(path: string): Promise<void> {
   }
 }
 
-function envFactory(envId: string): () => AnyEnv {
+function envFactory(envId: string, wrappers: string): () => AnyEnv {
   try {
     make(envId);
   } catch (e) {
     if (e instanceof UnknownEnvError) throw new ConfigError(`rollout.env_id: ${e.message}`);
     throw e;
   }
-  return () => make(envId);
+  try {
+    wrapAll(make(envId), wrappers);
+  } catch (e) {
+    throw new ConfigError(`rollout.env_wrappers: ${(e as Error).message}`);
+  }
+  return () => wrapAll(make(envId), wrappers);
 }
 
-/** The policy's renderer; an unknown model is a config error. */
-export function rendererFor(model: string, thinking: boolean): Renderer {
+/**
+ * The policy's renderer: the model table's, or `policy.renderer`'s, or (for env rollouts, not
+ * the proxy's chat) GEM's `rollout.template`; an unknown one is a config error.
+ */
+export function rendererFor(cfg: TrainConfig, envTemplate = true): Renderer {
   try {
-    return getRenderer(model, { enableThinking: thinking });
+    return getRenderer(cfg.policy.tokenizer ?? cfg.policy.model, {
+      enableThinking: cfg.policy.thinking,
+      renderer: cfg.policy.renderer,
+      template: envTemplate ? cfg.rollout.template : "chat",
+    });
   } catch (e) {
-    throw new ConfigError(`policy.model: ${(e as Error).message}`);
+    const key = cfg.policy.renderer ? "policy.renderer" : "policy.model";
+    throw new ConfigError(`${key}: ${(e as Error).message}`);
   }
 }
 
@@ -170,14 +177,15 @@ export function methodSettings(cfg: TrainConfig): MethodSettings {
   };
 }
 
-/** The judge and teacher the plan needs, from the config. */
-export async function evidenceSources(
+/** A run's scoring: the method's evidence plan, and the judge and teacher it needs. */
+export async function openScoring(
   cfg: TrainConfig,
-  plan: ReturnType<typeof evidencePlan>,
+  method: MethodSettings,
   service: ServiceClient,
   renderer: Renderer,
-): Promise<EvidenceSources> {
-  return await openEvidenceSources(
+): Promise<Scoring> {
+  const plan = evidencePlan(method);
+  const sources = await openEvidenceSources(
     plan,
     {
       teacherModel: cfg.teacher.model ?? cfg.policy.model,
@@ -194,4 +202,5 @@ export async function evidenceSources(
     service,
     renderer,
   );
+  return { method, plan, sources };
 }

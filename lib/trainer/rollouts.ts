@@ -1,7 +1,7 @@
 /**
  * Where a training step's groups come from, in the trainer's three execution modes.
  *
- * - {@link SyncRollouts} (`sync`, `stream`): the step's groups are collected with the step's
+ * - `SyncRollouts` (`sync`, `stream`, ./sync_rollouts.ts): the step's groups are collected with the step's
  *   sampler once the previous step is done; `stream` gets each group as it finishes.
  * - `AsyncRollouts` (`async`, ./async_rollouts.ts): rollout workers keep playing groups with the newest sampler
  *   while the trainer trains. **Pacing**: a group is started only if the step that will train it
@@ -31,7 +31,7 @@ import {
   type GroupSpec,
   type Sampler,
 } from "../rollout/mod.ts";
-import { deriveSeed } from "../util/random.ts";
+import { stepSeeds } from "../rollout/seeds.ts";
 import { templateDeclaration } from "../openreward/prompt.ts";
 import { mean } from "../util/stats.ts";
 
@@ -48,7 +48,7 @@ export interface RolloutContext {
 export function groupSpec(ctx: RolloutContext, step: number, g: number): GroupSpec {
   return {
     makeEnv: ctx.makeEnv,
-    envSeed: deriveSeed(ctx.cfg.seed, step, g),
+    envSeed: stepSeeds(ctx.cfg.seed, step).envSeed(g),
     id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
     seedIndex: g,
   };
@@ -69,7 +69,7 @@ export function collectOptions(
     maxTotalTokens: r.max_total_tokens ?? undefined,
     timeoutMs: r.timeout_s === null ? undefined : r.timeout_s * 1000,
     temperature: r.temperature,
-    seed: deriveSeed(ctx.cfg.seed, step, -1),
+    seed: stepSeeds(ctx.cfg.seed, step).samplerSeed,
     failures: { onError: r.on_error, maxRetries: r.max_retries },
     renderer: ctx.renderer,
     samplerVersion: version,
@@ -135,40 +135,4 @@ export function failedEpisodes(
       error: f.message,
     };
   });
-}
-
-/** `sync` and `stream`: each step's groups, collected with that step's sampler. */
-export class SyncRollouts implements GroupSource {
-  #sampler: Sampler;
-  #version: number;
-
-  constructor(readonly ctx: RolloutContext, sampler: Sampler, version: number) {
-    this.#sampler = sampler;
-    this.#version = version;
-  }
-
-  setSampler(sampler: Sampler, version: number): void {
-    this.#sampler = sampler;
-    this.#version = version;
-  }
-
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
-    const start = performance.now() - this.ctx.t0;
-    const specs = Array.from(
-      { length: this.ctx.cfg.rollout.groups_per_batch },
-      (_, g) => groupSpec(this.ctx, step, g),
-    );
-    const res = await collectGroups(specs, this.#sampler, {
-      ...collectOptions(this.ctx, step, this.#version),
-      onGroup,
-    });
-    return {
-      groups: res.groups,
-      failed: failedEpisodes(res, specs, this.ctx.cfg.rollout.env_id),
-      metrics: collectionMetrics([res], res.groups, step),
-      spans: [{ name: "rollout", start, end: performance.now() - this.ctx.t0 }],
-    };
-  }
-
-  async close(): Promise<void> {}
 }

@@ -10,8 +10,8 @@ import type { Datum } from "../protocol/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
 import { sum } from "../util/mod.ts";
 
-/** One training example. */
-export interface SupervisedExample {
+/** One supervised training example as text: the completion is trained on, the prompt is not. */
+export interface PromptCompletion {
   prompt: string;
   completion: string;
 }
@@ -25,7 +25,7 @@ export interface Encoder {
  * The datum of one example: inputs are all tokens but the last, targets are shifted by one,
  * and only completion tokens carry weight.
  */
-export function supervisedDatum(tokenizer: Encoder, ex: SupervisedExample): Datum {
+export function supervisedDatum(tokenizer: Encoder, ex: PromptCompletion): Datum {
   const prompt = tokenizer.encode(ex.prompt);
   const tokens = [...prompt, ...tokenizer.encode(ex.completion)];
   const weights = tokens.slice(1).map((_, i) => (i + 1 >= prompt.length ? 1 : 0));
@@ -48,7 +48,7 @@ export interface SupervisedStepMetrics {
 export async function trainSupervised(opts: {
   training: TrainingClient;
   tokenizer: Encoder;
-  batch: (step: number) => SupervisedExample[];
+  batch: (step: number) => PromptCompletion[];
   steps: number;
   learningRate: number;
   onStep?: (m: SupervisedStepMetrics) => void | Promise<void>;

@@ -10,15 +10,12 @@ import { z } from "zod";
 
 const RowSchema = z.record(z.string(), z.unknown());
 
-/** One logged step: metric name to value. */
-export type MetricsRow = Record<string, unknown>;
-
 /**
  * The rows of a JSON-lines metrics file. Only the newline that ends the last line may be
  * missing or present; any other empty line, bad JSON, or non-object value is an error
  * naming the line.
  */
-export async function readMetricsJsonl(path: string): Promise<MetricsRow[]> {
+export async function readMetricsJsonl(path: string): Promise<Record<string, unknown>[]> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -30,7 +27,7 @@ export async function readMetricsJsonl(path: string): Promise<MetricsRow[]> {
 }
 
 /** {@link readMetricsJsonl} on text already read (`source` names it in errors). */
-export function parseMetricsJsonl(text: string, source = "metrics"): MetricsRow[] {
+export function parseMetricsJsonl(text: string, source = "metrics"): Record<string, unknown>[] {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
   return lines.map((line, i) => {
@@ -57,7 +54,7 @@ export function parseMetricsJsonl(text: string, source = "metrics"): MetricsRow[
  * (by default the step counter): the curves a run can plot.
  */
 export function numericMetricKeys(
-  rows: MetricsRow[],
+  rows: Record<string, unknown>[],
   { exclude = ["step"] }: { exclude?: string[] } = {},
 ): string[] {
   const keys: string[] = [];

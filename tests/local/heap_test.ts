@@ -3,7 +3,7 @@ import { heapBytes } from "../../lib/local/heap.ts";
 import { findLocalModel, loadBaseWeights } from "../../lib/local/models.ts";
 import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { Learner, type LearnerDatum } from "../../lib/local/train/mod.ts";
-import { ModelSampler, type SampleJob } from "../../lib/local/sampler/mod.ts";
+import { LocalSampler, type SampleJob } from "../../lib/local/sampler/mod.ts";
 import { Rng } from "../../lib/util/random.ts";
 import { sampleJob } from "./sample_job.ts";
 
@@ -41,7 +41,7 @@ Deno.test("heap: once every shape has run, any mix of batch sizes, lengths and w
     lora: LoraSpecSchema.parse({ rank: 8 }),
     microBatchTokens: 256,
   });
-  const sampler = await ModelSampler.create({
+  const sampler = await LocalSampler.create({
     config: SPEC.config,
     base: await loadBaseWeights(SPEC),
     adapter: null,

@@ -4,7 +4,7 @@ import { initEngine } from "../../lib/local/engine.ts";
 import { initBaseParameters } from "../../lib/local/model/params.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/util/random.ts";
-import { ModelSampler, PrefixCache, type SampleJob } from "../../lib/local/sampler/mod.ts";
+import { LocalSampler, PrefixCache, type SampleJob } from "../../lib/local/sampler/mod.ts";
 import type { KvCache } from "../../lib/local/sampler/device.ts";
 import { commonPrefix, MIN_CACHED_PREFIX } from "../../lib/local/sampler/prefix_cache.ts";
 
@@ -29,8 +29,8 @@ function job(prompt: Int32Array, over: Partial<SampleJob> = {}): SampleJob {
 }
 
 /** A sampler of the bare `local/tiny` model, with or without a prefix cache. */
-function bareSampler(prefixCache?: PrefixCache): Promise<ModelSampler> {
-  return ModelSampler.create({ config: CFG, base: BASE, adapter: null, lora: null, prefixCache });
+function bareSampler(prefixCache?: PrefixCache): Promise<LocalSampler> {
+  return LocalSampler.create({ config: CFG, base: BASE, adapter: null, lora: null, prefixCache });
 }
 
 function tokens(n: number, seed: number): Int32Array {
@@ -46,7 +46,7 @@ function concat(...parts: ArrayLike<number>[]): Int32Array {
  * Plays three "turns" the way a multi-turn rollout does (each prompt = the previous prompt,
  * the sampled continuation and new tokens), for two episodes sharing their first prompt.
  */
-async function playTurns(sampler: ModelSampler) {
+async function playTurns(sampler: LocalSampler) {
   const opening = tokens(40, 1);
   let prompts = [opening, opening];
   const out: { tokens: number[]; logprobs: number[] }[] = [];

@@ -11,7 +11,7 @@ import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { initBaseParameters, initLoraParameters } from "../../lib/local/model/params.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/util/random.ts";
-import { ModelSampler, type SampleJob, type SampleResult } from "../../lib/local/sampler/mod.ts";
+import { LocalSampler, type SampleJob, type SampleResult } from "../../lib/local/sampler/mod.ts";
 import type { NamedTensors } from "../../lib/local/tensors.ts";
 
 const CFG = findLocalModel("local/tiny")!.config;
@@ -49,9 +49,9 @@ function randomAdapter(): NamedTensors {
 
 async function withSampler<T>(
   adapter: NamedTensors | null,
-  run: (s: ModelSampler) => Promise<T>,
+  run: (s: LocalSampler) => Promise<T>,
 ): Promise<T> {
-  const sampler = await ModelSampler.create({
+  const sampler = await LocalSampler.create({
     config: CFG,
     base: BASE,
     adapter,

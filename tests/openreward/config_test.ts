@@ -80,7 +80,13 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       run_name: "run-1",
       openreward_run_name: "or-run",
     },
-    policy: { model: "Qwen/Qwen3-8B", lora_rank: 8, tokenizer: "Qwen/Qwen3-4B", thinking: true },
+    policy: {
+      model: "Qwen/Qwen3-8B",
+      lora_rank: 8,
+      tokenizer: "Qwen/Qwen3-4B",
+      thinking: true,
+      renderer: null,
+    },
     resume: "tinker://abc/weights/checkpoint_000050",
     save: 5,
     optimizer: {

@@ -4,11 +4,11 @@ import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
-import { trainRL } from "../../lib/trainer/rl.ts";
+import { type RLTrainResult, trainRL } from "../../lib/trainer/rl.ts";
 import { heldOutLine } from "../../lib/trainer/evaluate.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
-import { startOrsServer } from "../../lib/openreward/mod.ts";
+import { type OrsServer, startOrsServer } from "../../lib/openreward/mod.ts";
 import {
   defineTool,
   seededTasks,
@@ -100,7 +100,11 @@ environments:
     secrets: { other: xyz }
 `;
 
-Deno.test("mix: two environments (registry and ORS), two steps on the local backend, metrics per environment", async () => {
+/** Trains the mix of the config above with `overrides`, on a local backend and ORS server. */
+async function trainMix(
+  overrides: string[],
+  check: (r: { result: RLTrainResult; logDir: string; ors: OrsServer }) => Promise<void>,
+): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-mix-" });
   const backend = await startLocalServer({ dataDir });
   const ors = await startOrsServer({ environments: [coin] });
@@ -108,10 +112,19 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
   try {
     const config = await loadTrainConfig({
       file: { path: "tinker-config.yaml", text: yaml(ors.url) },
-      overrides: ["max_steps=2"],
+      overrides,
     });
     const logDir = await Deno.makeTempDir({ prefix: "tb-mix-run-" });
-    const result = await trainRL({ config, service, logDir });
+    await check({ result: await trainRL({ config, service, logDir }), logDir, ors });
+  } finally {
+    service.close();
+    await ors.close();
+    await backend.close();
+  }
+}
+
+Deno.test("mix: two environments (registry and ORS), two steps on the local backend, metrics per environment", async () => {
+  await trainMix(["max_steps=2"], async ({ result, logDir, ors }) => {
     assert.equal(result.steps, 2);
     const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
     assert.equal(rows.length, 2);
@@ -159,25 +172,11 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
     // The rollout store keeps every trajectory, tagged with its environment.
     const stored = await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl"));
     assert.ok(stored.length > 0);
-  } finally {
-    service.close();
-    await ors.close();
-    await backend.close();
-  }
+  });
 });
 
 Deno.test("mix: async execution trains two steps; excluded groups are stored with their reason", async () => {
-  const dataDir = await Deno.makeTempDir({ prefix: "tb-mix-async-" });
-  const backend = await startLocalServer({ dataDir });
-  const ors = await startOrsServer({ environments: [coin] });
-  const service = await ServiceClient.connect({ baseUrl: backend.url, apiKey: "tml-local" });
-  try {
-    const config = await loadTrainConfig({
-      file: { path: "tinker-config.yaml", text: yaml(ors.url) },
-      overrides: ["max_steps=2", "pipeline.mode=async"],
-    });
-    const logDir = await Deno.makeTempDir({ prefix: "tb-mix-async-run-" });
-    const result = await trainRL({ config, service, logDir });
+  await trainMix(["max_steps=2", "pipeline.mode=async"], async ({ result, logDir }) => {
     assert.equal(result.steps, 2);
     const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
     assert.deepEqual(rows.map((r) => r.step), [1, 2]);
@@ -195,9 +194,5 @@ Deno.test("mix: async execution trains two steps; excluded groups are stored wit
       assert.ok(excluded.every((r) => !r.group_kept && r.tags[0] === "coin"));
       assert.ok(stored.some((r) => r.group_kept), "the trained groups are there too");
     }
-  } finally {
-    service.close();
-    await ors.close();
-    await backend.close();
-  }
+  });
 });

@@ -204,6 +204,39 @@ Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool cal
   assert.match(open.error ?? "", /unterminated/);
 });
 
+Deno.test("Qwen3 Instruct-2507: ChatML with no think block anywhere, tools as Qwen3 declares them", () => {
+  // Instruct-2507's template (tokenizer_config.json of Qwen/Qwen3-4B-Instruct-2507) is Qwen3's
+  // without the reasoning branch: assistant content as given, and a generation prompt that
+  // ends at `<|im_start|>assistant\n`. Its file could not be had here; this is its rule (ollama's
+  // template of qwen3:30b-a3b-instruct-2507, ollama.com/library, agrees: no think block anywhere).
+  const r2507 = new Qwen3Renderer({ variant: "instruct" });
+  const conv: Message[] = [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: "2+2?" },
+    { role: "assistant", content: "4", thinking: "dropped" },
+    { role: "user", content: "Weather?" },
+    { role: "assistant", content: "", toolCalls: [{ name: "w", arguments: { c: "Oslo" } }] },
+    { role: "tool", content: "7C" },
+  ];
+  assert.equal(
+    r2507.renderText(conv, true),
+    "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n" +
+      "<|im_start|>assistant\n4<|im_end|>\n<|im_start|>user\nWeather?<|im_end|>\n" +
+      '<|im_start|>assistant\n<tool_call>\n{"name": "w", "arguments": {"c": "Oslo"}}\n' +
+      "</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n7C\n</tool_response>" +
+      "<|im_end|>\n<|im_start|>assistant\n",
+  );
+  const ex = r2507.buildSupervisedExample([...conv, { role: "assistant", content: "7 degrees." }]);
+  const prompt = r2507.buildGenerationPrompt(conv);
+  assert.deepEqual(ex.tokens.slice(0, prompt.length), prompt);
+  const reply = ex.tokens.slice(prompt.length);
+  assert.deepEqual(tok.decode(reply), "7 degrees.<|im_end|>");
+  assert.deepEqual(r2507.parseResponse(reply).message, {
+    role: "assistant",
+    content: "7 degrees.",
+  });
+});
+
 Deno.test("getRenderer: maps model names and rejects unknown or other-template ones", () => {
   const q = getRenderer("Qwen/Qwen3-8B");
   assert.ok(q instanceof Qwen3Renderer);
@@ -214,7 +247,8 @@ Deno.test("getRenderer: maps model names and rejects unknown or other-template o
     true,
   );
   assert.deepEqual(getRenderer("local/tiny").stopSequences(), [258]);
-  assert.throws(() => getRenderer("Qwen/Qwen3-4B-Instruct-2507"), /chat template differs/);
+  const instruct = getRenderer("Qwen/Qwen3-4B-Instruct-2507") as Qwen3Renderer;
+  assert.equal(instruct.variant, "instruct");
   assert.throws(() => getRenderer("gpt-4o"), /no renderer for model/);
 });
 

@@ -190,3 +190,41 @@ Deno.test("loop: max_tokens past the model's context is refused before the run s
     assert.ok(!created, "no run directory is left behind");
   });
 });
+
+/** A task whose every answer takes its environment a while to judge. */
+class Slow implements Env {
+  readonly id = "test:Slow-v0";
+  readonly maxTurns = 1;
+  reset() {
+    return { observation: "Say anything.", info: {} };
+  }
+  async step() {
+    await new Promise((r) => setTimeout(r, 2000));
+    return { observation: "ok", reward: 1, terminated: true, truncated: false, info: {} };
+  }
+  spawn(): Env {
+    return new Slow();
+  }
+}
+register("test:Slow-v0", () => new Slow());
+
+Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not trained, the state is saved", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-abort-" });
+    const abort = new AbortController();
+    const config = await tinyConfig({
+      env_id: "test:Slow-v0",
+      max_steps: 3,
+      "rollout.max_concurrency": 2,
+    });
+    const t0 = performance.now();
+    setTimeout(() => abort.abort(), 500);
+    const result = await trainRL({ config, service, logDir, signal: abort.signal });
+    const seconds = (performance.now() - t0) / 1000;
+    // 16 episodes two at a time would take 16 s; the abort ends it after the two in flight.
+    assert.ok(seconds < 8, `returned after ${seconds.toFixed(1)} s`);
+    assert.deepEqual([result.interrupted, result.steps], [true, 0]);
+    assert.equal(result.checkpoint?.kind, "interrupted");
+    assert.deepEqual(await readJsonl(join(logDir, "metrics.jsonl")), []);
+  });
+});

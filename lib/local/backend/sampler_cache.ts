@@ -11,7 +11,7 @@ import type { LoraSpec } from "../model/config.ts";
 import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Trainable } from "../train/mod.ts";
-import { ModelSampler, PrefixCache } from "../sampler/mod.ts";
+import { LocalSampler, PrefixCache } from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 
 /** Where a sampler's weights come from. */
@@ -45,7 +45,7 @@ export interface SamplerCacheOptions {
  * const sampler = await cache.get(spec, { kind: "base" });
  */
 export class SamplerCache {
-  readonly #samplers = new Map<string, Promise<ModelSampler>>();
+  readonly #samplers = new Map<string, Promise<LocalSampler>>();
   readonly #checkpoints: CheckpointStore;
   readonly #maxSamplers: number;
   readonly #prefixCache?: PrefixCache;
@@ -64,7 +64,7 @@ export class SamplerCache {
   }
 
   /** The sampler of `weights`, made (and an older one freed) if it is not cached. */
-  get(spec: LocalModelSpec, weights: SamplerWeights): Promise<ModelSampler> {
+  get(spec: LocalModelSpec, weights: SamplerWeights): Promise<LocalSampler> {
     const key = samplerKey(spec, weights);
     const hit = this.#samplers.get(key);
     if (hit) {
@@ -90,11 +90,11 @@ export class SamplerCache {
     this.#samplers.clear();
   }
 
-  async #make(spec: LocalModelSpec, weights: SamplerWeights): Promise<ModelSampler> {
+  async #make(spec: LocalModelSpec, weights: SamplerWeights): Promise<LocalSampler> {
     const base = await loadBaseWeights(spec);
     const prefixCache = this.#prefixCache;
     if (weights.kind === "base") {
-      return await ModelSampler.create({
+      return await LocalSampler.create({
         config: spec.config,
         base,
         adapter: null,
@@ -111,7 +111,7 @@ export class SamplerCache {
     }
     // Fully trained weights replace the base; a LoRA adapter goes on top of it.
     if (trainable === "full") {
-      return await ModelSampler.create({
+      return await LocalSampler.create({
         config: spec.config,
         base: adapter,
         adapter: null,
@@ -119,7 +119,7 @@ export class SamplerCache {
         prefixCache,
       });
     }
-    return await ModelSampler.create({ config: spec.config, base, adapter, lora, prefixCache });
+    return await LocalSampler.create({ config: spec.config, base, adapter, lora, prefixCache });
   }
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 
-export { ModelSampler, type ModelSamplerOptions } from "./sampler.ts";
+export { LocalSampler, type LocalSamplerOptions } from "./sampler.ts";
 export { PrefixCache } from "./prefix_cache.ts";
 export type { SampledSequence, SampleJob, SampleResult, StopReason } from "./types.ts";
 export { MAX_SAMPLES_PER_JOB, validateSampleJob } from "./validate.ts";

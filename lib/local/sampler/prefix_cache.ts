@@ -10,7 +10,7 @@
  * serves any prompt for as many tokens as the two have in common, even when they diverge
  * later.
  *
- * Entries belong to an owner (one {@link Sampler}: one set of weights); lookups only see the
+ * Entries belong to an owner (one {@link LocalSampler}: one set of weights); lookups only see the
  * owner's entries. The byte budget is shared by all owners, least recently used first out,
  * so a backend holding many samplers still bounds the device memory of their caches.
  *

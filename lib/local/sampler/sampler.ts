@@ -26,8 +26,8 @@ import { StopMatcher } from "./stops.ts";
 import type { SampleJob, SampleResult } from "./types.ts";
 import { validateSampleJob } from "./validate.ts";
 
-/** Arguments of {@link ModelSampler.create}. */
-export interface ModelSamplerOptions {
+/** Arguments of {@link LocalSampler.create}. */
+export interface LocalSamplerOptions {
   config: ModelConfig;
   /** Base weights (checked against `config`). */
   base: NamedTensors;
@@ -55,13 +55,13 @@ function serialize<T>(run: () => Promise<T>): Promise<T> {
  * Samples continuations from one set of weights.
  *
  * @example
- * const sampler = await ModelSampler.create({ config, base, adapter: null, lora: null });
+ * const sampler = await LocalSampler.create({ config, base, adapter: null, lora: null });
  * const [res] = await sampler.sample([{ prompt, numSamples: 4, maxTokens: 32, temperature: 1,
  *   topK: -1, topP: 1, stopTokens: [eos], stopSequences: [], promptLogprobs: false,
  *   topkPromptLogprobs: 0 }]);
  * sampler.dispose();
  */
-export class ModelSampler {
+export class LocalSampler {
   /** The architecture of the weights this sampler holds. */
   readonly config: ModelConfig;
   #base: ParamTree;
@@ -85,7 +85,7 @@ export class ModelSampler {
   }
 
   /** Copies the weights onto the device. Throws if they don't match `config`. */
-  static async create(opts: ModelSamplerOptions): Promise<ModelSampler> {
+  static async create(opts: LocalSamplerOptions): Promise<LocalSampler> {
     await initEngine();
     checkBaseParameters(opts.config, opts.base);
     if (opts.adapter && !opts.lora) throw new Error("sampler: an adapter needs its lora settings");
@@ -96,7 +96,7 @@ export class ModelSampler {
     const [base, lora] = opts.adapter
       ? foldLora(toDevice(opts.base), toDevice(opts.adapter), spec.loraScale)
       : [toDevice(opts.base), {}];
-    return new ModelSampler(
+    return new LocalSampler(
       opts.config,
       base,
       lora,

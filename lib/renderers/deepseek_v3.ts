@@ -1,0 +1,189 @@
+/**
+ * The DeepSeek V3.1 chat renderer, thinking on or off (the template's `thinking`). It writes what
+ * the model's jinja template writes: the system messages joined at the start after the BOS
+ * token; `<｜User｜>` turns; an assistant turn after a user turn opened by `<｜Assistant｜>` and
+ * `</think>` (thinking off, and for every earlier turn) or `<think>` (the generation prompt with
+ * thinking on); earlier reasoning dropped; tool calls as
+ * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>name<｜tool▁sep｜>{json}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`;
+ * tool results as `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`, after which the model
+ * continues with no assistant marker. Declared tools go in the system prompt as the model card's
+ * "## Tools" section (the template of llama.cpp's copy writes none; later revisions write this).
+ *
+ * With thinking on, a supervised example keeps the last turn's reasoning
+ * (`<think>` in the prompt, then `reasoning</think>answer`): the template cannot render a turn's
+ * reasoning at all, so here the datum follows what the model produced rather than the template.
+ *
+ * @module
+ */
+
+import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
+import { pyJson } from "./parse.ts";
+import { toolsOnSystem } from "./tools.ts";
+import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
+import type {
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolCall,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
+
+const BOS = "<｜begin▁of▁sentence｜>";
+const EOS = "<｜end▁of▁sentence｜>";
+const CALLS_BEGIN = "<｜tool▁calls▁begin｜>";
+const CALLS_END = "<｜tool▁calls▁end｜>";
+const CALL_BEGIN = "<｜tool▁call▁begin｜>";
+const CALL_END = "<｜tool▁call▁end｜>";
+const SEP = "<｜tool▁sep｜>";
+const CALL = /<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>/gs;
+
+/** The model card's tool section, appended to the system prompt. */
+export function deepseekToolsSection(tools: readonly ToolSpec[]): string {
+  return "## Tools\nYou have access to the following tools:\n" +
+    tools.map((t) =>
+      `\n### ${t.name}\nDescription: ${t.description}\n\nParameters: ${pyJson(t.parameters)}\n`
+    ).join("") +
+    "\nIMPORTANT: ALWAYS adhere to this exact format for tool use:\n" +
+    `${CALLS_BEGIN}${CALL_BEGIN}tool_call_name${SEP}tool_call_arguments${CALL_END}` +
+    `{{additional_tool_calls}}${CALLS_END}\n\nWhere:\n\n` +
+    "- `tool_call_name` must be an exact match to one of the available tools\n" +
+    "- `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n" +
+    "- For multiple tool calls, chain them directly without separators or spaces\n";
+}
+
+/** A call's arguments as the JSON text the format writes (as given when already text). */
+function argsText(c: ToolCall): string {
+  return typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
+}
+
+/** Options of {@link DeepSeekV3Renderer}. */
+export interface DeepSeekV3Options {
+  /** The template's `thinking` (default false: the prompt closes the think block). */
+  thinking?: boolean;
+}
+
+/**
+ * DeepSeek V3.1 chat format.
+ *
+ * @example
+ * const r = new DeepSeekV3Renderer(getTokenizer("deepseek-ai/DeepSeek-V3.1"), { thinking: true });
+ */
+export class DeepSeekV3Renderer implements Renderer {
+  readonly tokenizer: Tokenizer;
+  readonly thinking: boolean;
+  readonly #eos: number;
+
+  constructor(tokenizer: Tokenizer, { thinking = false }: DeepSeekV3Options = {}) {
+    this.tokenizer = tokenizer;
+    this.thinking = thinking;
+    this.#eos = specialTokenId(tokenizer, EOS);
+  }
+
+  /** The rendered text, as the chat template writes it. */
+  renderText(messages: Message[], addGenerationPrompt: boolean): string {
+    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
+  }
+
+  buildGenerationPrompt(messages: Message[]): number[] {
+    return this.tokenizer.encode(this.renderText(messages, true));
+  }
+
+  buildSupervisedExample(
+    messages: Message[],
+    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
+  ): SupervisedExample {
+    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
+  }
+
+  stopSequences(): number[] {
+    return [this.#eos];
+  }
+
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return toolsOnSystem(messages, tools);
+  }
+
+  /** The assistant message: reasoning up to `</think>` (thinking on), content, tool calls. */
+  parseResponse(tokens: number[]): ParsedResponse {
+    const { body, stopped } = untilStop(tokens, [this.#eos]);
+    let text = this.tokenizer.decode(body);
+    const message: Message = { role: "assistant", content: text };
+    const thinkEnd = text.indexOf("</think>");
+    if (thinkEnd >= 0) {
+      const thinking = text.slice(0, thinkEnd).replace(/^<think>/, "");
+      if (thinking) message.thinking = thinking;
+      text = text.slice(thinkEnd + "</think>".length);
+    }
+    const begin = text.indexOf(CALLS_BEGIN);
+    if (begin < 0) {
+      message.content = text;
+      return { message, ok: stopped };
+    }
+    message.content = text.slice(0, begin);
+    const calls: ToolCall[] = [];
+    for (const m of text.slice(begin).matchAll(CALL)) {
+      try {
+        calls.push({ name: m[1], arguments: JSON.parse(m[2]) });
+      } catch (e) {
+        return {
+          message,
+          ok: stopped,
+          error: `malformed tool call ${JSON.stringify(m[2])}: ${(e as Error).message}`,
+        };
+      }
+    }
+    if (!text.includes(CALLS_END)) {
+      return { message, ok: stopped, error: "unterminated tool calls" };
+    }
+    if (calls.length) message.toolCalls = calls;
+    return { message, ok: stopped };
+  }
+
+  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+    const out: Piece[] = [];
+    const put = (text: string, train = false) => out.push({ text, train });
+    const systems = messages.filter((m) => m.role === "system");
+    let system = systems.map((m) => m.content).join("\n\n");
+    const tools = systems[0]?.tools;
+    if (tools?.length) system += "\n\n" + deepseekToolsSection(tools);
+    put(BOS + system);
+    let lastUser = false;
+    let inTool = false;
+    const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+    messages.forEach((m, i) => {
+      const train = trainedTurn(messages, i, trainOn);
+      if (m.role === "user") {
+        inTool = false;
+        lastUser = true;
+        put("<｜User｜>" + m.content);
+      } else if (m.role === "assistant" && m.toolCalls?.length) {
+        if (lastUser) put("<｜Assistant｜></think>");
+        lastUser = inTool = false;
+        const calls = m.toolCalls.map((c) => CALL_BEGIN + c.name + SEP + argsText(c) + CALL_END);
+        put(m.content + CALLS_BEGIN + calls.join("") + CALLS_END + EOS, train);
+      } else if (m.role === "assistant") {
+        // With thinking on, the produced (final) turn keeps its reasoning (the module's note).
+        const reasoning = this.thinking && !addGenerationPrompt && i === lastAssistant &&
+          i === messages.length - 1;
+        if (lastUser) put("<｜Assistant｜>" + (reasoning ? "<think>" : "</think>"));
+        lastUser = false;
+        let content = m.content;
+        if (inTool) inTool = false;
+        else if (content.includes("</think>")) {
+          content = content.slice(content.indexOf("</think>") + "</think>".length);
+        }
+        put((reasoning ? `${m.thinking ?? ""}</think>` : "") + content + EOS, train);
+      } else if (m.role === "tool") {
+        lastUser = false;
+        inTool = true;
+        put("<｜tool▁output▁begin｜>" + m.content + "<｜tool▁output▁end｜>");
+      }
+    });
+    if (addGenerationPrompt && lastUser && !inTool) {
+      put("<｜Assistant｜>" + (this.thinking ? "<think>" : "</think>"));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The Kimi K2 chat renderer (K2-Thinking's template; K2.5 renders its text the same way), as
+ * the model's jinja template writes it: declared tools as a `tool_declare` system turn of JSON;
+ * a default system turn when the conversation has none; `<|im_user|>`, `<|im_assistant|>` and
+ * `<|im_system|>` turns closed by `<|im_end|>`; assistant turns as `<think>…</think>content`,
+ * the reasoning kept only after the last final answer (the agentic turn in progress) and empty
+ * before it; tool calls as `<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+ * <|tool_call_argument_begin|>{json}<|tool_call_end|>…<|tool_calls_section_end|>`; tool results
+ * as `tool` system turns `## Return of ID\n…`.
+ *
+ * A supervised example keeps the trained final turn's reasoning: the template empties it (it
+ * renders a final answer as history), so here the datum follows what the model produced, and its
+ * prompt is the generation prompt the turn was sampled from.
+ *
+ * @module
+ */
+
+import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
+import { pyJson } from "./parse.ts";
+import { openAiTools, toolsOnSystem } from "./tools.ts";
+import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
+import type {
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolCall,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
+
+const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
+const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
+
+/** The ids of a conversation's tool calls: the caller's, else Kimi's `functions.NAME:IDX`. */
+export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string> {
+  const ids = new Map<ToolCall, string>();
+  let k = 0;
+  for (const m of messages) {
+    for (const c of m.toolCalls ?? []) ids.set(c, c.id ?? `functions.${c.name}:${k++}`);
+  }
+  return ids;
+}
+
+/**
+ * Kimi K2 chat format.
+ *
+ * @example
+ * const r = new KimiK2Renderer(tokenizer); // a tokenizer with Kimi's special tokens
+ */
+export class KimiK2Renderer implements Renderer {
+  readonly tokenizer: Tokenizer;
+  readonly #imEnd: number;
+
+  constructor(tokenizer: Tokenizer) {
+    this.tokenizer = tokenizer;
+    this.#imEnd = specialTokenId(tokenizer, "<|im_end|>");
+  }
+
+  /** The rendered text, as the chat template writes it. */
+  renderText(messages: Message[], addGenerationPrompt: boolean): string {
+    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
+  }
+
+  buildGenerationPrompt(messages: Message[]): number[] {
+    return this.tokenizer.encode(this.renderText(messages, true));
+  }
+
+  buildSupervisedExample(
+    messages: Message[],
+    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
+  ): SupervisedExample {
+    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
+  }
+
+  stopSequences(): number[] {
+    return [this.#imEnd];
+  }
+
+  /** A declaration-only system message still gets the default system turn written. */
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return toolsOnSystem(messages, tools);
+  }
+
+  /** The assistant message: `<think>` reasoning, content, and the tool-call section. */
+  parseResponse(tokens: number[]): ParsedResponse {
+    const { body, stopped } = untilStop(tokens, [this.#imEnd]);
+    let text = this.tokenizer.decode(body);
+    const message: Message = { role: "assistant", content: "" };
+    const end = text.indexOf("</think>");
+    if (end >= 0) {
+      const thinking = text.slice(0, end).replace(/^<think>/, "");
+      if (thinking) message.thinking = thinking;
+      text = text.slice(end + "</think>".length);
+    }
+    const section = text.indexOf("<|tool_calls_section_begin|>");
+    message.content = section >= 0 ? text.slice(0, section) : text;
+    if (section < 0) return { message, ok: stopped };
+    const calls: ToolCall[] = [];
+    for (const m of text.slice(section).matchAll(CALL)) {
+      const name = m[1].replace(/^functions\./, "").replace(/:\d+$/, "");
+      try {
+        calls.push({ name, arguments: JSON.parse(m[2]), id: m[1] });
+      } catch (e) {
+        const error = `malformed tool call ${JSON.stringify(m[2])}: ${(e as Error).message}`;
+        return { message, ok: stopped, error };
+      }
+    }
+    if (!text.includes("<|tool_calls_section_end|>")) {
+      return { message, ok: stopped, error: "unterminated tool-call section" };
+    }
+    if (calls.length) message.toolCalls = calls;
+    return { message, ok: stopped };
+  }
+
+  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+    const out: Piece[] = [];
+    const put = (text: string, train = false) => out.push({ text, train });
+    const ids = kimiCallIds(messages);
+    const n = messages.length;
+    // A trained final answer is rendered as the turn the model produced: the history/suffix
+    // split is that of the conversation before it, and its reasoning is kept.
+    const produced = !addGenerationPrompt && n > 0 && messages[n - 1].role === "assistant" &&
+      !messages[n - 1].toolCalls?.length;
+    const before = produced ? n - 1 : n;
+    const lastFinal = messages.slice(0, before).findLastIndex((m) =>
+      m.role === "assistant" && !m.toolCalls?.length
+    );
+    const tools = messages[0]?.role === "system" ? messages[0].tools : undefined;
+    if (tools?.length) {
+      put(`<|im_system|>tool_declare<|im_middle|>${pyJson(openAiTools(tools))}<|im_end|>`);
+    }
+    // A declaration-only system message stands for no system message.
+    const declOnly = messages[0]?.role === "system" && !messages[0].content && !!tools?.length;
+    if (messages[0]?.role !== "system" || declOnly) {
+      put(`<|im_system|>system<|im_middle|>${DEFAULT_SYSTEM}<|im_end|>`);
+    }
+    const pending: string[] = [];
+    messages.forEach((m, i) => {
+      if (i === 0 && declOnly) return;
+      if (m.role === "assistant") {
+        put("<|im_assistant|>assistant<|im_middle|>");
+        const keep = i > lastFinal;
+        const calls = (m.toolCalls ?? []).map((c) => {
+          pending.push(ids.get(c)!);
+          const args = typeof c.arguments === "string" ? c.arguments : pyJson(c.arguments);
+          return `<|tool_call_begin|>${
+            ids.get(c)
+          }<|tool_call_argument_begin|>${args}<|tool_call_end|>`;
+        });
+        const section = calls.length
+          ? `<|tool_calls_section_begin|>${calls.join("")}<|tool_calls_section_end|>`
+          : "";
+        put(
+          `<think>${keep ? m.thinking ?? "" : ""}</think>${m.content}${section}<|im_end|>`,
+          trainedTurn(messages, i, trainOn),
+        );
+      } else if (m.role === "tool") {
+        // A result names its call; unnamed results answer the calls in order.
+        const id = m.toolCallId ?? pending.shift() ?? "unknown";
+        const at = pending.indexOf(id);
+        if (at >= 0) pending.splice(at, 1);
+        put(`<|im_system|>tool<|im_middle|>## Return of ${id}\n${m.content}<|im_end|>`);
+      } else if (m.role === "user") put(`<|im_user|>user<|im_middle|>${m.content}<|im_end|>`);
+      else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
+    });
+    if (addGenerationPrompt) put("<|im_assistant|>assistant<|im_middle|>");
+    return out;
+  }
+}

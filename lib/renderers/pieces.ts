@@ -1,0 +1,55 @@
+/**
+ * Rendered text as pieces with a training flag, and their tokens: the renderers of the Hugging
+ * Face families build a conversation as pieces, and encode adjacent pieces of the same weight
+ * together, as the whole text would be encoded (`apply_chat_template` then `encode`), so the
+ * tokens equal the template's wherever a weight change falls on a special token.
+ *
+ * @module
+ */
+
+import type { Tokenizer } from "../tokenizers/types.ts";
+import type { Message, SupervisedExample, TrainOn } from "./types.ts";
+
+/** A piece of rendered text; `train` marks text the assistant produced in a trained turn. */
+export interface Piece {
+  text: string;
+  train: boolean;
+}
+
+/** Pieces to tokens and weights (1 on trained pieces). */
+export function encodePieces(tokenizer: Tokenizer, pieces: readonly Piece[]): SupervisedExample {
+  const tokens: number[] = [];
+  const weights: number[] = [];
+  for (let i = 0; i < pieces.length;) {
+    let text = "";
+    const train = pieces[i].train;
+    for (; i < pieces.length && pieces[i].train === train; i++) text += pieces[i].text;
+    const ids = tokenizer.encode(text);
+    tokens.push(...ids);
+    weights.push(...ids.map(() => (train ? 1 : 0)));
+  }
+  return { tokens, weights };
+}
+
+/** The text of pieces. */
+export function piecesText(pieces: readonly Piece[]): string {
+  return pieces.map((p) => p.text).join("");
+}
+
+/** Whether the assistant message at `i` is trained under `trainOn`. */
+export function trainedTurn(messages: readonly Message[], i: number, trainOn: TrainOn): boolean {
+  if (messages[i].role !== "assistant") return false;
+  if (trainOn === "all_assistant") return true;
+  return messages.findLastIndex((m) => m.role === "assistant") === i;
+}
+
+/** The tokens of a response up to its first stop token, and whether it had one. */
+export function untilStop(
+  tokens: readonly number[],
+  stops: readonly number[],
+): { body: number[]; stopped: boolean } {
+  const end = tokens.findIndex((t) => stops.includes(t));
+  return end >= 0
+    ? { body: tokens.slice(0, end), stopped: true }
+    : { body: [...tokens], stopped: false };
+}
