@@ -15,13 +15,17 @@ import { alphabetExamples } from "../lib/datasets/alphabet.ts";
 import { trainSupervised } from "../lib/trainer/supervised.ts";
 import { ByteTokenizer } from "../lib/tokenizers/byte.ts";
 import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
+import { ConfigError } from "../lib/config/errors.ts";
+import { RunTracking } from "../lib/tracking/mod.ts";
 
 const ABOUT =
   "Runs a small supervised LoRA run on the local backend: it teaches local/tiny to continue the " +
   "alphabet, shows samples before and after, and writes metrics and checkpoints.";
 
 const USAGE = `usage: deno task sft [--model-name local/tiny] [--steps 40] [--learning-rate 3e-3]
-                     [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]`;
+                     [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]
+                     [--wandb-project P] [--wandb-name N]
+With WANDB_API_KEY set, the run is also logged to W&B (docs/tracking.md).`;
 
 const Flags = z.object({
   "model-name": z.string().default("local/tiny").refine((m) => findLocalModel(m) !== undefined, {
@@ -33,6 +37,8 @@ const Flags = z.object({
   "batch-size": z.coerce.number().int().min(1).max(4096).default(16),
   seed: z.coerce.number().int().default(0),
   "log-path": z.string().optional(),
+  "wandb-project": z.string().min(1).optional(),
+  "wandb-name": z.string().min(1).optional(),
 });
 
 const PROMPTS = ["abc", "klm", "uvw"];
@@ -57,6 +63,8 @@ await runCli(async () => {
     "batch-size": { type: "string" },
     seed: { type: "string" },
     "log-path": { type: "string" },
+    "wandb-project": { type: "string" },
+    "wandb-name": { type: "string" },
   }, Flags);
   if (Deno.env.get("TINKER_API_KEY")) {
     throw new UsageError(
@@ -66,6 +74,22 @@ await runCli(async () => {
   const logPath = flags["log-path"] ??
     join(".tinkerbench", "runs", `supervised-${new Date().toISOString().replace(/[:.]/g, "-")}`);
   await Deno.mkdir(logPath, { recursive: true });
+  let tracking: RunTracking;
+  try {
+    const config = flags;
+    tracking = await RunTracking.open({
+      runDir: logPath,
+      config: { method: "sft", ...config },
+      names: {
+        useWandb: null,
+        project: flags["wandb-project"] ?? null,
+        runName: flags["wandb-name"] ?? null,
+      },
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
 
   const tinker = await connectTinker();
   console.log(
@@ -87,6 +111,8 @@ await runCli(async () => {
       write: true,
       truncate: true,
     });
+    // metrics.jsonl starts empty: so does W&B's history of this directory's run.
+    tracking.started();
     const history = await trainSupervised({
       training,
       tokenizer: tok,
@@ -95,6 +121,7 @@ await runCli(async () => {
       batch: () => alphabetExamples(rng, flags["batch-size"]),
       onStep: async (m) => {
         await metricsFile.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+        await tracking.step(m);
         bar.update(m.step, { loss: m["train/loss_per_token"] });
       },
     });
@@ -116,6 +143,10 @@ await runCli(async () => {
         join(logPath, "metrics.jsonl")
       }`,
     );
+    await tracking.finish({ exitCode: 0 });
+  } catch (e) {
+    await tracking.finish({ exitCode: 1, timeoutMs: 10_000 });
+    throw e;
   } finally {
     await tinker.close();
   }

@@ -35,6 +35,8 @@ import { toModelSpec } from "../lib/local/backend/wire.ts";
 import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
 import { EnvModuleError, importEnvModule } from "../lib/envs/modules.ts";
 import { RunFailedError } from "../lib/trainer/failures.ts";
+import { redactSecrets } from "../lib/trainer/mix.ts";
+import { runNames, RunTracking } from "../lib/tracking/mod.ts";
 
 const ABOUT =
   "Trains a policy with RL (--method rl, opd or combine) on an environment, or with --source proxy on " +
@@ -186,6 +188,20 @@ await runCli(async () => {
   };
   Deno.addSignalListener("SIGINT", onSigint);
 
+  // W&B and OpenReward settings are checked before anything starts; neither blocks the run.
+  let tracking: RunTracking;
+  try {
+    tracking = await RunTracking.open({
+      runDir: logDir,
+      config: redactSecrets(config),
+      names: runNames(config),
+      trainConfig: config,
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+
   const tinker = await connectTinker();
   const envNames = Object.keys(config.environments);
   console.log(
@@ -202,6 +218,7 @@ await runCli(async () => {
   try {
     await runTraining();
   } catch (e) {
+    await tracking.finish({ exitCode: 1, timeoutMs: 10_000 });
     // A bad env id or model is found once the run starts: still a one-line user error.
     if (e instanceof ConfigError || e instanceof JudgeError) throw new UsageError(e.message);
     if (e instanceof RunFailedError) {
@@ -229,6 +246,8 @@ await runCli(async () => {
       },
       onNotice: (line) => bar ? bar.note(line) : console.error(line),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
+        // The directory is rewound to the checkpoint now: W&B's history follows it.
+        tracking.started();
         if (resumedFrom) {
           console.log(`resuming after step ${startStep} from ${resumedFrom.state_path}`);
         }
@@ -240,13 +259,15 @@ await runCli(async () => {
         bar = new ProgressBar("train", maxSteps);
         bar.update(startStep);
       },
-      onStep: (m) =>
+      onStep: async (m) => {
+        await tracking.step(m);
         bar?.update(m.step, {
           ...(config.proxy
             ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
             : { reward: m["env/all/reward/total"], success: m["env/all/success"] }),
           ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
-        }),
+        });
+      },
       onEvaluation: ({ done, total }) => {
         if (!evalBar) bar?.done();
         evalBar ??= new ProgressBar("held-out (base, then trained)", total);
@@ -275,6 +296,7 @@ await runCli(async () => {
     if (result.evaluationSkipped) {
       console.log(`no held-out evaluation: ${result.evaluationSkipped}`);
     }
+    await tracking.finish({ exitCode: 0, evaluation: result.evaluation });
   }
 }, { run: "deno task train", about: ABOUT, usage: USAGE, more: configHelp });
 

@@ -10,7 +10,13 @@
  */
 
 /** Who uses a name. `tinkerbench` marks the flat keys of its earlier versions. */
-export type AliasSource = "tinkerbench" | "OpenClaw" | "GEM" | "OpenReward" | "tinker-cookbook";
+export type AliasSource =
+  | "tinkerbench"
+  | "OpenClaw"
+  | "GEM"
+  | "OpenReward"
+  | "Hermes"
+  | "tinker-cookbook";
 
 /** One alias of a setting. */
 export interface ConfigAlias {
@@ -157,6 +163,9 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   log_path: { path: "logging.log_path", from: ["OpenReward", "tinker-cookbook"] },
   wandb_project_name: { path: "logging.project_name", from: ["OpenReward"] },
   wandb_run_name: { path: "logging.run_name", from: ["OpenReward"] },
+  wandb_project: { path: "logging.project_name", from: ["GEM", "Hermes"] },
+  wandb_name: { path: "logging.run_name", from: ["GEM", "Hermes"] },
+  use_wandb: { path: "logging.use_wandb", from: ["Hermes"] },
   openreward_run_name: { path: "logging.openreward_run_name", from: ["OpenReward"] },
   log_dir: { path: "logging.log_path", from: ["GEM"] },
   save_interval: { path: "checkpoints.save_every", from: ["OpenClaw"] },
@@ -214,8 +223,6 @@ export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set([
  * on one of them says why instead of guessing a neighbour.
  */
 export const UNSUPPORTED_SEED_NAMES: Readonly<Record<string, string>> = {
-  wandb_project: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
-  wandb_name: "no W&B: metrics go to metrics.jsonl and report.html in the run directory",
   record_dir: "OpenClaw's records are the run directory's rollouts/ store (logging.log_path)",
   api_key: "keys are read from environment variables, never from the config",
   kl_penalty_coef:

@@ -187,10 +187,13 @@ export const LoggingSchema = z.object({
     runApi({ name: "log_path", locked: "each run gets its own directory under the data dir" }),
   ),
   project_name: z.string().min(1).nullable().default(null).describe(
-    "Project label of the run, kept in config.json (no W&B here)",
+    "W&B project of the run; null: WANDB_PROJECT, else tinkerbench (docs/tracking.md)",
   ),
   run_name: z.string().min(1).nullable().default(null).describe(
-    "Run label, kept in config.json (no W&B here)",
+    "Run label and W&B display name; null: the run directory's name",
+  ),
+  use_wandb: z.boolean().nullable().default(null).describe(
+    "Log the run to W&B: null when WANDB_API_KEY is set, false never, true requires the key",
   ),
   openreward_run_name: z.string().min(1).nullable().default(null).describe(
     "Run name of trajectories uploaded to OpenReward (with OPENREWARD_API_KEY); null: the run label or directory name",

@@ -37,16 +37,17 @@ export interface FieldSpec extends FieldKind {
   locked?: { why: string };
 }
 
-/** The runs server's own fields, not training settings: W&B's, which this project has not. */
+/** The runs server's own fields, not training settings: W&B's (docs/tracking.md). */
 const SERVER_FIELDS: readonly FieldSpec[] = [
   {
     name: "use_wandb",
     ...bool(),
     setting: null,
     trainingKey: null,
-    default: false,
-    description: "Log to Weights & Biases.",
-    locked: { why: "runs log to metrics.jsonl and report.html in their directory; no W&B" },
+    default: null,
+    description: "Log to Weights & Biases: null logs every run when the runs server has " +
+      "WANDB_API_KEY (docs/tracking.md); the run's W&B address is its wandb_url.",
+    locked: { why: "set by the runs server's environment (WANDB_API_KEY, WANDB_MODE)" },
   },
   {
     name: "wandb_name",

@@ -89,7 +89,9 @@ export function createMcpServer(api: RunsApi, version = "1.0.0"): McpServer {
     "Start a training run with the current config (queued when another run is training). " +
       "Returns the run_id, its state, config and log paths.",
     {
-      wandb_project: z.string().optional().describe("A project label kept with the run."),
+      wandb_project: z.string().optional().describe(
+        "The run's W&B project (when the server has WANDB_API_KEY); also kept with the run.",
+      ),
       lora_rank: z.number().int().optional().describe("Overrides lora_rank for this run."),
       learning_rate: z.number().optional().describe("Overrides learning_rate for this run."),
     },

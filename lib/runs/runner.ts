@@ -102,7 +102,12 @@ export class RunManager {
     const runDir = join(this.#o.runsDir, o.id);
     const paths = runPaths(runDir);
     await Deno.mkdir(runDir, { recursive: true });
-    const settings = trainingSettings(o.config, runDir);
+    // The run's name and project are its W&B names too (used when W&B is on).
+    const settings = {
+      ...trainingSettings(o.config, runDir),
+      wandb_run_name: o.name,
+      ...(o.wandbProject ? { wandb_project_name: o.wandbProject } : {}),
+    };
     const text = `# Written by the runs server for run ${o.id} (${o.name}).\n` +
       `# Resume by hand: deno task train --config-path ${paths.config}\n` + toYaml(settings);
     try {

@@ -130,6 +130,8 @@ export const RunStatusSchema = z.object({
   name: z.string(),
   wandb_run_name: z.string(),
   wandb_project: z.string().nullable(),
+  /** The run on W&B (when the runs server has WANDB_API_KEY), else null. */
+  wandb_url: z.string().nullable(),
   environment: z.string(),
   state: RunStateSchema,
   status: RunStateSchema,
@@ -215,8 +217,8 @@ export const RunResultsSchema = z.object({
   environment: z.string(),
   wandb_project: z.string().nullable(),
   wandb_run_name: z.string(),
-  /** Always null: runs log to files, not W&B (see `report_path`). */
-  wandb_url: z.null(),
+  /** The run on W&B (when the runs server has WANDB_API_KEY), else null. */
+  wandb_url: z.string().nullable(),
   final_metrics: z.record(z.string(), z.number()),
   summary: stepSummary,
   history: z.array(stepSummary),

@@ -20,6 +20,7 @@ import {
 import type { RunResults, RunStatus } from "./schemas.ts";
 import type { EvalRecord, RunRecord, RunStore } from "./store.ts";
 import type { EvalQueue } from "./eval_queue.ts";
+import { readWandbState } from "../tracking/wandb.ts";
 
 /** Builds run views; keeps a cache of metrics files. */
 export class RunViews {
@@ -47,6 +48,7 @@ export class RunViews {
       name: run.name,
       wandb_run_name: run.name,
       wandb_project: run.wandbProject,
+      wandb_url: await wandbUrl(run.runDir),
       environment: run.environment,
       state: run.state,
       status: run.state,
@@ -107,7 +109,7 @@ export class RunViews {
       environment: run.environment,
       wandb_project: run.wandbProject,
       wandb_run_name: run.name,
-      wandb_url: null,
+      wandb_url: await wandbUrl(run.runDir),
       final_metrics: final,
       summary: summarize(rows.at(-1)),
       history: sampleHistory(rows),
@@ -135,6 +137,11 @@ export class RunViews {
       metrics_path: paths.metrics,
     };
   }
+}
+
+/** The run's W&B address, once its training process created the W&B run (`wandb.json`). */
+async function wandbUrl(runDir: string): Promise<string | null> {
+  return (await readWandbState(runDir))?.url ?? null;
 }
 
 /** The evaluation of the newest evaluated checkpoint. */

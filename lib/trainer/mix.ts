@@ -26,17 +26,12 @@ import {
   type GroupSpec,
 } from "../rollout/collect.ts";
 import type { Sampler } from "../rollout/episode.ts";
-import type { ExcludedGroup, GroupSource, StepGroups } from "./source.ts";
+import type { ExcludedGroup, StepGroups } from "./source.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { rolloutMetrics } from "./metrics.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
 import { type MixEnvironment, resolveEnvironment, type TaskPool } from "./mix_sources.ts";
-import {
-  collectionMetrics,
-  collectOptions,
-  failedEpisodes,
-  type RolloutContext,
-} from "./rollouts.ts";
+import { collectionMetrics, failedEpisodes } from "./rollouts.ts";
 
 export type { MixEnvironment } from "./mix_sources.ts";
 

@@ -19,18 +19,12 @@
  */
 
 import type { TrainConfig } from "../config/mod.ts";
-import type { FailedEpisode, GroupSource, StepGroups } from "./source.ts";
+import type { FailedEpisode } from "./source.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { Renderer } from "../renderers/types.ts";
 import { offPolicySteps } from "../rl/staleness.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
-import {
-  collectGroups,
-  type CollectOptions,
-  type CollectResult,
-  type GroupSpec,
-  type Sampler,
-} from "../rollout/mod.ts";
+import type { CollectOptions, CollectResult, GroupSpec } from "../rollout/mod.ts";
 import { stepSeeds } from "../rollout/seeds.ts";
 import { templateDeclaration } from "../openreward/prompt.ts";
 import { mean } from "../util/stats.ts";

@@ -16,7 +16,7 @@ const FIELDS = new Map(listConfigFields().map((f) => [f.path, f]));
 
 /** A value other than the default that the field accepts, as text and as it loads. */
 function sample(f: ConfigField): { text: string; value: unknown } {
-  if (f.type === "boolean") return { text: String(!f.default), value: !f.default };
+  if (f.type.startsWith("boolean")) return { text: String(!f.default), value: !f.default };
   if (f.type.startsWith("map of string to string")) {
     return { text: "beta=abc", value: { beta: "abc" } };
   }

@@ -117,7 +117,7 @@ Deno.test("config: mistakes are one line naming the source, the key and what is 
     /unknown setting policy.group_size \(did you mean rollout.group_size\?\)/,
   );
   await fails({ env: { TINKERBENCH_NOTHING_LIKE_IT: "1" } }, /unknown setting nothing_like_it$/);
-  await fails({ flags: { "wandb_project": "x" } }, /unsupported setting wandb_project: no W&B/);
+  await fails({ flags: { record_dir: "x" } }, /unsupported setting record_dir: OpenClaw.s records/);
   // One setting twice under two names in one source.
   await fails(
     { file: { path: "x.yaml", text: "save_interval: 2\ncheckpoints:\n  save_every: 3" } },

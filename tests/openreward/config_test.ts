@@ -79,6 +79,7 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       project_name: "proj",
       run_name: "run-1",
       openreward_run_name: "or-run",
+      use_wandb: null,
     },
     policy: {
       model: "Qwen/Qwen3-8B",

@@ -137,7 +137,7 @@ Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothi
       assert.match(r.body.error, message, `${path} ${body}`);
     }
     const locked = await post("/config", '{"field":"use_wandb","value":true}');
-    assert.equal(locked.body.locked_value, false);
+    assert.equal(locked.body.locked_value, null);
     for (const p of ["/runs/nope", "/runs/nope/metrics", "/no/such/route"]) {
       assert.equal((await get(p)).status, 404, p);
     }

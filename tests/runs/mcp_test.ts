@@ -59,7 +59,7 @@ Deno.test("mcp: the SDK's client lists the tools, lists environments and starts 
       assert.equal(r.isError, false, JSON.stringify(r));
     }
     const locked = await call("rl_edit_config", { field: "use_wandb", value: true });
-    assert.deepEqual([locked.isError, locked.locked_value], [true, false]);
+    assert.deepEqual([locked.isError, locked.locked_value], [true, null]);
     const config = await call("rl_get_current_config");
     assert.equal(
       config.configurable_fields.find((f: { name: string }) => f.name === "total_steps")
