@@ -177,12 +177,13 @@ async function spawnServer(): Promise<{ url: string; close(): Promise<void> }> {
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
-  while (!/ORS server on (\S+)/.test(text)) {
+  // Its "train on one" line names the URL a client here uses.
+  while (!/base_url: (\S+) \}/.test(text)) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`envs serve exited: ${text}`);
     text += value;
   }
-  const url = text.match(/ORS server on (\S+)/)![1];
+  const url = text.match(/base_url: (\S+) \}/)![1];
   // Keep draining its output so the process never blocks on a full pipe.
   const drain = (async () => {
     while (!(await reader.read()).done) { /* discard */ }

@@ -22,6 +22,8 @@ import { benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
 import { benchViewer } from "./viewer.ts";
 
+import { helpText, wantsHelp } from "../lib/cli/args.ts";
+
 const ROUNDS = 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
@@ -31,6 +33,22 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * needs Chromium (bench/viewer.ts).
  */
 const NAMED_ONLY = ["learning", "soak", "viewer"];
+const CLI = {
+  run: "deno task bench",
+  about: "Runs the benchmarks (all default suites, or those named) and writes each suite's " +
+    "results to bench/results/<suite>.json; timings are ratios of runs taken side by side.",
+  usage: `usage: deno task bench [suite ...] [--soak-steps 100]
+  suites: ${SUITES.join(", ")} (the default set); ${NAMED_ONLY.join(", ")} only when named`,
+};
+if (wantsHelp(Deno.args)) {
+  console.log(helpText(CLI));
+  Deno.exit(0);
+}
+/** A usage mistake: one `error:` line and the hint, exit 2. */
+function usageError(message: string): never {
+  console.error(`error: ${message}\n(see ${CLI.run} --help)`);
+  Deno.exit(2);
+}
 const soakFlag = Deno.args.findIndex((a) => a === "--soak-steps" || a.startsWith("--soak-steps="));
 const soakSteps = soakFlag < 0 ? 100 : Number(
   Deno.args[soakFlag].includes("=") ? Deno.args[soakFlag].split("=")[1] : Deno.args[soakFlag + 1],
@@ -39,18 +57,16 @@ const names = Deno.args.filter((_, i) =>
   soakFlag < 0 || (i !== soakFlag && (i !== soakFlag + 1 || Deno.args[soakFlag].includes("=")))
 );
 if (!Number.isInteger(soakSteps) || soakSteps < 4) {
-  console.error(
+  usageError(
     "--soak-steps: an integer >= 4 (memory at the end is compared with step 10, or half way)",
   );
-  Deno.exit(2);
 }
 const only = names.length ? names : SUITES;
 for (const name of only) {
   if (!SUITES.includes(name) && !NAMED_ONLY.includes(name)) {
-    console.error(
+    usageError(
       `unknown benchmark ${JSON.stringify(name)}; known: ${[...SUITES, ...NAMED_ONLY].join(", ")}`,
     );
-    Deno.exit(2);
   }
 }
 

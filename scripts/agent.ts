@@ -11,6 +11,10 @@ import { ProgressBar } from "../lib/cli/progress.ts";
 import { make, UnknownEnvError } from "../lib/envs/registry.ts";
 import { runAgent } from "../lib/proxy/agent.ts";
 
+const ABOUT =
+  "Plays an environment with the reference agent through an OpenAI-compatible endpoint (usually the " +
+  "proxy of `deno task train --source proxy`), sending each turn's reward as X-Turn-Reward.";
+
 const USAGE = `usage: deno task agent [--env-id game:GuessTheNumber-v0-easy]
                        [--base-url http://127.0.0.1:30000/v1] [--episodes 16] [--concurrency 4]
                        [--model NAME] [--api-key KEY] [--seed 0] [--temperature X]
@@ -28,7 +32,6 @@ const Flags = z.object({
   "max-tokens": z.coerce.number().int().min(1).optional(),
   "no-rewards": z.boolean().default(false),
   stream: z.boolean().default(false),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -44,9 +47,7 @@ await runCli(async () => {
     "max-tokens": { type: "string" },
     "no-rewards": { type: "boolean" },
     stream: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   try {
     make(flags["env-id"]);
   } catch (e) {
@@ -88,4 +89,4 @@ await runCli(async () => {
     `${episodes.length} episodes: mean reward ${(reward / episodes.length).toFixed(3)}, solved ` +
       `${solved}/${episodes.length}${errors ? `, ${errors} failed (first: ${firstError})` : ""}`,
   );
-}, USAGE);
+}, { run: "deno task agent", about: ABOUT, usage: USAGE });

@@ -13,15 +13,21 @@ import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { EnvModuleError, importEnvModule, listToolEnvironments } from "../lib/envs/mod.ts";
 import type { ToolEnvironment } from "../lib/envs/tool_env.ts";
 import { startOrsServer } from "../lib/openreward/server.ts";
+import { openDoorWarning } from "../lib/http/mod.ts";
+
+const ABOUT =
+  "Serves this project's tool environments over the Open Reward Standard (serve), or lists them " +
+  "(list).";
 
 const USAGE = `usage: deno task envs serve [--port 8080] [--host 127.0.0.1] [--env NAME ...]
-                            [--env-module ./my_envs.ts] [--max-sessions N]
+                            [--env-module ./my_envs.ts] [--max-sessions N] [--api-key KEY]
        deno task envs list [--env-module ./my_envs.ts]
 
   serve  serves the tool environments over the Open Reward Standard (ORS): routes /{name}/...,
          sessions and tool calls as server-sent events, GET /environments lists them.
          --env (repeatable) serves only those (ORS names or registry ids); the first is the
          default of bare paths. --max-sessions answers 429 past that many open sessions.
+         --api-key requires it as X-API-Key (what ORS clients send) on all but /health.
   list   prints every tool environment: ORS name, registry id, splits, tools.`;
 
 const Flags = z.object({
@@ -30,12 +36,12 @@ const Flags = z.object({
   env: z.array(z.string()).default([]),
   "env-module": z.array(z.string()).default([]),
   "max-sessions": z.coerce.number().int().min(1).optional(),
-  help: z.boolean().default(false),
+  "api-key": z.string().min(1).optional(),
 });
 
 await runCli(async () => {
   const [command, ...rest] = Deno.args;
-  if (!command || command === "--help" || command === "-h") return console.log(USAGE);
+  if (!command) throw new UsageError("give a command: serve or list");
   if (command !== "serve" && command !== "list") {
     throw new UsageError(`unknown command ${JSON.stringify(command)}: use serve or list`);
   }
@@ -45,9 +51,8 @@ await runCli(async () => {
     env: { type: "string", multiple: true },
     "env-module": { type: "string", multiple: true },
     "max-sessions": { type: "string" },
-    help: { type: "boolean", short: "h" },
+    "api-key": { type: "string" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   for (const m of flags["env-module"]) {
     try {
       await importEnvModule(m);
@@ -71,16 +76,25 @@ await runCli(async () => {
     return;
   }
 
+  const apiKey = flags["api-key"] ?? null;
   const server = await startOrsServer({
     environments: chosen,
     registryIds: ids,
     port: flags.port,
     hostname: flags.host,
     maxSessions: flags["max-sessions"],
+    apiKey,
   });
-  console.log(`ORS server on ${server.url} with ${chosen.length} environments:`);
+  console.log(`ORS server listening on ${server.address} with ${chosen.length} environments:`);
   console.log(`  ${chosen.map((e) => e.name).join(", ")}`);
-  console.log(`list them:  curl ${server.url}/environments`);
+  const warning = openDoorWarning(
+    flags.host,
+    server.port,
+    apiKey !== null,
+    "--api-key KEY, or --host 127.0.0.1",
+  );
+  if (warning) console.warn(warning);
+  console.log(`list them:  curl ${apiKey ? "-H 'X-API-Key: KEY' " : ""}${server.url}/environments`);
   console.log(
     `train on one:  environments: { ${chosen[0].name}: { base_url: ${server.url} } }`,
   );
@@ -90,7 +104,7 @@ await runCli(async () => {
   await stop;
   console.log("stopping…");
   await server.close();
-}, USAGE);
+}, { run: "deno task envs", about: ABOUT, usage: USAGE });
 
 /** The environments named by `--env` (ORS names or registry ids), all when none is named. */
 function selectEnvironments(

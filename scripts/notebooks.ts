@@ -7,8 +7,10 @@
  * plotly.js so an HTML export draws every figure offline). Exit code 0 when every check passes, 1 when one fails,
  * 2 when jupyter is missing.
  *
- * Setup: `apt-get install -y jupyter-nbconvert python3-nbclient python3-ipykernel` and
- * `deno jupyter --install --force`.
+ * Setup: `apt-get install -y jupyter-nbconvert python3-nbclient python3-ipykernel`. The kernel
+ * is this checkout's own Deno (the one running this script), registered in
+ * `.tinkerbench/jupyter/` and put first on `JUPYTER_PATH`, whatever Deno kernel another checkout
+ * registered machine-wide (`deno jupyter --install` writes an absolute path there).
  */
 
 import { basename, join } from "node:path";
@@ -98,6 +100,29 @@ export function checkCommittedNotebook(nb: NotebookJson): string[] {
     : [];
 }
 
+/** Where this checkout registers its own Deno kernel (a `JUPYTER_PATH` entry). */
+export const CHECKOUT_JUPYTER_DIR = new URL("../.tinkerbench/jupyter", import.meta.url).pathname;
+
+/**
+ * Registers the kernel `deno` running this Deno (`Deno.execPath()`) under
+ * {@link CHECKOUT_JUPYTER_DIR}, and returns the environment under which Jupyter finds it
+ * before any other `deno` kernel. Written atomically: concurrent runs write the same file.
+ */
+export async function checkoutKernelEnv(): Promise<{ JUPYTER_PATH: string }> {
+  const dir = join(CHECKOUT_JUPYTER_DIR, "kernels", "deno");
+  await Deno.mkdir(dir, { recursive: true });
+  const spec = {
+    argv: [Deno.execPath(), "jupyter", "--kernel", "--conn", "{connection_file}"],
+    display_name: "Deno (this checkout)",
+    language: "typescript",
+  };
+  const tmp = await Deno.makeTempFile({ dir, suffix: ".json" });
+  await Deno.writeTextFile(tmp, JSON.stringify(spec, null, 2) + "\n");
+  await Deno.rename(tmp, join(dir, "kernel.json"));
+  const rest = Deno.env.get("JUPYTER_PATH");
+  return { JUPYTER_PATH: rest ? `${CHECKOUT_JUPYTER_DIR}:${rest}` : CHECKOUT_JUPYTER_DIR };
+}
+
 /** True when `jupyter nbconvert` can be run. */
 export async function hasJupyter(): Promise<boolean> {
   try {
@@ -132,7 +157,7 @@ export async function runNotebook(
       outDir,
       path,
     ],
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...(await checkoutKernelEnv()) },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -140,7 +165,7 @@ export async function runNotebook(
   const precheck = checkCommittedNotebook(committed);
   if (!out.success) {
     const err = new TextDecoder().decode(out.stderr);
-    const hint = /No such kernel/i.test(err) ? " (install it: deno jupyter --install --force)" : "";
+    const hint = /No such kernel/i.test(err) ? ` (looked in ${CHECKOUT_JUPYTER_DIR} first)` : "";
     const last = err.trim().split("\n").slice(-3).join(" | ");
     return {
       tables: 0,
@@ -165,7 +190,7 @@ async function main(): Promise<number> {
   if (!(await hasJupyter())) {
     console.error(
       "jupyter nbconvert not found; install it: apt-get install -y jupyter-nbconvert " +
-        "python3-nbclient python3-ipykernel && deno jupyter --install --force",
+        "python3-nbclient python3-ipykernel",
     );
     return 2;
   }

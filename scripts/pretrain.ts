@@ -28,6 +28,11 @@ function weightsPath(model: string): string {
   return new URL(`../models/${model.replace("/", "_")}.safetensors`, import.meta.url).pathname;
 }
 
+const ABOUT =
+  "Pretrains the local backend's base model for RL (local/games, or local/games2) on transcripts of " +
+  "the environments played with valid but non-strategic moves, and writes its weights to models/; " +
+  "--eval-only evaluates the weights there instead.";
+
 const USAGE =
   `usage: deno task pretrain [--model local/games|local/games2] [--steps 180] [--batch-size 8]
                           [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
@@ -64,7 +69,6 @@ const Flags = z.object({
     (ids) => ids === undefined || ids.every((id) => PRETRAIN_MIX.some((e) => e.envId === id)),
     { message: `comma-separated ids of the mix: ${PRETRAIN_MIX.map((e) => e.envId).join(", ")}` },
   ),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -85,9 +89,7 @@ await runCli(async () => {
     mix: { type: "string" },
     "bisect-share": { type: "string" },
     "eval-envs": { type: "string" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   const model = flags.model;
   const basePath = weightsPath(model);
   const out = flags.out ?? basePath;
@@ -200,7 +202,7 @@ await runCli(async () => {
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
     console.log(`total time ${formatDuration((performance.now() - t0) / 1000)}`);
   }
-}, USAGE);
+}, { run: "deno task pretrain", about: ABOUT, usage: USAGE });
 
 /** Plays each environment with the given weights and prints the model card's table. */
 async function evaluate(

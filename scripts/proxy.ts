@@ -9,6 +9,11 @@ import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultRecordDir, serveProxy } from "../lib/proxy/serve.ts";
 import { DEFAULT_MODEL } from "../lib/config/mod.ts";
+import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
+
+const ABOUT =
+  "Serves a base model or tinker:// sampler weights through an OpenAI-compatible API without " +
+  "training, recording every session's turns (capture, or chatting with a checkpoint).";
 
 const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-path tinker://…]
                        [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
@@ -31,7 +36,6 @@ const Flags = z.object({
   "max-tokens": z.coerce.number().int().min(1).default(256),
   "record-dir": z.string().min(1).default(defaultRecordDir()),
   "no-records": z.boolean().default(false),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -47,9 +51,10 @@ await runCli(async () => {
     "max-tokens": { type: "string" },
     "record-dir": { type: "string" },
     "no-records": { type: "boolean" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
+  const apiKey = flags["api-key"] ?? Deno.env.get("SGLANG_API_KEY") ?? null;
+  // Before the backend starts: a taken port is one line naming --proxy-port.
+  ensurePortFree(flags["proxy-host"], flags["proxy-port"], "--proxy-port");
   const tinker = await connectTinker();
   try {
     const proxy = await serveProxy({
@@ -59,16 +64,23 @@ await runCli(async () => {
       hostname: flags["proxy-host"],
       port: flags["proxy-port"],
       servedModelName: flags["served-model-name"],
-      apiKey: flags["api-key"] ?? Deno.env.get("SGLANG_API_KEY") ?? null,
+      apiKey,
       defaultTurnType: flags["default-turn-type"],
       sessionIdleS: flags["session-idle-s"],
       defaultMaxTokens: flags["max-tokens"],
       recordDir: flags["no-records"] ? null : flags["record-dir"],
     });
     console.log(
-      `proxy: serving ${flags["model-path"] ?? proxy.model} as ${proxy.servedModelName} at ` +
-        `${proxy.url} (backend: ${tinker.backend})`,
+      `proxy: serving ${flags["model-path"] ?? proxy.model} as ${proxy.servedModelName}, ` +
+        `listening on ${proxy.address} (clients here: ${proxy.url}; backend: ${tinker.backend})`,
     );
+    const warning = openDoorWarning(
+      flags["proxy-host"],
+      proxy.port,
+      apiKey !== null,
+      "--api-key KEY, or --proxy-host 127.0.0.1",
+    );
+    if (warning) console.warn(warning);
     if (proxy.records) console.log(`records: ${proxy.records.conversationsPath}`);
     const { promise: stop, resolve } = Promise.withResolvers<void>();
     Deno.addSignalListener("SIGINT", resolve);
@@ -79,4 +91,4 @@ await runCli(async () => {
   } finally {
     await tinker.close();
   }
-}, USAGE);
+}, { run: "deno task proxy", about: ABOUT, usage: USAGE });

@@ -11,23 +11,20 @@ import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 const USAGE = `usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE]
        deno task report --serve RUN_DIR [RUN_DIR ...] [--port 8070] [--host 127.0.0.1]`;
 
-const HELP =
+const ABOUT =
   `Shows runs in the run viewer: summary charts (reward, success, loss, advantages, held-out
 success...) and every episode of rollouts/, filterable, with transcripts, tool calls, judge votes,
 hints, the episode's group, and each sampled token coloured by its advantage (or, for opd and
 combine, teacher - student log-prob). One run: RUN_DIR/report.html. Several runs (any methods):
 a comparison beside them (comparison-A-vs-B.html), or --out FILE. plotly.js and viewer.js are
 written once into .viewer/ next to the page's run directories (beside --out otherwise); the page
-opens offline from file://. --serve serves the viewer on loopback and shows steps as they land.
-
-${USAGE}`;
+opens offline from file://. --serve serves the viewer on loopback and shows steps as they land.`;
 
 const Flags = z.object({
   out: z.string().min(1).optional(),
   serve: z.boolean().default(false),
   port: z.coerce.number().int().min(0).max(65535).default(8070),
   host: z.string().min(1).default("127.0.0.1"),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -36,9 +33,7 @@ await runCli(async () => {
     serve: { type: "boolean" },
     port: { type: "string" },
     host: { type: "string" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(HELP);
   if (dirs.length === 0) throw new UsageError("give a run directory");
   for (const dir of dirs) {
     // Served live, a run may not have logged its first step yet: the directory is enough.
@@ -71,4 +66,4 @@ await runCli(async () => {
   Deno.addSignalListener("SIGINT", resolve);
   await stop;
   await server.close();
-}, USAGE);
+}, { run: "deno task report", about: ABOUT, usage: USAGE });

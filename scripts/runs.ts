@@ -10,6 +10,11 @@ import { defaultDataDir } from "../lib/local/server/mod.ts";
 import { startRunsServer } from "../lib/runs/server.ts";
 import { LeaseError } from "../lib/runs/store.ts";
 import { EnvModuleError } from "../lib/envs/modules.ts";
+import { openDoorWarning } from "../lib/http/mod.ts";
+
+const ABOUT =
+  "Serves the run-management API that agents drive (the Hermes RL tools' server at RL_API_URL): " +
+  "environments, configs, training runs and their metrics.";
 
 const USAGE = `usage: deno task runs [--port 8080] [--host 127.0.0.1] [--data-dir DIR]
                       [--max-concurrent 1] [--stop-grace-s 120] [--api-key KEY]
@@ -31,7 +36,6 @@ const Flags = z.object({
   "stop-grace-s": z.coerce.number().min(0).max(86_400).default(120),
   "api-key": z.string().min(1).optional(),
   "env-module": z.array(z.string().min(1)).default([]),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -43,9 +47,8 @@ await runCli(async () => {
     "stop-grace-s": { type: "string" },
     "api-key": { type: "string" },
     "env-module": { type: "string", multiple: true },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
+  const apiKey = flags["api-key"] ?? Deno.env.get("TINKERBENCH_RUNS_API_KEY");
   let server;
   try {
     server = await startRunsServer({
@@ -55,17 +58,23 @@ await runCli(async () => {
       maxConcurrent: flags["max-concurrent"],
       stopGraceS: flags["stop-grace-s"],
       envModules: flags["env-module"],
-      apiKey: flags["api-key"] ?? Deno.env.get("TINKERBENCH_RUNS_API_KEY"),
+      apiKey,
     });
   } catch (e) {
     if (e instanceof LeaseError || e instanceof EnvModuleError) throw new UsageError(e.message);
-    if (e instanceof Deno.errors.AddrInUse) {
-      throw new UsageError(`--port ${flags.port} is in use; pick another with --port`);
-    }
     throw e;
   }
   const { runs } = await server.service.health();
-  console.log(`tinkerbench runs API on ${server.url}  (data in ${flags["data-dir"]}/runs-api)`);
+  console.log(
+    `tinkerbench runs API listening on ${server.address}  (data in ${flags["data-dir"]}/runs-api)`,
+  );
+  const warning = openDoorWarning(
+    flags.host,
+    server.port,
+    apiKey !== undefined,
+    "--api-key KEY, or --host 127.0.0.1",
+  );
+  if (warning) console.warn(warning);
   console.log(
     `runs: ${runs.total} recorded, ${runs.running} running, ${runs.queued} queued; ` +
       `at most ${flags["max-concurrent"]} at once`,
@@ -82,4 +91,4 @@ await runCli(async () => {
       ? `stopped; ${running} run(s) keep training and the next server adopts them`
       : "stopped",
   );
-}, USAGE);
+}, { run: "deno task runs", about: ABOUT, usage: USAGE });

@@ -9,19 +9,45 @@
  */
 
 import { startLocalServer } from "../lib/local/server/mod.ts";
+import { helpText, wantsHelp } from "../lib/cli/args.ts";
+import { startRecorder } from "../lib/http/mod.ts";
+import { requestShape, type Shape } from "../lib/protocol/mod.ts";
 
-const SETUP_HINT = "Set it to the Tinker SDK's src folder and its dependencies, e.g.\n" +
-  "  TINKER_SDK_PYTHONPATH=/work/sdk/tinker-0.25.0/src:/work/sdk/pydeps:/work/sdk/pytorch \\\n" +
-  "    deno task compat:sdk\n" +
-  "See tests/compat/README.md for how to get the SDK source and its Debian dependencies.";
+const CLI = {
+  run: "deno task compat:sdk",
+  about: "Runs the official Tinker Python SDK's flow (tests/compat/sdk_flow.py) against the " +
+    "local backend started in-process, one PASS/FAIL/SKIP line per step; exits non-zero on a " +
+    "failure.",
+  usage: `usage: TINKER_SDK_PYTHONPATH=SDK_SRC:DEPS deno task compat:sdk [model] [--record FILE]
+  model: default $SDK_FLOW_MODEL or local/tiny; PYTHON picks the interpreter (default python3).
+  --record FILE writes the shape of every request the SDK sent (keys, kinds of values, type
+  tags) to FILE, as tests/compat/fixtures/sdk_requests.json holds them.
+  Set up the SDK as tests/compat/README.md says.`,
+};
+if (wantsHelp(Deno.args)) {
+  console.log(helpText(CLI));
+  Deno.exit(0);
+}
+
+const SETUP_HINT = "set TINKER_SDK_PYTHONPATH to the Tinker SDK's src folder and its " +
+  "dependencies, as tests/compat/README.md says";
 
 const pythonPath = Deno.env.get("TINKER_SDK_PYTHONPATH");
 if (!pythonPath) {
-  console.error(`error: TINKER_SDK_PYTHONPATH is not set.\n${SETUP_HINT}`);
+  console.error(`error: TINKER_SDK_PYTHONPATH is not set: ${SETUP_HINT}`);
   Deno.exit(2);
 }
 const python = Deno.env.get("PYTHON") ?? "python3";
-const model = Deno.args[0] ?? Deno.env.get("SDK_FLOW_MODEL") ?? "local/tiny";
+const recordAt = Deno.args.indexOf("--record");
+const recordFile = recordAt < 0 ? null : Deno.args[recordAt + 1];
+if (recordFile === undefined) {
+  console.error(`error: --record needs a file\n(see ${CLI.run} --help)`);
+  Deno.exit(2);
+}
+const positional = Deno.args.filter((_, i) =>
+  recordAt < 0 || (i !== recordAt && i !== recordAt + 1)
+);
+const model = positional[0] ?? Deno.env.get("SDK_FLOW_MODEL") ?? "local/tiny";
 const flow = new URL("../tests/compat/sdk_flow.py", import.meta.url).pathname;
 
 // Fail fast, before loading the engine, if the SDK cannot be imported with this path.
@@ -35,10 +61,10 @@ const probe = await new Deno.Command(python, {
   Deno.exit(2);
 });
 if (!probe.success) {
+  const why = new TextDecoder().decode(probe.stderr).trim().split("\n").at(-1);
   console.error(
-    `error: \`${python} -c "import tinker"\` failed with PYTHONPATH=${pythonPath}:\n` +
-      new TextDecoder().decode(probe.stderr).trim().split("\n").slice(-3).join("\n") +
-      `\n${SETUP_HINT}`,
+    `error: \`${python} -c "import tinker"\` failed with PYTHONPATH=${pythonPath} (${why}): ` +
+      SETUP_HINT,
   );
   Deno.exit(2);
 }
@@ -46,6 +72,14 @@ const sdkVersion = new TextDecoder().decode(probe.stdout).trim();
 
 const dataDir = await Deno.makeTempDir({ prefix: "tinkerbench-compat-" });
 const server = await startLocalServer({ dataDir });
+// Every distinct request shape per route, in the order first seen.
+const shapes = new Map<string, Shape[]>();
+const recorder = recordFile === null ? null : await startRecorder(server.url, async (req) => {
+  const { route, body } = await requestShape(req);
+  const seen = shapes.get(route) ?? [];
+  if (!seen.some((s) => JSON.stringify(s) === JSON.stringify(body))) seen.push(body);
+  shapes.set(route, seen);
+});
 let code = 1;
 try {
   console.log(
@@ -55,7 +89,7 @@ try {
     args: [flow, model],
     env: {
       PYTHONPATH: pythonPath,
-      TINKER_BASE_URL: server.url,
+      TINKER_BASE_URL: recorder?.url ?? server.url,
       TINKER_API_KEY: "tml-local",
       TINKER_TELEMETRY: "0",
       PYTHONUNBUFFERED: "1",
@@ -64,7 +98,16 @@ try {
     stderr: "inherit",
   }).spawn();
   code = (await child.status).code;
+  if (recordFile !== null) {
+    const requests = Object.fromEntries([...shapes].sort(([a], [b]) => a.localeCompare(b)));
+    await Deno.writeTextFile(
+      recordFile,
+      JSON.stringify({ sdk_version: sdkVersion, model, requests }, null, 2) + "\n",
+    );
+    console.log(`recorded ${shapes.size} routes' request shapes in ${recordFile}`);
+  }
 } finally {
+  await recorder?.close();
   await server.close();
   await Deno.remove(dataDir, { recursive: true }).catch(() => {});
 }

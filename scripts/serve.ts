@@ -8,6 +8,11 @@ import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { defaultDataDir, startLocalServer } from "../lib/local/server/mod.ts";
 import { FaultConfigSchema } from "../lib/local/server/faults.ts";
 import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
+import { openDoorWarning } from "../lib/http/mod.ts";
+
+const ABOUT =
+  "Runs the embedded local backend as a standalone Tinker-compatible server, e.g. for the official " +
+  "Python SDK or for several training scripts sharing one backend.";
 
 const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
                        [--long-poll-ms 20000] [--prefix-cache-mb 0] [--faults JSON] [--log]
@@ -41,7 +46,6 @@ const Flags = z.object({
     }
   }),
   log: z.boolean().default(false),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -53,9 +57,7 @@ await runCli(async () => {
     "prefix-cache-mb": { type: "string" },
     faults: { type: "string" },
     log: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   const server = await startLocalServer({
     port: flags.port,
     hostname: flags.host,
@@ -66,7 +68,13 @@ await runCli(async () => {
     log: flags.log,
   });
   const models = server.backend.capabilities().supported_models.map((m) => m.model_name);
-  console.log(`tinkerbench local backend on ${server.url}  (checkpoints in ${flags["data-dir"]})`);
+  console.log(
+    `tinkerbench local backend listening on ${server.address}  (checkpoints in ` +
+      `${flags["data-dir"]})`,
+  );
+  // The local backend takes any key: beyond loopback, anyone who reaches it may train on it.
+  const warning = openDoorWarning(flags.host, server.port, false, "--host 127.0.0.1");
+  if (warning) console.warn(warning);
   console.log(`models: ${models.join(", ")}`);
   console.log(`use it:  TINKER_BASE_URL=${server.url} TINKER_API_KEY=tml-local <your program>`);
   const { promise: stop, resolve } = Promise.withResolvers<void>();
@@ -75,4 +83,4 @@ await runCli(async () => {
   await stop;
   console.log("stopping…");
   await server.close();
-}, USAGE);
+}, { run: "deno task serve", about: ABOUT, usage: USAGE });

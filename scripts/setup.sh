@@ -3,18 +3,20 @@
 # npm dependencies (cached by Deno from deno.lock), and, when apt can install it, Jupyter's
 # nbconvert with the Deno kernel, which the notebooks' test (tests/notebooks) runs them with, and
 # Chromium, which the run viewer's browser test (tests/viewer/browser_test.ts) drives.
-# Without apt (or root/sudo) those tests are skipped, and this says so. Safe to run again; it
-# leaves `git status` clean (npm ci, not npm install, so the committed lock file stays as is).
+# Without apt (or root/sudo) those tests are skipped, and this says so. Safe to run again, and
+# leaves `git status` clean: both lock files are read, never rewritten (npm ci, --frozen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/deno ]; then
   (cd tools && npm ci --no-audit --no-fund --loglevel=error)
 fi
-tools/node_modules/.bin/deno install --quiet
+tools/node_modules/.bin/deno install --frozen --quiet
 tools/node_modules/.bin/deno --version | head -1
 
-# Jupyter's nbconvert from apt, then the Deno kernel. A failed install with apt available is an
-# error; no apt, or no way to run it as root, only skips the notebooks' test.
+# Jupyter's nbconvert from apt, then the Deno kernel for your own Jupyter (the notebooks' test
+# does not rely on it: it registers this checkout's Deno in .tinkerbench/jupyter, see
+# scripts/notebooks.ts). A failed install with apt available is an error; no apt, or no way to
+# run it as root, only skips the notebooks' test.
 setup_jupyter() {
   if ! jupyter nbconvert --version >/dev/null 2>&1; then
     local sudo=""

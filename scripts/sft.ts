@@ -18,6 +18,10 @@ import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
 import { ConfigError } from "../lib/config/errors.ts";
 import { RunTracking } from "../lib/tracking/mod.ts";
 
+const ABOUT =
+  "Runs a small supervised LoRA run on the local backend: it teaches local/tiny to continue the " +
+  "alphabet, shows samples before and after, and writes metrics and checkpoints.";
+
 const USAGE = `usage: deno task sft [--model-name local/tiny] [--steps 40] [--learning-rate 3e-3]
                      [--lora-rank 16] [--batch-size 16] [--seed 0] [--log-path DIR]
                      [--wandb-project P] [--wandb-name N]
@@ -35,7 +39,6 @@ const Flags = z.object({
   "log-path": z.string().optional(),
   "wandb-project": z.string().min(1).optional(),
   "wandb-name": z.string().min(1).optional(),
-  help: z.boolean().default(false),
 });
 
 const PROMPTS = ["abc", "klm", "uvw"];
@@ -62,9 +65,7 @@ await runCli(async () => {
     "log-path": { type: "string" },
     "wandb-project": { type: "string" },
     "wandb-name": { type: "string" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   if (Deno.env.get("TINKER_API_KEY")) {
     throw new UsageError(
       "this run trains a local byte-level model; unset TINKER_API_KEY to use the local backend",
@@ -75,7 +76,7 @@ await runCli(async () => {
   await Deno.mkdir(logPath, { recursive: true });
   let tracking: RunTracking;
   try {
-    const { help: _, ...config } = flags;
+    const config = flags;
     tracking = await RunTracking.open({
       runDir: logPath,
       config: { method: "sft", ...config },
@@ -149,4 +150,4 @@ await runCli(async () => {
   } finally {
     await tinker.close();
   }
-}, USAGE);
+}, { run: "deno task sft", about: ABOUT, usage: USAGE });

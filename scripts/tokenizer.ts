@@ -23,6 +23,11 @@ import {
   type Tokenizer,
 } from "../lib/tokenizers/mod.ts";
 
+const ABOUT =
+  "Builds the games tokenizer of local/games2 from the environments' transcripts (Hugging Face files " +
+  "in models/games_tokenizer/); --stats prints the model card's table of tokens per move and per " +
+  "episode instead.";
+
 const USAGE =
   `usage: deno run -A scripts/tokenizer.ts [--transcripts ${GAMES_VOCAB_DEFAULTS.transcripts}]
          [--seed ${GAMES_VOCAB_DEFAULTS.seed}] [--vocab-size ${GAMES_VOCAB_DEFAULTS.vocabSize}] [--out models/games_tokenizer]
@@ -39,7 +44,6 @@ const Flags = z.object({
   out: z.string().default(GAMES_TOKENIZER_DIR.pathname),
   stats: z.boolean().default(false),
   episodes: z.coerce.number().int().min(1).max(100_000).default(100),
-  help: z.boolean().default(false),
 });
 
 await runCli(async () => {
@@ -50,9 +54,7 @@ await runCli(async () => {
     out: { type: "string" },
     stats: { type: "boolean" },
     episodes: { type: "string" },
-    help: { type: "boolean", short: "h" },
   }, Flags);
-  if (flags.help) return console.log(USAGE);
   if (flags.stats) return printStats(flags.episodes);
   const json = buildGamesTokenizer({
     transcripts: flags.transcripts,
@@ -67,7 +69,7 @@ await runCli(async () => {
   );
   const tok = new HfTokenizer("built", json, GAMES_TOKENIZER_CONFIG);
   console.log(`wrote ${flags.out}: ${tok.vocabSize} tokens`);
-}, USAGE);
+}, { run: "deno run -A scripts/tokenizer.ts", about: ABOUT, usage: USAGE });
 
 /** The model card's table: tokens per move and per episode, bytes → games tokenizer. */
 function printStats(episodes: number): void {

@@ -8,7 +8,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { runCli, UsageError } from "../lib/cli/args.ts";
+import { joinNegativeValues, runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import {
   ConfigError,
@@ -30,9 +30,18 @@ import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 import { heldOutLine } from "../lib/trainer/evaluate.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
+import { make, UnknownEnvError } from "../lib/envs/registry.ts";
+import { toModelSpec } from "../lib/local/backend/wire.ts";
+import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
+import { EnvModuleError, importEnvModule } from "../lib/envs/modules.ts";
 import { RunFailedError } from "../lib/trainer/failures.ts";
 import { redactSecrets } from "../lib/trainer/mix.ts";
 import { runNames, RunTracking } from "../lib/tracking/mod.ts";
+
+const ABOUT =
+  "Trains a policy with RL (--method rl, opd or combine) on an environment, or with --source proxy on " +
+  "live agent sessions, on the local backend (or the Tinker cloud with TINKER_API_KEY); rerunning a " +
+  "command resumes its run.";
 
 const USAGE =
   `usage: deno task train [--method rl|opd|combine] [--env-id game:GuessTheNumber-v0-easy]
@@ -60,7 +69,6 @@ function flagOptions() {
     // OpenReward's trainer spells it with an underscore.
     "config_path": { type: "string" },
     overrides: { type: "string", multiple: true },
-    help: { type: "boolean" },
     source: { type: "string" },
     "api-key": { type: "string" },
     restart: { type: "boolean" },
@@ -77,9 +85,10 @@ function flagOptions() {
 await runCli(async () => {
   let values: Record<string, unknown>, positionals: string[];
   try {
+    const options = flagOptions();
     ({ values, positionals } = parseArgs({
-      args: Deno.args,
-      options: flagOptions(),
+      args: joinNegativeValues(Deno.args, options),
+      options,
       strict: true,
       allowPositionals: true,
     }));
@@ -91,7 +100,6 @@ await runCli(async () => {
       `unknown option --${unknown}${guess ? ` (did you mean ${flagName(guess.name)}?)` : ""}`,
     );
   }
-  if (values.help) return console.log(`${USAGE}\n\n${configHelp()}`);
   // GEM's command lines are `key=value` words (chz): they are overrides, applied last.
   const bad = positionals.find((p) => !p.includes("="));
   if (bad) {
@@ -103,7 +111,6 @@ await runCli(async () => {
     "config-path": dashed,
     config_path: underscored,
     overrides,
-    help: _,
     source,
     "api-key": apiKeyFlag,
     restart,
@@ -146,6 +153,18 @@ await runCli(async () => {
   const apiKey = (apiKeyFlag as string | undefined) ?? Deno.env.get("SGLANG_API_KEY") ?? null;
   const logDir = config.logging.log_path ?? defaultLogDir(config);
   if (restart && branchFrom) throw new UsageError("give --restart or --branch-from, not both");
+  await checkBeforeStart(config);
+  if (config.proxy) {
+    const warning = openDoorWarning(
+      config.proxy.host,
+      config.proxy.port,
+      apiKey !== null,
+      "--api-key KEY, or --proxy-host 127.0.0.1",
+    );
+    if (warning) console.warn(warning);
+    // Before a backend starts or a run directory is made (or restarted).
+    ensurePortFree(config.proxy.host, config.proxy.port, "--proxy-port");
+  }
   if (branchFrom !== undefined) {
     if (resolve(String(branchFrom)) === resolve(logDir)) {
       throw new UsageError("--branch-from: give the branch its own --log-path");
@@ -235,7 +254,13 @@ await runCli(async () => {
       logDir,
       signal: abort.signal,
       apiKey,
-      onListen: (url) => console.log(`proxy: serving ${config.policy.model} at ${url}`),
+      onListen: (url) => {
+        // The address it listens on (the URL is the one a client on this machine uses).
+        const listening = `${config.proxy!.host}:${new URL(url).port}`;
+        console.log(
+          `proxy: serving ${config.policy.model}, listening on ${listening} (clients here: ${url})`,
+        );
+      },
       onNotice: (line) => bar ? bar.note(line) : console.error(line),
       onStart: ({ startStep, resumedFrom, maxSteps }) => {
         // The directory is rewound to the checkpoint now: W&B's history follows it.
@@ -290,4 +315,22 @@ await runCli(async () => {
     }
     await tracking.finish({ exitCode: 0, evaluation: result.evaluation });
   }
-}, USAGE);
+}, { run: "deno task train", about: ABOUT, usage: USAGE, more: configHelp });
+
+/**
+ * What can be refused before a backend starts or a run directory is made: a model the local
+ * backend does not serve (one line listing those it does), an unknown env id (after loading
+ * `rollout.env_module`) with its did-you-mean.
+ */
+async function checkBeforeStart(config: TrainConfig): Promise<void> {
+  if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(config.policy.model);
+  if (config.proxy || Object.keys(config.environments).length > 0) return;
+  try {
+    if (config.rollout.env_module) await importEnvModule(config.rollout.env_module);
+    make(config.rollout.env_id);
+  } catch (e) {
+    if (e instanceof UnknownEnvError) throw new UsageError(`rollout.env_id: ${e.message}`);
+    if (e instanceof EnvModuleError) throw new UsageError(`rollout.${e.message}`);
+    throw e;
+  }
+}

@@ -8,9 +8,40 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { z } from "zod";
 
-/** A user mistake on the command line: printed as one line, exit code 2. */
+/** A user mistake on the command line: one `error:` line and a hint to `--help`, exit code 2. */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** What a task is, for `--help` and for the hint after a usage mistake. */
+export interface CliInfo {
+  /** How it is run, e.g. `deno task train` (the hint says `<run> --help`). */
+  run: string;
+  /** What the task does, in a sentence or two: the first thing `--help` prints. */
+  about: string;
+  /** The usage text (`usage: …`), printed after `about`. */
+  usage: string;
+  /** More help printed after the usage (e.g. every setting), computed only when asked for. */
+  more?: () => string;
+}
+
+/**
+ * Joins a negative number to the string option before it (`--batch-size -1` becomes
+ * `--batch-size=-1`), so that it reaches the option's range check instead of the parser's
+ * "ambiguous" complaint.
+ */
+export function joinNegativeValues(
+  args: readonly string[],
+  options: NonNullable<ParseArgsConfig["options"]>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([^=]+)$/.exec(args[i])?.[1];
+    if (name && options[name]?.type === "string" && /^-\.?\d/.test(args[i + 1] ?? "")) {
+      out.push(`${args[i]}=${args[++i]}`);
+    } else out.push(args[i]);
+  }
+  return out;
 }
 
 /**
@@ -38,7 +69,12 @@ export function parseCommandLine<S extends z.ZodType>(
   let values: Record<string, unknown>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args, options, strict: true, allowPositionals }));
+    ({ values, positionals } = parseArgs({
+      args: joinNegativeValues(args, options),
+      options,
+      strict: true,
+      allowPositionals,
+    }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -52,33 +88,55 @@ export function parseCommandLine<S extends z.ZodType>(
   return { flags: parsed.data, positionals };
 }
 
+/** Whether the command line asks for help (`--help` or `-h` before a `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
 /**
- * Runs a CLI main; the process always exits. Whatever goes wrong ends as one line on stderr,
- * never a stack trace: a usage error prints the line and the usage (exit 2); an error the user
- * caused elsewhere (a 4xx from the server, a request that failed as the client's fault) its
- * message (exit 2); anything else its message (exit 1). `TINKERBENCH_DEBUG=1` adds the stack.
+ * Runs a CLI main; the process always exits. `--help` anywhere prints what the task does and
+ * its usage (exit 0) without running it. Whatever goes wrong ends as one `error:` line on
+ * stderr, never a stack trace: a usage error adds a one-line hint to `--help` (exit 2); an
+ * error the user caused elsewhere (a 4xx from a server, a taken port, a request that failed as
+ * the client's fault) exits 2; anything else exits 1. `TINKERBENCH_DEBUG=1` adds the stack.
  * A promise rejected outside `main` (a background task) ends the same way.
  *
  * @example
- * await runCli(async () => { ... }, "usage: deno task my-script [--flag X]");
+ * await runCli(async () => { ... }, {
+ *   run: "deno task my-script",
+ *   about: "Does one thing well.",
+ *   usage: "usage: deno task my-script [--flag X]",
+ * });
  */
-export async function runCli(main: () => Promise<void>, usage: string): Promise<never> {
+export async function runCli(main: () => Promise<void>, cli: CliInfo): Promise<never> {
+  if (wantsHelp(Deno.args)) {
+    // Straight to stdout: a task may have pointed console.log elsewhere (mcp's stdout is MCP).
+    const bytes = new TextEncoder().encode(`${helpText(cli)}\n`);
+    for (let at = 0; at < bytes.length;) at += Deno.stdout.writeSync(bytes.subarray(at));
+    Deno.exit(0);
+  }
   globalThis.addEventListener("unhandledrejection", (ev) => {
     ev.preventDefault();
-    fail(ev.reason, usage);
+    fail(ev.reason, cli);
   });
   try {
     await main();
   } catch (e) {
-    fail(e, usage);
+    fail(e, cli);
   }
   Deno.exit(0);
 }
 
-/** Prints `e` as one line (plus the usage for a usage error) and exits. */
-function fail(e: unknown, usage: string): never {
+/** What `--help` prints: what the task does, its usage, and any more. */
+export function helpText(cli: CliInfo): string {
+  return [cli.about, cli.usage, cli.more?.()].filter(Boolean).join("\n\n");
+}
+
+/** Prints `e` as one line (plus the hint for a usage error) and exits. */
+function fail(e: unknown, cli: CliInfo): never {
   if (e instanceof UsageError) {
-    console.error(`error: ${e.message}\n\n${usage}`);
+    console.error(`error: ${oneLine(e.message)}\n(see ${cli.run} --help)`);
     Deno.exit(2);
   }
   console.error(`error: ${errorLine(e)}`);

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { editDistance } from "../util/similar.ts";
 import { z } from "zod";
 import type { RunApiMeta } from "./run_api.ts";
 import { TrainConfigSchema } from "./schema.ts";
@@ -345,16 +346,4 @@ export function suggest(name: string): { name: string; path: string } | undefine
   for (const [alias, a] of Object.entries(CONFIG_ALIASES)) consider(alias, a.path);
   if (!best || best.d > Math.max(2, Math.floor(key.length / 4))) return undefined;
   return { name: best.name, path: best.path };
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
 }

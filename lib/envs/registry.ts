@@ -4,6 +4,7 @@
  * @module
  */
 
+import { closest } from "../util/similar.ts";
 import type { AnyEnv, SyncEnv } from "./types.ts";
 import { GuessTheNumber } from "./guess_the_number.ts";
 import { Mastermind } from "./mastermind.ts";
@@ -98,16 +99,16 @@ export function listEnvs(): string[] {
 }
 
 /**
- * A new environment by id. Unknown ids are an error listing the known ones; GEM's README uses
- * the unregistered `game:GuessTheNumber-v0`, so that one gets a hint.
+ * A new environment by id. An unknown id is an error with the nearest ids (GEM's README uses
+ * the unregistered `game:GuessTheNumber-v0`), or every known one when none is near.
  */
 export function make(id: string): AnyEnv {
   const factory = FACTORIES[id];
   if (factory) return factory();
-  const close = listEnvs().filter((k) => k.startsWith(id));
-  const hint = close.length ? ` Did you mean ${close.join(" or ")}?` : "";
+  const close = closest(id, listEnvs());
   throw new UnknownEnvError(
-    `unknown environment ${JSON.stringify(id)}.${hint} Known: ${listEnvs().join(", ")}`,
+    `unknown environment ${JSON.stringify(id)}. ` +
+      (close.length ? `Did you mean ${close.join(" or ")}?` : `Known: ${listEnvs().join(", ")}`),
   );
 }
 

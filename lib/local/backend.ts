@@ -1,6 +1,6 @@
 /**
  * The local backend: one embedded Tinker-compatible service, independent of HTTP. A facade
- * over its parts in `backend/`: client sessions ({@link SessionStore}), training models
+ * over its parts in `backend/`: client sessions ({@link ClientSessions}), training models
  * ({@link TrainingModels}, a `Learner` each), the sampling service ({@link SamplingService}:
  * sampling sessions, snapshots, the sampler cache) and the REST views ({@link RestViews}), with
  * requests run as futures on one compute queue (`runtime/`). Its methods take and return
@@ -18,7 +18,7 @@ import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
 import { join } from "node:path";
 import type { AdamParams } from "./train/mod.ts";
 import type { PrefixCache } from "./sampler/mod.ts";
-import { SessionStore } from "./backend/sessions.ts";
+import { ClientSessions } from "./backend/sessions.ts";
 import { TrainingModels } from "./backend/training.ts";
 import { SamplingService } from "./backend/sampling.ts";
 import { RestViews } from "./backend/rest_views.ts";
@@ -72,7 +72,7 @@ export class LocalBackend {
   readonly failureLog: string;
   readonly futures = this.#requests.futures;
   readonly queue = this.#requests.queue;
-  readonly #sessions = new SessionStore();
+  readonly #sessions = new ClientSessions();
   readonly #training: TrainingModels;
   readonly #sampling: SamplingService;
   readonly #views: RestViews;

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { HttpError } from "../http/errors.ts";
+
 /**
  * Bad input from the client: wrong tensor lengths, token ids out of range, unknown keys, an
  * unknown model. `status` is the HTTP status the server answers with.
@@ -13,9 +15,9 @@
  * @example
  * throw new UserInputError("data[0].loss_fn_inputs.weights has 3 elements, expected 4");
  */
-export class UserInputError extends Error {
+export class UserInputError extends HttpError {
   override name = "UserInputError";
-  constructor(message: string, readonly status: 400 | 404 | 409 | 413 | 415 | 422 = 400) {
-    super(message);
+  constructor(message: string, override readonly status: 400 | 404 | 409 | 413 | 415 | 422 = 400) {
+    super(status, message);
   }
 }

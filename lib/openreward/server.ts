@@ -14,7 +14,15 @@
 import { type Context, Hono } from "hono";
 import type { z } from "zod";
 import type { ToolEnvironment } from "../envs/tool_env.ts";
-import { type CallTask, HttpError, SessionTable, type SessionTableOptions } from "./sessions.ts";
+import {
+  ensurePortFree,
+  HttpError,
+  jsonErrors,
+  keyAuth,
+  readJson,
+  serveHttp,
+} from "../http/mod.ts";
+import { type CallTask, TaskSessions, type TaskSessionsOptions } from "./sessions.ts";
 import { chunkResult, sseEvent, ssePing } from "./sse.ts";
 import {
   CallBodySchema,
@@ -28,7 +36,7 @@ import {
 } from "./wire.ts";
 
 /** Options of {@link createOrsApp}. */
-export interface OrsAppOptions extends Partial<SessionTableOptions> {
+export interface OrsAppOptions extends Partial<TaskSessionsOptions> {
   /** The environments served; the first is the default of bare paths and of `create`. */
   environments: readonly ToolEnvironment[];
   /** Registry ids by ORS name, for `GET /environments`. */
@@ -37,6 +45,8 @@ export interface OrsAppOptions extends Partial<SessionTableOptions> {
   pingMs?: number;
   /** `/tasks` lists at most this many tasks; bigger splits are index-based (default 10,000). */
   listLimit?: number;
+  /** Require this key as `X-API-Key` (what ORS clients send) on every route but `/health`. */
+  apiKey?: string | null;
   /** Fault injection for client tests: the next `dropCallStreams` call streams end after `task_id`. */
   faults?: { dropCallStreams?: number };
 }
@@ -45,7 +55,7 @@ export interface OrsAppOptions extends Partial<SessionTableOptions> {
 export interface OrsApp {
   /** Serves one request (bare paths routed as the reference's middleware does). */
   fetch(req: Request): Promise<Response>;
-  readonly sessions: SessionTable;
+  readonly sessions: TaskSessions;
   /** Ends stale sessions and old calls (the server runs it every 5 s). */
   reap(): Promise<void>;
   close(): Promise<void>;
@@ -89,7 +99,7 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     envs.set(key, e);
   }
   const first = [...envs.keys()][0];
-  const sessions = new SessionTable({
+  const sessions = new TaskSessions({
     staleMs: opts.staleMs ?? 900_000,
     lingerMs: opts.lingerMs ?? 60_000,
     maxSessions: opts.maxSessions ?? Infinity,
@@ -117,11 +127,13 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
   };
 
   const app = new Hono();
-  app.onError((err, c) => {
-    if (err instanceof HttpError) return c.json({ detail: err.detail }, err.status as 400);
-    return c.json({ detail: `${err.name}: ${err.message}` }, 500);
+  jsonErrors(app, {
+    body: (e) => ({ detail: e.message }),
+    internal: (err) => `${err.name}: ${err.message}`,
   });
-  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  if (opts.apiKey) {
+    app.use("*", keyAuth({ key: opts.apiKey, header: "x-api-key", open: (p) => p === "/health" }));
+  }
 
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.get("/version", (c) => c.json({ version: "tinkerbench", build_sha: null }));
@@ -332,25 +344,12 @@ function base64Bytes(s: string): Uint8Array {
   return Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0));
 }
 
-async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  let raw: unknown = {};
-  const text = await c.req.text();
-  if (text.trim()) {
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      throw new HttpError(422, "body is not JSON");
-    }
-  }
-  const r = schema.safeParse(raw);
-  if (!r.success) {
-    throw new HttpError(
-      422,
-      r.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "),
-    );
-  }
-  return r.data;
+function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  return readJson(c.req.raw, schema, { maxBytes: MAX_BODY_BYTES });
 }
+
+/** Bodies are tool inputs and task specs: a few MiB at most. */
+const MAX_BODY_BYTES = 8 * 2 ** 20;
 
 function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -372,6 +371,8 @@ function json(status: number, body: unknown): Response {
 /** A running ORS server. */
 export interface OrsServer {
   url: string;
+  /** Where it listens, e.g. `127.0.0.1:8080`. */
+  address: string;
   port: number;
   app: OrsApp;
   close(): Promise<void>;
@@ -379,6 +380,7 @@ export interface OrsServer {
 
 /**
  * Serves tool environments over ORS on a port (0: a free one), with the idle reaper running.
+ * A taken port is a `PortInUseError` naming `--port`.
  *
  * @example
  * const server = await startOrsServer({ environments: [whoDunIt("easy")], port: 0 });
@@ -388,25 +390,25 @@ export interface OrsServer {
 export async function startOrsServer(
   opts: OrsAppOptions & { port?: number; hostname?: string; reapEveryMs?: number },
 ): Promise<OrsServer> {
-  const app = createOrsApp(opts);
   const hostname = opts.hostname ?? "127.0.0.1";
-  const abort = new AbortController();
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve(
-    { port: opts.port ?? 0, hostname, signal: abort.signal, onListen: ({ port }) => resolve(port) },
-    (req) => app.fetch(req),
-  );
-  const port = await listening;
+  const port = opts.port ?? 0;
+  ensurePortFree(hostname, port, "--port");
+  const app = createOrsApp(opts);
+  const server = await serveHttp((req) => app.fetch(req), { hostname, port, portFlag: "--port" })
+    .catch(async (e) => {
+      await app.close();
+      throw e;
+    });
   const reaper = setInterval(() => void app.reap(), opts.reapEveryMs ?? 5000);
   return {
-    url: `http://${hostname}:${port}`,
-    port,
+    url: server.url,
+    address: server.address,
+    port: server.port,
     app,
     async close() {
       clearInterval(reaper);
       await app.close();
-      abort.abort();
-      await server.finished;
+      await server.close();
     },
   };
 }

@@ -14,6 +14,7 @@ import { OrsError, OrsSessionLostError } from "./errors.ts";
 import type { OrsTransport } from "./http.ts";
 import { BlockSchema, fromOrsToolSpec, RunToolOutputSchema, ToolListSchema } from "./wire.ts";
 import { z } from "zod";
+import { formatZodError } from "../util/zod.ts";
 
 /** Where a session's requests go. */
 export interface SessionRoute {
@@ -197,8 +198,7 @@ export function secretsHeader(secrets: Record<string, string>): string {
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(value);
   if (!r.success) {
-    const i = r.error.issues[0];
-    throw new OrsError(`${what}: unexpected response (${i.path.join(".")} ${i.message})`);
+    throw new OrsError(`${what}: unexpected response (${formatZodError(r.error)})`);
   }
   return r.data;
 }

@@ -8,14 +8,7 @@
  */
 
 import type { RunToolOutput, TaskSession, ToolEnvironment } from "../envs/tool_env.ts";
-
-/** An HTTP error with ORS's `{"detail": …}` body. */
-export class HttpError extends Error {
-  override name = "HttpError";
-  constructor(readonly status: number, readonly detail: string) {
-    super(detail);
-  }
-}
+import { HttpError } from "../http/errors.ts";
 
 /** Opens a session's task in an environment (which `create` may leave to the first route). */
 export type TaskOpener = (env: ToolEnvironment) => Promise<TaskSession>;
@@ -39,7 +32,7 @@ export interface CallTask {
 }
 
 /** Timings of the session table. */
-export interface SessionTableOptions {
+export interface TaskSessionsOptions {
   /** A session idle this long is ended (default 900 s, the reference server's). */
   staleMs: number;
   /** Finished calls are kept this long for reattaching clients (default 60 s). */
@@ -48,9 +41,9 @@ export interface SessionTableOptions {
   maxSessions: number;
 }
 
-/** Sessions and call tasks of one server. */
-export class SessionTable {
-  readonly #opts: SessionTableOptions;
+/** The ORS task sessions and tool-call tasks of one server. */
+export class TaskSessions {
+  readonly #opts: TaskSessionsOptions;
   /** Every issued session id, with its last activity. */
   readonly #lastSeen = new Map<string, number>();
   readonly #active = new Map<string, Active>();
@@ -60,7 +53,7 @@ export class SessionTable {
   /** Counters for tests and benchmarks. */
   readonly stats = { created: 0, ended: 0, calls: 0, reattached: 0, rejected: 0 };
 
-  constructor(opts: SessionTableOptions) {
+  constructor(opts: TaskSessionsOptions) {
     this.#opts = opts;
   }
 

@@ -12,3 +12,4 @@ export * from "./proto.ts";
 export * from "./proto_output.ts";
 export * from "./proto_sample.ts";
 export * from "./paths.ts";
+export * from "./wire_shapes.ts";

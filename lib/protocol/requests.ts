@@ -82,6 +82,20 @@ export const AdamParamsSchema = z.object({
   grad_clip_norm: z.number().nonnegative().optional(),
 });
 
+/**
+ * The official SDK's (0.25.0) defaults of every Adam parameter. Our client sends all six, as
+ * the SDK does, so no server's own defaults decide one; the local backend fills absent ones
+ * with these too.
+ */
+export const ADAM_DEFAULTS: Readonly<Required<z.infer<typeof AdamParamsSchema>>> = {
+  learning_rate: 1e-4,
+  beta1: 0.9,
+  beta2: 0.95,
+  eps: 1e-12,
+  weight_decay: 0,
+  grad_clip_norm: 0,
+};
+
 /** `POST optim_step`. */
 export const OptimStepRequestSchema = z.object({
   adam_params: AdamParamsSchema,
@@ -183,14 +197,3 @@ export const RetrieveFutureRequestSchema = z.object({
 
 /** `PUT training_runs/{run}/checkpoints/{kind}/{name}/ttl`. */
 export const SetCheckpointTtlRequestSchema = z.object({ ttl_seconds: int().nullable() });
-
-/** Renders a zod error as one line naming the endpoint and the first bad field. */
-export function formatZodError(endpoint: string, error: z.ZodError): string {
-  const issue = error.issues[0];
-  const path = issue.path.reduce<string>(
-    (acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p),
-    "",
-  );
-  const more = error.issues.length > 1 ? ` (+${error.issues.length - 1} more)` : "";
-  return `${endpoint}: ${path || "body"}: ${issue.message}${more}`;
-}

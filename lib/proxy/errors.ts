@@ -7,6 +7,7 @@
  */
 
 import type { z } from "zod";
+import { HttpError } from "../http/errors.ts";
 
 /** OpenAI's error object. */
 export interface OpenAIErrorBody {
@@ -23,9 +24,9 @@ export type ProxyErrorStatus = 400 | 401 | 404 | 413 | 415 | 500 | 502 | 503;
  * @example
  * throw new ProxyError(400, "n is 9, at most 8", { param: "n" });
  */
-export class ProxyError extends Error {
+export class ProxyError extends HttpError {
   override name = "ProxyError";
-  readonly status: ProxyErrorStatus;
+  override readonly status: ProxyErrorStatus;
   readonly type: string;
   readonly param: string | null;
   readonly code: string | null;
@@ -37,7 +38,7 @@ export class ProxyError extends Error {
     message: string,
     o: { type?: string; param?: string | null; code?: string | null; retryAfterS?: number } = {},
   ) {
-    super(message);
+    super(status, message, o.retryAfterS ? { "retry-after": String(o.retryAfterS) } : {});
     this.status = status;
     this.type = o.type ?? defaultType(status);
     this.param = o.param ?? null;
@@ -51,6 +52,13 @@ export class ProxyError extends Error {
       error: { message: this.message, type: this.type, param: this.param, code: this.code },
     };
   }
+}
+
+/** Any error answer in OpenAI's shape (a {@link ProxyError} keeps its type, param and code). */
+export function openAIErrorBody(e: HttpError): OpenAIErrorBody {
+  if (e instanceof ProxyError) return e.body();
+  const code = e.status === 413 ? "request_too_large" : e.status === 404 ? "not_found" : null;
+  return { error: { message: e.message, type: defaultType(e.status), param: null, code } };
 }
 
 function defaultType(status: number): string {

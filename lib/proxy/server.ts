@@ -15,8 +15,15 @@
  */
 
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  type HttpServer,
+  jsonErrors,
+  keyAuth,
+  readJson,
+  serveHttp,
+} from "../http/mod.ts";
 import type { Message, Renderer } from "../renderers/types.ts";
 import type { TurnStopReason } from "../rl/types.ts";
 import {
@@ -26,12 +33,12 @@ import {
   type Usage,
   usageOf,
 } from "./completion.ts";
-import { ProxyError, requestError } from "./errors.ts";
+import { openAIErrorBody, ProxyError, requestError } from "./errors.ts";
 import { renderPrompt, sampleChoices } from "./generate.ts";
 import { turnMeta, type TurnType } from "./metadata.ts";
 import type { Policy } from "./policy.ts";
 import { ChatMessagesSchema, normaliseMessages, parseChatRequest } from "./request.ts";
-import { type CompletedTurn, type SessionMatch, SessionStore } from "./sessions.ts";
+import { AgentSessions, type CompletedTurn, type SessionMatch } from "./sessions.ts";
 import { sseResponse, streamChunks } from "./stream.ts";
 
 /** Options of the proxy. */
@@ -97,7 +104,7 @@ export interface ProxyStats {
 /** The proxy's app and its state. */
 export interface ProxyApp {
   app: Hono;
-  sessions: SessionStore;
+  sessions: AgentSessions;
   stats: ProxyStats;
   /** The model name clients use. */
   servedModelName: string;
@@ -108,7 +115,7 @@ export interface ProxyApp {
  *
  * @example
  * const { app } = createProxyApp({ policy, renderer, modelName: "local/games", contextLength: 1024 });
- * Deno.serve({ port: 30000 }, app.fetch);
+ * const server = await serveHttp(app.fetch, { port: 30000, portFlag: "--proxy-port" });
  */
 export function createProxyApp(o: ProxyOptions): ProxyApp {
   const served = o.servedModelName || o.modelName;
@@ -121,55 +128,36 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     disconnected: 0,
     errors: {},
   };
-  const sessions = new SessionStore({
+  const sessions = new AgentSessions({
     idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,
     onComplete: (t) => o.onComplete?.(t),
   });
   const app = new Hono();
 
-  app.onError((err, c) => {
-    const e = err instanceof ProxyError ? err : asProxyError(err);
-    stats.errors[e.status] = (stats.errors[e.status] ?? 0) + 1;
-    const headers: Record<string, string> = e.retryAfterS
-      ? { "retry-after": String(e.retryAfterS) }
-      : {};
-    return c.json(e.body(), e.status, headers);
-  });
-  app.notFound((c) => {
-    throw new ProxyError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, {
-      code: "not_found",
-    });
+  jsonErrors(app, {
+    body: (e) => {
+      stats.errors[e.status] = (stats.errors[e.status] ?? 0) + 1;
+      return openAIErrorBody(e);
+    },
+    internal: (err) => {
+      console.error(`proxy: internal error: ${err.stack ?? err.message}`);
+      return `internal error: ${err.message}`;
+    },
   });
 
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   if (o.apiKey) {
-    const expected = `Bearer ${o.apiKey}`;
-    app.use("/v1/*", async (c, next) => {
-      const auth = c.req.header("authorization");
-      if (!auth?.startsWith("Bearer ")) {
-        throw new ProxyError(401, "missing bearer token: send Authorization: Bearer <key>", {
-          code: "invalid_api_key",
-        });
-      }
-      if (auth !== expected) {
-        throw new ProxyError(401, "invalid api key", { code: "invalid_api_key" });
-      }
-      await next();
-    });
+    app.use(
+      "/v1/*",
+      keyAuth({
+        key: o.apiKey,
+        error: (message) => new ProxyError(401, message, { code: "invalid_api_key" }),
+      }),
+    );
   }
-  const maxBody = o.maxBodyBytes ?? 16 * 2 ** 20;
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: maxBody,
-      onError: () => {
-        throw new ProxyError(413, `the request body is over ${maxBody} bytes`, {
-          code: "request_too_large",
-        });
-      },
-    }),
-  );
+  const maxBytes = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const requestJson = (req: Request) => readJson(req, undefined, { maxBytes });
 
   app.get("/v1/models", (c) =>
     c.json({
@@ -180,7 +168,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
   app.post("/v1/chat/completions", async (c) => {
     const tArrived = performance.now();
     stats.requests++;
-    const req = parseChatRequest(await readJson(c.req.raw), { maxN });
+    const req = parseChatRequest(await requestJson(c.req.raw), { maxN });
     if (req.body.model !== undefined && !models.has(req.body.model)) {
       throw new ProxyError(
         404,
@@ -285,8 +273,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
 
   app.post("/v1/sessions/:id/done", async (c) => {
     const id = c.req.param("id");
-    const json = await readJson(c.req.raw, true);
-    const parsed = SessionDoneSchema.safeParse(json ?? {});
+    const parsed = SessionDoneSchema.safeParse(await requestJson(c.req.raw));
     if (!parsed.success) throw requestError(parsed.error);
     const meta = turnMeta(c.req.raw.headers, { reward: parsed.data.reward }, "main");
     const ended = sessions.end(id, {
@@ -312,15 +299,18 @@ const SessionDoneSchema = z.object({
 
 /** A running proxy. */
 export interface RunningProxy extends ProxyApp {
-  /** Base URL of the OpenAI API, e.g. `http://127.0.0.1:30000/v1`. */
+  /** Base URL of the OpenAI API for a local client, e.g. `http://127.0.0.1:30000/v1`. */
   url: string;
+  /** Where it listens, e.g. `0.0.0.0:30000`. */
+  address: string;
   port: number;
   /** Stops listening and ends every session (pending turns complete without a next state). */
   close(): Promise<void>;
 }
 
 /**
- * Starts the proxy on `hostname:port` (port 0: a free one).
+ * Starts the proxy on `hostname:port` (port 0: a free one). A taken port is a
+ * `PortInUseError` naming `portFlag` (default `--proxy-port`).
  *
  * @example
  * const proxy = await startProxy({ policy, renderer, modelName: "local/games",
@@ -328,48 +318,28 @@ export interface RunningProxy extends ProxyApp {
  * const client = new OpenAI({ baseURL: proxy.url, apiKey: "none" });
  */
 export async function startProxy(
-  o: ProxyOptions & { hostname?: string; port?: number },
+  o: ProxyOptions & { hostname?: string; port?: number; portFlag?: string },
 ): Promise<RunningProxy> {
   const proxy = createProxyApp(o);
-  const abort = new AbortController();
-  const hostname = o.hostname ?? "0.0.0.0";
-  const { promise, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
-    hostname,
-    port: o.port ?? 30000,
-    signal: abort.signal,
-    onListen: ({ port }) => resolve(port),
-  }, proxy.app.fetch);
-  const port = await promise;
-  const host = hostname === "0.0.0.0" ? "127.0.0.1" : hostname;
+  let server: HttpServer;
+  try {
+    server = await serveHttp(proxy.app.fetch, {
+      hostname: o.hostname ?? "0.0.0.0",
+      port: o.port ?? 30000,
+      portFlag: o.portFlag ?? "--proxy-port",
+    });
+  } catch (e) {
+    proxy.sessions.close();
+    throw e;
+  }
   return {
     ...proxy,
-    url: `http://${host}:${port}/v1`,
-    port,
+    url: `${server.url}/v1`,
+    address: server.address,
+    port: server.port,
     async close() {
-      abort.abort();
-      await server.finished;
+      await server.close();
       proxy.sessions.close();
     },
   };
-}
-
-async function readJson(req: Request, optional = false): Promise<unknown> {
-  const text = await req.text();
-  if (optional && !text.trim()) return null;
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new ProxyError(400, `the request body is not valid JSON: ${(e as Error).message}`);
-  }
-}
-
-function asProxyError(err: Error): ProxyError {
-  // Hono's own HTTP errors (e.g. the body limit) carry a status.
-  const status = (err as { status?: number }).status;
-  if (status === 413) {
-    return new ProxyError(413, "the request body is too large", { code: "request_too_large" });
-  }
-  console.error(`proxy: internal error: ${err.stack ?? err.message}`);
-  return new ProxyError(500, `internal error: ${err.message}`);
 }

@@ -68,13 +68,13 @@ export interface SessionMatch {
 
 /** A committed turn, to take back if its answer is not delivered. */
 export interface Commit {
-  readonly session: Session;
+  readonly session: AgentSession;
   readonly served: ServedTurn;
-  readonly before: Pick<Session, "last" | "turns" | "pending">;
+  readonly before: Pick<AgentSession, "last" | "turns" | "pending">;
 }
 
-/** A session's state. */
-export interface Session {
+/** One agent session as the proxy tracks it: its turns, the pending one, its last activity. */
+export interface AgentSession {
   id: string;
   lastActivity: number;
   turns: number;
@@ -86,8 +86,8 @@ export interface Session {
   keys: string[];
 }
 
-/** Options of {@link SessionStore}. */
-export interface SessionStoreOptions {
+/** Options of {@link AgentSessions}. */
+export interface AgentSessionsOptions {
   /** A session idle this long ends; null: never. */
   idleMs: number | null;
   /** Called with every completed main turn. */
@@ -100,21 +100,21 @@ export interface SessionStoreOptions {
  * The proxy's sessions.
  *
  * @example
- * const store = new SessionStore({ idleMs: 600_000, onComplete: (t) => queue.push(t) });
+ * const store = new AgentSessions({ idleMs: 600_000, onComplete: (t) => queue.push(t) });
  * const match = store.begin({ sessionId: null, reward: null }, messages);
  * // … sample …
  * store.commit(match, served, { done: false });
  */
-export class SessionStore {
-  readonly #sessions = new Map<string, Session>();
+export class AgentSessions {
+  readonly #sessions = new Map<string, AgentSession>();
   /** History hash → sessions whose conversation (previous request + answer) hashes so. */
-  readonly #index = new Map<string, Set<Session>>();
-  readonly #opts: SessionStoreOptions;
+  readonly #index = new Map<string, Set<AgentSession>>();
+  readonly #opts: AgentSessionsOptions;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #anonymous = 0;
 
-  constructor(opts: SessionStoreOptions) {
+  constructor(opts: AgentSessionsOptions) {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
     if (opts.idleMs !== null) {
@@ -272,8 +272,8 @@ export class SessionStore {
     for (const id of [...this.#sessions.keys()]) this.end(id, { reward: null, reason: "closed" });
   }
 
-  #open(id: string | null): Session {
-    const session: Session = {
+  #open(id: string | null): AgentSession {
+    const session: AgentSession = {
       id: id ?? `anon-${++this.#anonymous}-${crypto.randomUUID().slice(0, 8)}`,
       lastActivity: this.#now(),
       turns: 0,
@@ -286,7 +286,12 @@ export class SessionStore {
     return session;
   }
 
-  #complete(session: Session, nextState: Message[], reward: number | null, end: TurnEnd): void {
+  #complete(
+    session: AgentSession,
+    nextState: Message[],
+    reward: number | null,
+    end: TurnEnd,
+  ): void {
     const last = session.last!;
     session.pending = false;
     const turn: Turn = {
@@ -310,7 +315,7 @@ export class SessionStore {
     });
   }
 
-  #findByPrefix(messages: Message[]): Session | undefined {
+  #findByPrefix(messages: Message[]): AgentSession | undefined {
     const hashes = prefixHashes(messages);
     for (let k = messages.length; k >= 1; k--) {
       const candidates = this.#index.get(hashes[k]);
@@ -323,7 +328,7 @@ export class SessionStore {
     return undefined;
   }
 
-  #reindex(session: Session): void {
+  #reindex(session: AgentSession): void {
     const last = session.last;
     if (!last) return;
     const n = last.requestMessages.length;
@@ -338,7 +343,7 @@ export class SessionStore {
     }
   }
 
-  #unindex(session: Session): void {
+  #unindex(session: AgentSession): void {
     for (const key of session.keys) {
       const set = this.#index.get(key);
       set?.delete(session);

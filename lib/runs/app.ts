@@ -8,6 +8,7 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { HttpError, jsonErrors, keyAuth, readJson } from "../http/mod.ts";
 import { EditConfigBodySchema, parseBody, type RunsApi, RunsError } from "./schemas.ts";
 
 /** Options of {@link createRunsApp}. */
@@ -39,15 +40,17 @@ export function createRunsApp(api: RunsApi, o: RunsAppOptions = {}): Hono {
   const app = new Hono();
   const onError = o.onError ?? ((e) => console.error(e));
 
-  if (o.apiKey) {
-    const expected = `Bearer ${o.apiKey}`;
-    app.use("*", async (c, next) => {
-      if (c.req.path === "/health" || sameText(c.req.header("authorization") ?? "", expected)) {
-        return await next();
-      }
-      return c.json({ error: "missing or wrong API key: send Authorization: Bearer <key>" }, 401);
-    });
-  }
+  jsonErrors(app, {
+    body: (e) => e instanceof RunsError ? e.body : { error: e.message },
+    internal: (e) => {
+      onError(e);
+      return `internal error: ${e.message.split("\n")[0]}`;
+    },
+  });
+  app.notFound((c) =>
+    c.json({ error: `no route ${c.req.method} ${c.req.path}`, routes: ROUTES }, 404)
+  );
+  if (o.apiKey) app.use("*", keyAuth({ key: o.apiKey, open: (path) => path === "/health" }));
 
   app.get("/health", async (c) => c.json(await api.health()));
   app.get("/environments", async (c) => c.json(await api.listEnvironments()));
@@ -68,16 +71,6 @@ export function createRunsApp(api: RunsApi, o: RunsAppOptions = {}): Hono {
   app.get("/runs/:id/metrics", async (c) => c.json(await api.getResults(c.req.param("id"))));
   app.post("/test/inference", async (c) => c.json(await api.testInference(await objectBody(c))));
 
-  app.notFound((c) =>
-    c.json({ error: `no route ${c.req.method} ${c.req.path}`, routes: ROUTES }, 404)
-  );
-  app.onError((e, c) => {
-    if (e instanceof RunsError) {
-      return c.json(e.body, e.status as 400 | 401 | 403 | 404 | 409);
-    }
-    onError(e);
-    return c.json({ error: `internal error: ${(e as Error).message.split("\n")[0]}` }, 500);
-  });
   return app;
 }
 
@@ -86,24 +79,12 @@ export function createRunsApp(api: RunsApi, o: RunsAppOptions = {}): Hono {
  * JSON or a non-object is a 400.
  */
 async function objectBody(c: Context): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
-  if (text.trim() === "") return {};
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    throw new RunsError(400, { error: `request body is not valid JSON: ${(e as Error).message}` });
-  }
+  const body = await readJson(c.req.raw, undefined, { maxBytes: MAX_BODY_BYTES });
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new RunsError(400, { error: "request body must be a JSON object" });
+    throw new HttpError(400, "request body must be a JSON object");
   }
   return body as Record<string, unknown>;
 }
 
-/** Compares two strings in time independent of where they differ. */
-function sameText(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a), y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
+/** Bodies are configs and prompts: a megabyte is plenty. */
+const MAX_BODY_BYTES = 2 ** 20;

@@ -30,6 +30,7 @@ import {
   SelectResultSchema,
   StartResultSchema,
 } from "./schemas.ts";
+import { formatZodError } from "../util/zod.ts";
 
 /** Options of {@link RunsClient}. */
 export interface RunsClientOptions {
@@ -157,10 +158,7 @@ export class RunsClient implements RunsApi {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `${method} ${path}: unexpected response (${issue.path.join(".")}: ${issue.message})`,
-      );
+      throw new Error(`${method} ${path}: unexpected response (${formatZodError(parsed.error)})`);
     }
     return parsed.data;
   }

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { CheckpointRecordSchema } from "../trainer/run_log.ts";
 import { formatZodError } from "../util/zod.ts";
+import { HttpError } from "../http/errors.ts";
 import { RunStateSchema } from "./store.ts";
 
 const fieldValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -152,7 +153,11 @@ export const RunStatusSchema = z.object({
   attempts: z.number(),
   /** The training process while running (null otherwise). */
   pid: z.number().nullable(),
-  error: z.string().nullable(),
+  /**
+   * Why the run failed or stopped short (null otherwise). Not `error`: clients (the Hermes
+   * tools) read an `error` key as the call's failure.
+   */
+  failure: z.string().nullable(),
   last_checkpoint: CheckpointRecordSchema.nullable(),
   config: z.record(z.string(), fieldValue),
   paths: RunPathsSchema,
@@ -200,7 +205,8 @@ export const EvalViewSchema = z.object({
   episodes: z.number(),
   percent_correct: z.number().nullable(),
   reward_mean: z.number().nullable(),
-  error: z.string().nullable(),
+  /** Why the evaluation failed (null when it ran). */
+  failure: z.string().nullable(),
 });
 
 /** `GET /runs/{id}/metrics`. */
@@ -282,10 +288,10 @@ export type RunResults = z.infer<typeof RunResultsSchema>;
 export type InferenceResponse = z.infer<typeof InferenceResultSchema>;
 
 /** A failed call: the HTTP status and the JSON body (`error` says what is wrong). */
-export class RunsError extends Error {
+export class RunsError extends HttpError {
   override name = "RunsError";
-  constructor(readonly status: number, readonly body: { error: string } & Record<string, unknown>) {
-    super(body.error);
+  constructor(status: number, readonly body: { error: string } & Record<string, unknown>) {
+    super(status, body.error);
   }
 }
 

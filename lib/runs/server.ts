@@ -11,6 +11,7 @@
  * @module
  */
 
+import { ensurePortFree, serveHttp } from "../http/mod.ts";
 import { createRunsApp } from "./app.ts";
 import { RunsService, type RunsServiceOptions } from "./service.ts";
 
@@ -27,6 +28,8 @@ export interface RunsServerOptions extends RunsServiceOptions {
 /** A running runs server. */
 export interface RunsServer {
   url: string;
+  /** Where it listens, e.g. `127.0.0.1:8080`. */
+  address: string;
   port: number;
   service: RunsService;
   /** Stops listening and watching; training processes keep going. */
@@ -35,32 +38,25 @@ export interface RunsServer {
 
 /** Opens the service and serves it over HTTP. */
 export async function startRunsServer(o: RunsServerOptions): Promise<RunsServer> {
+  const hostname = o.hostname ?? "127.0.0.1";
+  const port = o.port ?? 8080;
+  // Refused before the service opens (and leases) the data dir.
+  ensurePortFree(hostname, port, "--port");
   const service = await RunsService.open(o);
   const app = createRunsApp(service, { apiKey: o.apiKey });
-  const hostname = o.hostname ?? "127.0.0.1";
-  const abort = new AbortController();
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  let server: Deno.HttpServer;
-  try {
-    server = Deno.serve({
-      port: o.port ?? 8080,
-      hostname,
-      signal: abort.signal,
-      onListen: ({ port }) => resolve(port),
-    }, app.fetch);
-  } catch (e) {
-    await service.close();
-    throw e;
-  }
-  const port = await listening;
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  const server = await serveHttp(app.fetch, { hostname, port, portFlag: "--port" }).catch(
+    async (e) => {
+      await service.close();
+      throw e;
+    },
+  );
   return {
-    url: `http://${host}:${port}`,
-    port,
+    url: server.url,
+    address: server.address,
+    port: server.port,
     service,
     async close() {
-      abort.abort();
-      await server.finished;
+      await server.close();
       await service.close();
     },
   };

@@ -21,6 +21,7 @@ import {
   selectBestHint,
   type Vote,
 } from "./rules.ts";
+import { formatZodError } from "../util/zod.ts";
 
 export type { JudgedTurn } from "./prompts.ts";
 
@@ -129,10 +130,7 @@ export class OpenAIChatSampler implements ChatSampler {
       }
       const parsed = ChatCompletionSchema.safeParse(body);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new Error(
-          `judge ${this.#url}: bad response at ${issue.path.join(".")}: ${issue.message}`,
-        );
+        throw new Error(`judge ${this.#url}: bad response: ${formatZodError(parsed.error)}`);
       }
       return parsed.data.choices[0].message.content ?? "";
     }));

@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import { formatZodError } from "../protocol/mod.ts";
+import { formatZodError } from "../util/zod.ts";
 
 /** The hosted Tinker service. */
 export const TINKER_CLOUD_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod";
@@ -207,7 +207,7 @@ export function parseReply<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new TinkerResponseError(`malformed response: ${formatZodError(endpoint, parsed.error)}`);
+    throw new TinkerResponseError(`malformed response: ${formatZodError(parsed.error, endpoint)}`);
   }
   return parsed.data;
 }

@@ -12,6 +12,7 @@ import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { z } from "zod";
 import {
+  ADAM_DEFAULTS,
   type Datum,
   encodeForwardBackwardRequest,
   type ForwardBackwardOutput,
@@ -145,21 +146,33 @@ export class TrainingClient {
     );
   }
 
-  /** One Adam step on the accumulated gradients. */
+  /**
+   * One Adam step on the accumulated gradients. Every Adam parameter is sent, as the SDK sends
+   * them: those not given take the SDK's defaults ({@link ADAM_DEFAULTS}), never the server's.
+   */
   optimStep(adamParams: AdamParams = {}): APIFuture<{ metrics?: Record<string, number> | null }> {
+    const given = Object.entries(adamParams).filter(([, v]) => v !== undefined);
+    const adam_params = { ...ADAM_DEFAULTS, ...Object.fromEntries(given) };
     return this.#submit("optim_step", (seq_id) => ({
-      json: { adam_params: adamParams, model_id: this.modelId, seq_id, type: "optim_step" },
+      json: { adam_params, model_id: this.modelId, seq_id, type: "optim_step" },
     }), { json: OptimStepResponseSchema });
   }
 
-  /** Saves weights and optimizer state as `tinker://<run>/weights/<name>` (for resuming). */
-  saveState(name: string, { ttlSeconds }: { ttlSeconds?: number } = {}): APIFuture<string> {
+  /**
+   * Saves weights and optimizer state as `tinker://<run>/weights/<name>` (for resuming).
+   * `overwrite` (default false, as the SDK sends it) replaces a checkpoint of the same name.
+   */
+  saveState(
+    name: string,
+    { ttlSeconds, overwrite = false }: { ttlSeconds?: number; overwrite?: boolean } = {},
+  ): APIFuture<string> {
     const f = this.#submit("save_weights", (seq_id) => ({
       json: {
         model_id: this.modelId,
         path: name,
         seq_id,
         ttl_seconds: ttlSeconds,
+        overwrite,
         type: "save_weights",
       },
     }), { json: PathResponseSchema });

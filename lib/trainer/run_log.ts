@@ -11,6 +11,7 @@
 
 import { join } from "node:path";
 import { z } from "zod";
+import { formatZodError } from "../util/zod.ts";
 
 /**
  * The run directory's files, by what they hold: the one place their names are written (the
@@ -91,9 +92,8 @@ export class RunLog {
       const parsed = CheckpointRecordSchema.safeParse(r);
       if (!parsed.success) {
         throw new Error(
-          `${runPath(dir, "checkpoints")} line ${i + 1}: not a checkpoint record (${
-            parsed.error.issues[0].path.join(".")
-          }: ${parsed.error.issues[0].message})`,
+          `${runPath(dir, "checkpoints")} line ${i + 1}: not a checkpoint record ` +
+            `(${formatZodError(parsed.error)})`,
         );
       }
       return parsed.data;

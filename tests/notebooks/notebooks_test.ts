@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import { assert } from "../assert.ts";
 import {
   checkCommittedNotebook,
   checkExecutedNotebook,
+  CHECKOUT_JUPYTER_DIR,
+  checkoutKernelEnv,
   hasJupyter,
   type NotebookJson,
 } from "../../scripts/notebooks.ts";
@@ -11,7 +14,7 @@ const jupyter = await hasJupyter();
 if (!jupyter) {
   console.log(
     "notebooks: skipped, jupyter nbconvert is not installed (apt-get install -y " +
-      "jupyter-nbconvert python3-nbclient python3-ipykernel; deno jupyter --install --force)",
+      "jupyter-nbconvert python3-nbclient python3-ipykernel)",
   );
 }
 
@@ -95,3 +98,57 @@ Deno.test({
     assert.match(text, /notebooks: [1-9]\d* passed, 0 failed/);
   },
 });
+
+Deno.test({
+  name: "notebooks: the kernel is this checkout's Deno, whatever another checkout registered",
+  ignore: !jupyter,
+  fn: async () => {
+    // Another checkout's registration, as `deno jupyter --install` writes it machine-wide.
+    const other = await Deno.makeTempDir({ prefix: "tb-nb-other-" });
+    await Deno.mkdir(join(other, "kernels", "deno"), { recursive: true });
+    await Deno.writeTextFile(
+      join(other, "kernels", "deno", "kernel.json"),
+      JSON.stringify({
+        argv: [
+          "/deleted/clone/tools/node_modules/deno/deno",
+          "jupyter",
+          "--kernel",
+          "--conn",
+          "{connection_file}",
+        ],
+        display_name: "Deno",
+        language: "typescript",
+      }),
+    );
+    const env = await checkoutKernelEnv();
+    // Which `deno` kernel Jupyter picks, asked of jupyter_client in Jupyter's own Python.
+    const python = (await jupyterPython()) ?? "python3";
+    const out = await new Deno.Command(python, {
+      args: [
+        "-c",
+        "import json; from jupyter_client.kernelspec import KernelSpecManager as M; " +
+        "k = M().get_kernel_spec('deno'); print(json.dumps([k.resource_dir, k.argv[0]]))",
+      ],
+      env: { ...env, JUPYTER_DATA_DIR: other },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [
+      join(CHECKOUT_JUPYTER_DIR, "kernels", "deno"),
+      Deno.execPath(),
+    ]);
+    await Deno.remove(other, { recursive: true });
+  },
+});
+
+/** The interpreter of the `jupyter` command on PATH (its shebang), if it has one. */
+async function jupyterPython(): Promise<string | undefined> {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    try {
+      const first = (await Deno.readTextFile(join(dir, "jupyter"))).split("\n")[0];
+      return first.startsWith("#!") ? first.slice(2).trim().split(" ")[0] : undefined;
+    } catch { /* not in this directory */ }
+  }
+  return undefined;
+}

@@ -130,11 +130,11 @@ Deno.test("errors: with an API key, a missing or wrong bearer is a 401; health s
     const none = await raw(proxy.url, JSON.stringify({ messages: hi }));
     assert.equal(none.status, 401);
     assert.equal(none.error.code, "invalid_api_key");
-    assert.match(none.error.message, /missing bearer token/);
+    assert.match(none.error.message, /missing API key: send Authorization: Bearer/);
     const wrong = new OpenAI({ baseURL: proxy.url, apiKey: "nope", maxRetries: 0 });
     const e = await apiError(wrong.chat.completions.create({ model: "local/tiny", messages: hi }));
     assert.equal(e.status, 401);
-    assert.match(e.message, /invalid api key/);
+    assert.match(e.message, /invalid API key/);
     const models = await apiError(wrong.models.list());
     assert.equal(models.status, 401);
     const ok = await client.chat.completions.create({

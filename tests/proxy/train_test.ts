@@ -45,7 +45,9 @@ function train(args: string[], home: string): Train {
   const readOut = (async () => {
     for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
       stdout += chunk;
-      const m = /proxy: serving \S+ at (\S+)/.exec(stdout);
+      const m = /proxy: serving \S+, listening on 127\.0\.0\.1:\d+ \(clients here: (\S+)\)/.exec(
+        stdout,
+      );
       if (m) resolve(m[1]);
     }
   })();

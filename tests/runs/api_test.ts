@@ -45,6 +45,32 @@ async function call(url: string, method: string, path: string, body?: string, ke
   return { status: res.status, body: await res.json() };
 }
 
+Deno.test("runs API: success answers carry no error key; errors do", async () => {
+  await withServer(async ({ url }) => {
+    const answers = [
+      await call(url, "GET", "/health"),
+      await call(url, "GET", "/environments"),
+      await call(url, "POST", "/environments/game:GuessTheNumber-v0-easy/select"),
+      await call(url, "GET", "/config"),
+      await call(url, "POST", "/config", '{"field":"total_steps","value":3}'),
+      await call(url, "GET", "/runs"),
+    ];
+    for (const a of answers) {
+      assert.equal(a.status, 200);
+      const keys = (v: unknown): string[] =>
+        Array.isArray(v)
+          ? v.flatMap(keys)
+          : v && typeof v === "object"
+          ? Object.entries(v).flatMap(([k, x]) => [k, ...keys(x)])
+          : [];
+      assert.equal(keys(a.body).includes("error"), false, JSON.stringify(a.body).slice(0, 200));
+    }
+    const bad = await call(url, "GET", "/runs/nope");
+    assert.equal(bad.status, 404);
+    assert.equal(typeof bad.body.error, "string");
+  });
+});
+
 Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothing breaks", async () => {
   await withServer(async ({ url }, client) => {
     const get = (p: string) => call(url, "GET", p);
@@ -93,14 +119,14 @@ Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothi
       ["/config", '{"field":"temperature","value":[1]}', 400, /temperature must be a number/],
       ["/config", '{"field":"group_size",', 400, /request body is not valid JSON/],
       ["/config", "[1,2]", 400, /must be a JSON object/],
-      ["/config", '{"value":3}', 400, /^field /],
+      ["/config", '{"value":3}', 400, /^field: /],
       ["/config", '{"field":"seed","value":1,"x":2}', 400, /Unrecognized key.*"x"/],
       ["/runs", '{"bogus":1}', 400, /unknown field "bogus"/],
       ["/runs", '{"lora_rank":"big"}', 400, /lora_rank must be an integer/],
-      ["/runs", '{"wandb_project":5}', 400, /^wandb_project /],
+      ["/runs", '{"wandb_project":5}', 400, /^wandb_project: /],
       ["/runs", "not json", 400, /not valid JSON/],
-      ["/test/inference", '{"max_tokens":"lots"}', 400, /^max_tokens /],
-      ["/test/inference", '{"prompts":"hi"}', 400, /^prompts /],
+      ["/test/inference", '{"max_tokens":"lots"}', 400, /^max_tokens: /],
+      ["/test/inference", '{"prompts":"hi"}', 400, /^prompts: /],
       ["/test/inference", '{"run_id":"nope"}', 404, /run "nope" not found/],
       ["/runs/nope/stop", undefined, 404, /run "nope" not found/],
       ["/runs/nope/resume", undefined, 404, /run "nope" not found/],
@@ -157,7 +183,7 @@ Deno.test("runs API: a 2-step run on the local backend; step advances; results h
       if (seen.at(-1) !== s.step) seen.push(s.step);
       return s.state === "running" || s.state === "queued" ? undefined : s;
     });
-    assert.equal(done.state, "finished", done.error ?? "");
+    assert.equal(done.state, "finished", done.failure ?? "");
     assert.equal(seen[0], 0);
     assert.equal(seen.at(-1), 2);
     assert.deepEqual([...seen].sort(), seen, "step only advances");
@@ -180,7 +206,7 @@ Deno.test("runs API: a 2-step run on the local backend; step advances; results h
     });
     assert.equal(evaluated.evaluated_step, 2);
     const evals = (await client.getResults(started.run_id)).evals;
-    assert.deepEqual(evals.map((e) => [e.step, e.episodes, e.error]), [[2, 4, null]]);
+    assert.deepEqual(evals.map((e) => [e.step, e.episodes, e.failure]), [[2, 4, null]]);
     // One evaluator: the trainer's own eval.json played the same held-out episodes on the same
     // final weights, and scored them the same.
     const trainerEval = await readEvaluation(started.paths.dir);
@@ -246,7 +272,7 @@ Deno.test("runs API: stopping a running run saves an interrupted checkpoint; res
       const s = await client.getRun(a.run_id);
       return s.state === "running" ? undefined : s;
     });
-    assert.equal(stopped.state, "stopped", stopped.error ?? "");
+    assert.equal(stopped.state, "stopped", stopped.failure ?? "");
     assert.equal(stopped.last_checkpoint?.kind, "interrupted");
     assert.equal(stopped.last_checkpoint?.step, stopped.step);
     assert.ok(stopped.step < 200);
@@ -286,13 +312,13 @@ Deno.test("runs API: a run that ignores its stop past the grace period is killed
       return s.state === "running" ? undefined : s;
     });
     assert.equal(killed.state, "stopped");
-    assert.match(killed.error ?? "", /killed after the 0 s grace period; resumes from step \d/);
+    assert.match(killed.failure ?? "", /killed after the 0 s grace period; resumes from step \d/);
     await client.resumeRun(run.run_id);
     const done = await waitFor("the resumed run to finish", async () => {
       const s = await client.getRun(run.run_id);
       return s.state === "running" || s.state === "queued" ? undefined : s;
     });
-    assert.equal(done.state, "finished", done.error ?? "");
+    assert.equal(done.state, "finished", done.failure ?? "");
     assert.deepEqual((await readMetrics(done.paths.dir)).map((r) => r.step), [1, 2, 3, 4]);
   }, { stopGraceS: 0 });
 });
@@ -307,7 +333,8 @@ Deno.test("runs API: a run that crashes or is killed is marked crashed, says why
       return s.state === "running" ? undefined : s;
     });
     assert.equal(crashed.state, "crashed");
-    assert.match(crashed.error ?? "", /exited with code \d+: error: .*Qwen\/Qwen3-8B/);
+    assert.match(crashed.failure ?? "", /exited with code \d+: error: .*Qwen\/Qwen3-8B/);
+    assert.equal("error" in crashed, false, "a success answer has no error key");
 
     await client.editConfig("model_name", "local/tiny");
     await client.editConfig("total_steps", 100);
@@ -322,7 +349,10 @@ Deno.test("runs API: a run that crashes or is killed is marked crashed, says why
       return s.state === "running" ? undefined : s;
     });
     assert.equal(killed.state, "crashed");
-    assert.match(killed.error ?? "", /^the training process was killed; POST \/runs\/\w+\/resume/);
+    assert.match(
+      killed.failure ?? "",
+      /^the training process was killed; POST \/runs\/\w+\/resume/,
+    );
     assert.equal((await client.health()).status, "ok");
     assert.equal((await client.resumeRun(run.run_id)).state, "running");
     await client.stopRun(run.run_id);
@@ -338,7 +368,7 @@ Deno.test("runs API: a run that trains nothing is failed, with the trainer's one
       return s.state === "running" ? undefined : s;
     });
     assert.equal(failed.state, "failed");
-    assert.match(failed.error ?? "", /^steps 1-2 trained nothing: .*; change the config/);
+    assert.match(failed.failure ?? "", /^steps 1-2 trained nothing: .*; change the config/);
   });
 });
 
@@ -372,7 +402,7 @@ Deno.test("runs API: an environment from --env-module is listed, selectable, and
       const s = await client.getRun(run.run_id);
       return s.state === "running" || s.state === "queued" ? undefined : s;
     });
-    assert.equal(done.state, "finished", done.error ?? "");
+    assert.equal(done.state, "finished", done.failure ?? "");
   }, { envModules: [SAY_YES] });
 });
 

@@ -75,7 +75,7 @@ export async function startServerProcess(
   };
   const drained = Promise.all([drain(proc.stdout), drain(proc.stderr)]);
   const url = await waitFor("the server's URL", () => {
-    const m = /runs API on (http:\/\/\S+)/.exec(text);
+    const m = /agents: RL_API_URL=(http:\/\/\S+)/.exec(text);
     return Promise.resolve(m?.[1]);
   }, 60_000).catch((e) => {
     proc.kill("SIGKILL");

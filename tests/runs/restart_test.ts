@@ -62,7 +62,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
     ]);
     const crashed = await client.getRun(b.run_id);
     assert.match(
-      crashed.error ?? "",
+      crashed.failure ?? "",
       /ended while the server was down.*resume continues from step \d+/,
     );
     assert.equal(

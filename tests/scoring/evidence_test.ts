@@ -107,7 +107,7 @@ Deno.test("judges: a judge's malformed response is an error naming the endpoint 
     });
     await assert.rejects(
       judge.complete([{ role: "user", content: "hi" }], judgeSampling),
-      /judge http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: bad response at choices/,
+      /judge http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: bad response: choices/,
     );
   } finally {
     await server.shutdown();

@@ -45,7 +45,10 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
   const source = await finish(train(["--source", "agents"], home));
   assert.equal(source.code, 2);
   assert.match(source.stderr, /^error: --source: expected env or proxy, got "agents"/);
-  const judge = await finish(train(["--source", "proxy", "--reward-source", "prm"], home));
+  const judge = await finish(train(
+    ["--source", "proxy", "--proxy-host", "127.0.0.1", "--reward-source", "prm"],
+    home,
+  ));
   assert.equal(judge.code, 2);
   assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games2 cannot judge/);
 });

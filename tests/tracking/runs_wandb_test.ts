@@ -28,7 +28,7 @@ Deno.test("runs API + W&B: the run's W&B run has its name and project, every ste
       const s = await client.getRun(started.run_id);
       return s.state === "running" || s.state === "queued" ? undefined : s;
     });
-    assert.equal(done.state, "finished", done.error ?? "");
+    assert.equal(done.state, "finished", done.failure ?? "");
     const results = await client.getResults(started.run_id);
     const m = new RegExp(`^${wandb.url}/tester/hermes-demo/runs/([a-z0-9]{8})$`)
       .exec(results.wandb_url ?? "");

@@ -10,7 +10,7 @@ import { UserInputError } from "../errors.ts";
 import type { CheckpointInfo, CheckpointStore, RunInfo } from "../checkpoints.ts";
 import { parseTinkerPath, type TinkerPath } from "../../protocol/paths.ts";
 import type * as wire from "../../protocol/mod.ts";
-import type { SessionStore } from "./sessions.ts";
+import type { ClientSessions } from "./sessions.ts";
 import { toTrainingRun, toWeightsInfo } from "./wire.ts";
 
 /** A page of a listing: where it starts, how long it may be, how many there are in all. */
@@ -29,9 +29,9 @@ export interface Cursor {
  */
 export class RestViews {
   readonly #checkpoints: CheckpointStore;
-  readonly #sessions: SessionStore;
+  readonly #sessions: ClientSessions;
 
-  constructor(checkpoints: CheckpointStore, sessions: SessionStore) {
+  constructor(checkpoints: CheckpointStore, sessions: ClientSessions) {
     this.#checkpoints = checkpoints;
     this.#sessions = sessions;
   }

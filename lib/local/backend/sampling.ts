@@ -16,7 +16,7 @@ import type { Trainable } from "../train/mod.ts";
 import { type SampleJob, type SampleResult, validateSampleJob } from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 import type * as wire from "../../protocol/mod.ts";
-import type { SessionStore } from "./sessions.ts";
+import type { ClientSessions } from "./sessions.ts";
 import { SamplerCache, samplerKey, type SamplerWeights } from "./sampler_cache.ts";
 import { toModelSpec, toSampleJob, toSampleResponse } from "./wire.ts";
 
@@ -28,7 +28,7 @@ export const MAX_SNAPSHOTS_PER_MODEL = 8;
 
 /** Options of a {@link SamplingService}. */
 export interface SamplingServiceOptions {
-  sessions: SessionStore;
+  sessions: ClientSessions;
   checkpoints: CheckpointStore;
   requests: Requests;
   /** Most sampler weight sets kept in memory at once. */
@@ -72,7 +72,7 @@ interface QueuedSample {
  */
 export class SamplingService {
   readonly samplers: SamplerCache;
-  readonly #sessions: SessionStore;
+  readonly #sessions: ClientSessions;
   readonly #checkpoints: CheckpointStore;
   readonly #requests: Requests;
   readonly #samplingSessions = new Map<string, SamplingSession>();

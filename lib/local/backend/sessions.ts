@@ -8,7 +8,7 @@
 import { UserInputError } from "../errors.ts";
 
 /** One client session. */
-export interface Session {
+export interface ClientSession {
   id: string;
   tags: string[];
   userMetadata: Record<string, string>;
@@ -24,16 +24,16 @@ export interface Session {
  * The open sessions. Looking a session up by a request keeps it alive.
  *
  * @example
- * const sessions = new SessionStore();
+ * const sessions = new ClientSessions();
  * const s = sessions.create([], {});
  * sessions.get(s.id).models.add(`${s.id}:train:0`);
  */
-export class SessionStore {
-  readonly #sessions = new Map<string, Session>();
+export class ClientSessions {
+  readonly #sessions = new Map<string, ClientSession>();
 
   /** Opens a session. */
-  create(tags: string[], userMetadata: Record<string, string>): Session {
-    const session: Session = {
+  create(tags: string[], userMetadata: Record<string, string>): ClientSession {
+    const session: ClientSession = {
       id: crypto.randomUUID(),
       tags,
       userMetadata,
@@ -46,7 +46,7 @@ export class SessionStore {
   }
 
   /** The session `id`, marked as seen; an unknown id is a 404. */
-  get(id: string): Session {
+  get(id: string): ClientSession {
     const s = this.touch(id);
     if (!s) {
       throw new UserInputError(
@@ -58,14 +58,14 @@ export class SessionStore {
   }
 
   /** Marks the session `id` as seen, if it is still open. */
-  touch(id: string): Session | undefined {
+  touch(id: string): ClientSession | undefined {
     const s = this.#sessions.get(id);
     if (s) s.lastSeen = Date.now();
     return s;
   }
 
   /** The session `id` without marking it as seen (for bookkeeping, not requests). */
-  peek(id: string): Session | undefined {
+  peek(id: string): ClientSession | undefined {
     return this.#sessions.get(id);
   }
 
@@ -75,7 +75,7 @@ export class SessionStore {
   }
 
   /** Closes and returns the sessions not seen since `cutoff` (ms since the epoch). */
-  expire(cutoff: number): Session[] {
+  expire(cutoff: number): ClientSession[] {
     const stale = [...this.#sessions.values()].filter((s) => s.lastSeen < cutoff);
     for (const s of stale) this.#sessions.delete(s.id);
     return stale;

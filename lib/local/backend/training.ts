@@ -24,7 +24,7 @@ import {
   type TinkerPath,
 } from "../../protocol/paths.ts";
 import type * as wire from "../../protocol/mod.ts";
-import type { Session, SessionStore } from "./sessions.ts";
+import type { ClientSession, ClientSessions } from "./sessions.ts";
 import type { SamplingService } from "./sampling.ts";
 import {
   checkCompatible,
@@ -39,7 +39,7 @@ import { trimNativeHeap } from "../native_heap.ts";
 
 /** Options of {@link TrainingModels}. */
 export interface TrainingModelsOptions {
-  sessions: SessionStore;
+  sessions: ClientSessions;
   checkpoints: CheckpointStore;
   requests: Requests;
   /** Takes the in-memory snapshots of save_weights_for_sampler without a path. */
@@ -244,7 +244,7 @@ export class TrainingModels {
     for (const id of [...this.#models.keys()]) this.drop(id);
   }
 
-  #add(session: Session, m: NewTrainingModel): TrainingModel {
+  #add(session: ClientSession, m: NewTrainingModel): TrainingModel {
     const model = newTrainingModel(session.id, m, this.#opts.seqGapTimeoutMs);
     this.#models.set(model.id, model);
     session.models.add(model.id);

@@ -16,6 +16,7 @@ import type { ForwardBackwardResult, LearnerDatum, Trainable } from "../train/mo
 import type { SampleJob, SampleResult } from "../sampler/mod.ts";
 import { getTokenizer } from "../../tokenizers/registry.ts";
 import type * as wire from "../../protocol/mod.ts";
+import { formatZodError } from "../../util/zod.ts";
 
 // ---- requests: wire to local ----
 
@@ -79,11 +80,7 @@ export function toLoraSpec(cfg: wire.CreateModelRequest["lora_config"]): LoraSpe
     trainUnembed: cfg?.train_unembed ?? true,
   });
   if (!parsed.success) {
-    throw new UserInputError(
-      `lora_config: ${
-        parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")
-      }`,
-    );
+    throw new UserInputError(formatZodError(parsed.error, "lora_config"));
   }
   return parsed.data;
 }

@@ -9,7 +9,7 @@
  */
 
 import { type Context, Hono } from "hono";
-import { UserInputError } from "../errors.ts";
+import { HttpError, jsonErrors } from "../../http/mod.ts";
 import type { LocalBackend } from "../backend.ts";
 import { ExpiredFutureError } from "../runtime/futures.ts";
 import { recordFailure } from "../runtime/failures.ts";
@@ -38,10 +38,16 @@ export interface AppOptions {
 export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
   const app = new Hono();
   if (opts.faults) app.use("*", faultMiddleware(opts.faults));
-  app.onError((err, c) => errorResponse(c, err, backend.failureLog));
-  app.notFound((c) =>
-    c.json({ detail: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404)
-  );
+  jsonErrors(app, {
+    body: (e) => ({ detail: e.message }),
+    classify: (err) =>
+      err instanceof InvalidTinkerPathError
+        ? new HttpError(400, err.message)
+        : err instanceof ExpiredFutureError
+        ? new HttpError(410, err.message)
+        : undefined,
+    internal: (err, c) => recordFailure(backend.failureLog, err, `${c.req.method} ${c.req.path}`),
+  });
 
   const api = new Hono();
   if (opts.auth) api.use("*", opts.auth.middleware());
@@ -52,14 +58,6 @@ export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
   api.route("/", restRoutes(backend));
   app.route("/api/v1", api);
   return app;
-}
-
-function errorResponse(c: Context, err: unknown, failureLog: string): Response {
-  if (err instanceof UserInputError) return c.json({ detail: err.message }, err.status);
-  if (err instanceof InvalidTinkerPathError) return c.json({ detail: err.message }, 400);
-  if (err instanceof ExpiredFutureError) return c.json({ detail: err.message }, 410);
-  const detail = recordFailure(failureLog, err, `${c.req.method} ${c.req.path}`);
-  return c.json({ detail }, 500);
 }
 
 function faultMiddleware(faults: FaultInjector) {

@@ -7,9 +7,9 @@
  * @module
  */
 
-import { timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { z } from "zod";
+import { sameSecret } from "../../http/mod.ts";
 
 /** Options of the local server's auth. */
 export const LocalAuthOptionsSchema = z.object({
@@ -101,8 +101,7 @@ export class LocalAuth {
   }
 
   #isApiKey(key: string): boolean {
-    const a = enc.encode(key), b = enc.encode(this.apiKey);
-    return a.length === b.length && timingSafeEqual(a, b);
+    return sameSecret(key, this.apiKey);
   }
 
   /** Hono middleware: 401 `{"detail": …}` for a missing, wrong or expired credential. */

@@ -9,10 +9,13 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { UserInputError } from "../errors.ts";
 import { fingerprint } from "../runtime/sequencer.ts";
-import { formatZodError } from "../../protocol/mod.ts";
+import { parseJsonBytes, readBytes as readLimited } from "../../http/mod.ts";
 
 /** The content type of protobuf bodies (forward_backward in, sample and forward_backward out). */
 export const PROTOBUF = "application/x-protobuf";
+
+/** The largest request body: a forward_backward batch of long sequences as JSON is big. */
+export const MAX_BODY_BYTES = 256 * 2 ** 20;
 
 /** A future handle, as the service answers every queued operation. */
 export function handle(c: Context, requestId: string, modelId?: string): Response {
@@ -29,7 +32,7 @@ export async function readBytes(c: Context): Promise<Uint8Array> {
       415,
     );
   }
-  return new Uint8Array(await c.req.arrayBuffer());
+  return await readLimited(c.req.raw, { maxBytes: MAX_BODY_BYTES });
 }
 
 /** Reads and validates a JSON body; the fingerprint identifies retries of the same request. */
@@ -39,15 +42,8 @@ export async function readJson<S extends z.ZodType>(
   endpoint: string,
 ): Promise<{ body: z.infer<S>; print: string }> {
   const bytes = await readBytes(c);
-  let raw: unknown;
-  try {
-    raw = bytes.length === 0 ? {} : JSON.parse(new TextDecoder().decode(bytes));
-  } catch (e) {
-    throw new UserInputError(`${endpoint}: body is not valid JSON (${(e as Error).message})`);
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new UserInputError(formatZodError(endpoint, parsed.error));
-  return { body: parsed.data, print: await fingerprint(bytes) };
+  const body = parseJsonBytes(bytes, schema, { where: endpoint }) as z.infer<S>;
+  return { body, print: await fingerprint(bytes) };
 }
 
 /** The `limit` and `offset` query parameters of a listing. */

@@ -17,6 +17,7 @@ import { createApp } from "./app.ts";
 import { type FaultConfig, FaultInjector } from "./faults.ts";
 import { initEngine } from "../engine.ts";
 import { LocalAuth, type LocalAuthOptions } from "./auth.ts";
+import { ensurePortFree, serveHttp } from "../../http/mod.ts";
 
 /** Options of {@link startLocalServer}. */
 export interface LocalServerOptions {
@@ -24,6 +25,8 @@ export interface LocalServerOptions {
   port?: number;
   /** Interface to bind; loopback by default. */
   hostname?: string;
+  /** The CLI flag that sets the port, named when it is taken (default `--port`). */
+  portFlag?: string;
   /** Checkpoint directory; default `$TINKERBENCH_HOME` or `~/.cache/tinkerbench/local`. */
   dataDir?: string;
   /** How long retrieve_future waits for a result before answering try_again (< 45 s). */
@@ -50,6 +53,8 @@ export interface LocalServerOptions {
 export interface LocalServer {
   /** Base URL to give a Tinker client, e.g. `http://127.0.0.1:43123`. */
   url: string;
+  /** Where it listens, e.g. `0.0.0.0:8000`. */
+  address: string;
   port: number;
   backend: LocalBackend;
   faults?: FaultInjector;
@@ -66,6 +71,10 @@ export function defaultDataDir(): string {
 
 /** Starts the local backend and resolves once it is listening. */
 export async function startLocalServer(opts: LocalServerOptions = {}): Promise<LocalServer> {
+  const hostname = opts.hostname ?? "127.0.0.1";
+  const portFlag = opts.portFlag ?? "--port";
+  // A taken port is refused before the engine loads or the data dir is made.
+  ensurePortFree(hostname, opts.port ?? 0, portFlag);
   await initEngine();
   const dataDir = opts.dataDir ?? defaultDataDir();
   await Deno.mkdir(dataDir, { recursive: true });
@@ -78,15 +87,7 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
   const auth = opts.auth ? new LocalAuth(opts.auth) : undefined;
   const app = createApp(backend, { longPollMs: opts.longPollMs ?? 20_000, faults, auth });
-  const abort = new AbortController();
-  const hostname = opts.hostname ?? "127.0.0.1";
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
-    port: opts.port ?? 0,
-    hostname,
-    signal: abort.signal,
-    onListen: ({ port }) => resolve(port),
-  }, async (req) => {
+  const server = await serveHttp(async (req) => {
     const t0 = performance.now();
     const res = await app.fetch(req);
     if (opts.log) {
@@ -94,17 +95,19 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
       console.log(`${req.method} ${new URL(req.url).pathname} ${res.status} ${ms}ms`);
     }
     return res;
+  }, { hostname, port: opts.port ?? 0, portFlag }).catch(async (e) => {
+    await backend.close();
+    throw e;
   });
-  const port = await listening;
   return {
-    url: `http://${hostname}:${port}`,
-    port,
+    url: server.url,
+    address: server.address,
+    port: server.port,
     backend,
     faults,
     auth,
     async close() {
-      abort.abort();
-      await server.finished;
+      await server.close();
       await backend.close();
     },
   };

@@ -42,15 +42,8 @@ export interface LearnerDatum {
  */
 export type AdamParams = z.infer<typeof AdamParamsSchema>;
 
-/** Tinker SDK 0.25.0 defaults of {@link AdamParams}. */
-export const ADAM_DEFAULTS: Readonly<Required<AdamParams>> = {
-  learning_rate: 1e-4,
-  beta1: 0.9,
-  beta2: 0.95,
-  eps: 1e-12,
-  weight_decay: 0,
-  grad_clip_norm: 0,
-};
+/** Tinker SDK 0.25.0 defaults of {@link AdamParams} (the protocol's, one definition). */
+export { ADAM_DEFAULTS } from "../../protocol/mod.ts";
 
 /**
  * Adam's state on the host, for checkpoints: the moment tensors (named

@@ -1,0 +1,131 @@
+/**
+ * Serving an app on a port: a taken port is one line naming the port and the flag that picks
+ * another (checkable before anything else is created), the address it really listens on is
+ * known, and a server open beyond loopback without a key has its warning line.
+ *
+ * @module
+ */
+
+/**
+ * A port someone else listens on. The message is the whole story (port, address, flag); it is
+ * the user's to fix, so `runCli` exits 2 (`category` as the Tinker client's errors carry it).
+ */
+export class PortInUseError extends Error {
+  override name = "PortInUseError";
+  readonly category = "user";
+  constructor(readonly hostname: string, readonly port: number, readonly flag: string) {
+    super(
+      `port ${port} on ${hostname} is already in use: stop what listens there or pick another ` +
+        `port with ${flag}`,
+    );
+  }
+}
+
+/** Options of {@link serveHttp}. */
+export interface ServeOptions {
+  /** Interface to bind (default 127.0.0.1). */
+  hostname?: string;
+  /** Port; 0 picks a free one. */
+  port: number;
+  /** The CLI flag that sets the port, for the taken-port message (e.g. `--port`). */
+  portFlag: string;
+}
+
+/** A listening server. */
+export interface HttpServer {
+  /** Where it listens, e.g. `0.0.0.0:30000` or `[::1]:8080`. */
+  address: string;
+  /** A base URL a local client can use (loopback for a wildcard address), e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  hostname: string;
+  /** Stops listening and waits for answers in flight. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `handler` and resolves once it listens.
+ *
+ * @example
+ * const server = await serveHttp(app.fetch, { port: 0, portFlag: "--port" });
+ * console.log(`listening on ${server.address}`);
+ * await server.close();
+ */
+export async function serveHttp(
+  handler: Deno.ServeHandler,
+  o: ServeOptions,
+): Promise<HttpServer> {
+  const hostname = o.hostname ?? "127.0.0.1";
+  const abort = new AbortController();
+  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve(
+      { hostname, port: o.port, signal: abort.signal, onListen: (addr) => resolve(addr) },
+      handler,
+    );
+  } catch (e) {
+    if (e instanceof Deno.errors.AddrInUse) throw new PortInUseError(hostname, o.port, o.portFlag);
+    throw e;
+  }
+  const addr = await listening;
+  return {
+    address: hostPort(addr.hostname, addr.port),
+    url: `http://${hostPort(clientHost(addr.hostname), addr.port)}`,
+    port: addr.port,
+    hostname: addr.hostname,
+    async close() {
+      abort.abort();
+      await server.finished;
+    },
+  };
+}
+
+/**
+ * Throws {@link PortInUseError} when `port` is taken, so a command can refuse before it creates
+ * anything (a run directory, a backend). Port 0 is always free.
+ */
+export function ensurePortFree(hostname: string, port: number, portFlag: string): void {
+  if (port === 0) return;
+  try {
+    Deno.listen({ hostname, port }).close();
+  } catch (e) {
+    if (e instanceof Deno.errors.AddrInUse) throw new PortInUseError(hostname, port, portFlag);
+    throw e;
+  }
+}
+
+/** Whether an interface is loopback only (nobody else can reach it). */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * The warning line for a server reachable beyond this machine without a key, or null when it
+ * is keyed or loopback only. `fixes` names the flags that close it.
+ *
+ * @example
+ * const w = openDoorWarning("0.0.0.0", 30000, false, "--api-key KEY, or --proxy-host 127.0.0.1");
+ * if (w) console.warn(w);
+ */
+export function openDoorWarning(
+  hostname: string,
+  port: number,
+  keyed: boolean,
+  fixes: string,
+): string | null {
+  if (keyed || isLoopback(hostname)) return null;
+  return `warning: listening on ${hostPort(hostname, port)} without a key: anyone who can ` +
+    `reach it may use it; close it with ${fixes}`;
+}
+
+function clientHost(hostname: string): string {
+  if (hostname === "0.0.0.0") return "127.0.0.1";
+  if (hostname === "::") return "::1";
+  return hostname;
+}
+
+function hostPort(hostname: string, port: number): string {
+  return `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+}
