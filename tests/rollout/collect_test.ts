@@ -328,7 +328,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
           groupSize: 0,
           maxTokensPerTurn: 8,
         }),
-        /collectGroups: groupSize Too small/,
+        /collectGroups: groupSize: Too small/,
       );
     });
   } finally {

@@ -239,7 +239,7 @@ Deno.test({
       const reading = (async () => {
         for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
           stdout += chunk;
-          const m = /proxy: serving \S+ at (\S+)/.exec(stdout);
+          const m = /proxy: serving \S+, listening on \S+ \(clients here: (\S+)\)/.exec(stdout);
           if (m) resolve(m[1]);
         }
         resolve("");

@@ -263,7 +263,7 @@ Deno.test("wandb settings: the key turns it on; use_wandb and WANDB_MODE turn it
   );
   assert.throws(
     () => decideWandb({ WANDB_API_KEY: "k", WANDB_MODE: "sometimes" }, none, "/x"),
-    (e) => e instanceof ConfigError && /^W&B settings: WANDB_MODE /.test(e.message),
+    (e) => e instanceof ConfigError && /^W&B settings: WANDB_MODE: /.test(e.message),
   );
   assert.equal(
     wandbRunUrl("https://api.wandb.ai", "me", "p", "abc"),
