@@ -6,6 +6,7 @@
  * @module
  */
 
+import { concatBytes } from "../http/mod.ts";
 import type { CallTask } from "./sessions.ts";
 import { chunkResult, sseEvent, ssePing } from "./sse.ts";
 
@@ -18,7 +19,7 @@ const SSE_HEADERS = {
 
 /** A finished event stream of the given events. */
 export function sseResponse(...events: Uint8Array[]): Response {
-  return new Response(concat(...events), { headers: SSE_HEADERS });
+  return new Response(concatBytes(events), { headers: SSE_HEADERS });
 }
 
 /**
@@ -61,14 +62,4 @@ function callStream(task: CallTask | undefined, pingMs: number, drop: boolean): 
       clearInterval(timer);
     },
   });
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
