@@ -33,7 +33,12 @@ export async function readBytes(req: Request, o: BodyOptions = {}): Promise<Uint
     if (size > max) throw tooLarge();
     parts.push(part);
   }
-  const out = new Uint8Array(size);
+  return concatBytes(parts);
+}
+
+/** The parts as one array of bytes (a body read in parts, or one written from several). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
     out.set(p, at);

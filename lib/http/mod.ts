@@ -9,6 +9,7 @@
 export { badRequest, HttpError, type JsonErrorOptions, jsonErrors } from "./errors.ts";
 export {
   type BodyOptions,
+  concatBytes,
   DEFAULT_MAX_BODY_BYTES,
   parseJsonBytes,
   readBytes,

@@ -29,6 +29,11 @@ export interface ServeOptions {
   port: number;
   /** The CLI flag that sets the port, for the taken-port message (e.g. `--port`). */
   portFlag: string;
+  /**
+   * What the server owns (a backend, a store, sessions): closed when it cannot listen, and by
+   * `close()` once it stops answering, so a caller never closes it twice or not at all.
+   */
+  owned?: { close(): void | Promise<void> };
 }
 
 /** A listening server. */
@@ -65,6 +70,7 @@ export async function serveHttp(
       handler,
     );
   } catch (e) {
+    await o.owned?.close();
     if (e instanceof Deno.errors.AddrInUse) throw new PortInUseError(hostname, o.port, o.portFlag);
     throw e;
   }
@@ -77,6 +83,7 @@ export async function serveHttp(
     async close() {
       abort.abort();
       await server.finished;
+      await o.owned?.close();
     },
   };
 }

@@ -13,6 +13,7 @@ export * from "./http.ts";
 export * from "./session.ts";
 export * from "./client.ts";
 export * from "./sessions.ts";
+export * from "./app.ts";
 export * from "./server.ts";
 export * from "./rewards.ts";
 export * from "./prompt.ts";

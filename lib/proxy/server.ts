@@ -16,14 +16,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import {
-  DEFAULT_MAX_BODY_BYTES,
-  type HttpServer,
-  jsonErrors,
-  keyAuth,
-  readJson,
-  serveHttp,
-} from "../http/mod.ts";
+import { DEFAULT_MAX_BODY_BYTES, jsonErrors, keyAuth, readJson, serveHttp } from "../http/mod.ts";
 import type { Message, Renderer } from "../renderers/types.ts";
 import type { TurnStopReason } from "../rl/types.ts";
 import {
@@ -321,25 +314,17 @@ export async function startProxy(
   o: ProxyOptions & { hostname?: string; port?: number; portFlag?: string },
 ): Promise<RunningProxy> {
   const proxy = createProxyApp(o);
-  let server: HttpServer;
-  try {
-    server = await serveHttp(proxy.app.fetch, {
-      hostname: o.hostname ?? "0.0.0.0",
-      port: o.port ?? 30000,
-      portFlag: o.portFlag ?? "--proxy-port",
-    });
-  } catch (e) {
-    proxy.sessions.close();
-    throw e;
-  }
+  const server = await serveHttp(proxy.app.fetch, {
+    hostname: o.hostname ?? "0.0.0.0",
+    port: o.port ?? 30000,
+    portFlag: o.portFlag ?? "--proxy-port",
+    owned: proxy.sessions,
+  });
   return {
     ...proxy,
     url: `${server.url}/v1`,
     address: server.address,
     port: server.port,
-    async close() {
-      await server.close();
-      proxy.sessions.close();
-    },
+    close: server.close,
   };
 }

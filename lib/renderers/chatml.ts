@@ -113,8 +113,7 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
   parseResponse(tokens: number[]): ParsedResponse {
     const end = tokens.indexOf(this.tokenizer.eosTokenId);
     const body = end >= 0 ? tokens.slice(0, end) : tokens;
-    const { message, error } = parseAssistantText(this.tokenizer.decode(body));
-    return error ? { message, ok: end >= 0, error } : { message, ok: end >= 0 };
+    return parseAssistantText(this.tokenizer.decode(body), end >= 0);
   }
 }
 

@@ -17,18 +17,11 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { pyJson } from "./parse.ts";
+import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
 import { toolsOnSystem } from "./tools.ts";
-import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
-import type {
-  Message,
-  ParsedResponse,
-  Renderer,
-  SupervisedExample,
-  ToolCall,
-  ToolSpec,
-  TrainOn,
-} from "./types.ts";
+import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";
@@ -70,35 +63,12 @@ export interface DeepSeekV3Options {
  * @example
  * const r = new DeepSeekV3Renderer(getTokenizer("deepseek-ai/DeepSeek-V3.1"), { thinking: true });
  */
-export class DeepSeekV3Renderer implements Renderer {
-  readonly tokenizer: Tokenizer;
+export class DeepSeekV3Renderer extends PieceRenderer {
   readonly thinking: boolean;
-  readonly #eos: number;
 
   constructor(tokenizer: Tokenizer, { thinking = false }: DeepSeekV3Options = {}) {
-    this.tokenizer = tokenizer;
+    super(tokenizer, [specialTokenId(tokenizer, EOS)]);
     this.thinking = thinking;
-    this.#eos = specialTokenId(tokenizer, EOS);
-  }
-
-  /** The rendered text, as the chat template writes it. */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
-  }
-
-  stopSequences(): number[] {
-    return [this.#eos];
   }
 
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
@@ -107,15 +77,10 @@ export class DeepSeekV3Renderer implements Renderer {
 
   /** The assistant message: reasoning up to `</think>` (thinking on), content, tool calls. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { body, stopped } = untilStop(tokens, [this.#eos]);
-    let text = this.tokenizer.decode(body);
+    const { text: sampled, stopped } = this.responseText(tokens);
+    const { thinking, rest: text } = leadingThinking(sampled);
     const message: Message = { role: "assistant", content: text };
-    const thinkEnd = text.indexOf("</think>");
-    if (thinkEnd >= 0) {
-      const thinking = text.slice(0, thinkEnd).replace(/^<think>/, "");
-      if (thinking) message.thinking = thinking;
-      text = text.slice(thinkEnd + "</think>".length);
-    }
+    if (thinking) message.thinking = thinking;
     const begin = text.indexOf(CALLS_BEGIN);
     if (begin < 0) {
       message.content = text;
@@ -127,11 +92,7 @@ export class DeepSeekV3Renderer implements Renderer {
       try {
         calls.push({ name: m[1], arguments: JSON.parse(m[2]) });
       } catch (e) {
-        return {
-          message,
-          ok: stopped,
-          error: `malformed tool call ${JSON.stringify(m[2])}: ${(e as Error).message}`,
-        };
+        return { message, ok: stopped, error: malformedCall(m[2], e) };
       }
     }
     if (!text.includes(CALLS_END)) {
@@ -141,7 +102,7 @@ export class DeepSeekV3Renderer implements Renderer {
     return { message, ok: stopped };
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     const systems = messages.filter((m) => m.role === "system");

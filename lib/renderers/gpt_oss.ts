@@ -14,18 +14,11 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { argumentsObject, pyJson } from "./parse.ts";
+import { argumentsObject, malformedCall, pyJson } from "./parse.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
 import { toolsOnSystem } from "./tools.ts";
-import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
-import type {
-  Message,
-  ParsedResponse,
-  Renderer,
-  SupervisedExample,
-  ToolCall,
-  ToolSpec,
-  TrainOn,
-} from "./types.ts";
+import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 /** gpt-oss's reasoning effort (the system message's `Reasoning:` line). */
 export type ReasoningEffort = "low" | "medium" | "high";
@@ -111,41 +104,21 @@ const HEADER = /^(?: to=functions\.([^<\s]+))?<\|channel\|>(\w+)(?: (?:<\|constr
  * @example
  * const r = new GptOssRenderer(getTokenizer("openai/gpt-oss-20b"), { reasoningEffort: "high" });
  */
-export class GptOssRenderer implements Renderer {
-  readonly tokenizer: Tokenizer;
+export class GptOssRenderer extends PieceRenderer {
   readonly reasoningEffort: ReasoningEffort;
   readonly date: string;
-  readonly #stops: number[];
 
   constructor(
     tokenizer: Tokenizer,
     { reasoningEffort = "medium", date = new Date().toISOString().slice(0, 10) }: GptOssOptions =
       {},
   ) {
-    this.tokenizer = tokenizer;
+    super(tokenizer, [
+      specialTokenId(tokenizer, "<|return|>"),
+      specialTokenId(tokenizer, "<|call|>"),
+    ]);
     this.reasoningEffort = reasoningEffort;
     this.date = date;
-    this.#stops = [specialTokenId(tokenizer, "<|return|>"), specialTokenId(tokenizer, "<|call|>")];
-  }
-
-  /** The rendered text, as the chat template writes it. */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
-  }
-
-  stopSequences(): number[] {
-    return [...this.#stops];
   }
 
   declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
@@ -154,8 +127,7 @@ export class GptOssRenderer implements Renderer {
 
   /** The assistant's messages after `<|start|>assistant`: analysis, final answer, tool call. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { body, stopped } = untilStop(tokens, this.#stops);
-    const text = this.tokenizer.decode(body);
+    const { text, stopped } = this.responseText(tokens);
     const message: Message = { role: "assistant", content: "" };
     const thinking: string[] = [];
     const calls: ToolCall[] = [];
@@ -176,8 +148,7 @@ export class GptOssRenderer implements Renderer {
         try {
           calls.push({ name: fn, arguments: JSON.parse(content) });
         } catch (e) {
-          const error = `malformed tool call ${JSON.stringify(content)}: ${(e as Error).message}`;
-          return { message, ok: stopped, error };
+          return { message, ok: stopped, error: malformedCall(content, e) };
         }
       } else if (channel === "analysis") thinking.push(content);
       else message.content += content;
@@ -196,7 +167,7 @@ export class GptOssRenderer implements Renderer {
       "<|end|>";
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     const hasSystem = messages[0]?.role === "system";

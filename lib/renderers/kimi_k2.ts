@@ -16,18 +16,11 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { pyJson } from "./parse.ts";
+import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
-import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
-import type {
-  Message,
-  ParsedResponse,
-  Renderer,
-  SupervisedExample,
-  ToolCall,
-  ToolSpec,
-  TrainOn,
-} from "./types.ts";
+import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
 const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
@@ -48,33 +41,9 @@ export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string>
  * @example
  * const r = new KimiK2Renderer(tokenizer); // a tokenizer with Kimi's special tokens
  */
-export class KimiK2Renderer implements Renderer {
-  readonly tokenizer: Tokenizer;
-  readonly #imEnd: number;
-
+export class KimiK2Renderer extends PieceRenderer {
   constructor(tokenizer: Tokenizer) {
-    this.tokenizer = tokenizer;
-    this.#imEnd = specialTokenId(tokenizer, "<|im_end|>");
-  }
-
-  /** The rendered text, as the chat template writes it. */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
-  }
-
-  stopSequences(): number[] {
-    return [this.#imEnd];
+    super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")]);
   }
 
   /** A declaration-only system message still gets the default system turn written. */
@@ -84,15 +53,10 @@ export class KimiK2Renderer implements Renderer {
 
   /** The assistant message: `<think>` reasoning, content, and the tool-call section. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { body, stopped } = untilStop(tokens, [this.#imEnd]);
-    let text = this.tokenizer.decode(body);
+    const { text: sampled, stopped } = this.responseText(tokens);
+    const { thinking, rest: text } = leadingThinking(sampled);
     const message: Message = { role: "assistant", content: "" };
-    const end = text.indexOf("</think>");
-    if (end >= 0) {
-      const thinking = text.slice(0, end).replace(/^<think>/, "");
-      if (thinking) message.thinking = thinking;
-      text = text.slice(end + "</think>".length);
-    }
+    if (thinking) message.thinking = thinking;
     const section = text.indexOf("<|tool_calls_section_begin|>");
     message.content = section >= 0 ? text.slice(0, section) : text;
     if (section < 0) return { message, ok: stopped };
@@ -102,8 +66,7 @@ export class KimiK2Renderer implements Renderer {
       try {
         calls.push({ name, arguments: JSON.parse(m[2]), id: m[1] });
       } catch (e) {
-        const error = `malformed tool call ${JSON.stringify(m[2])}: ${(e as Error).message}`;
-        return { message, ok: stopped, error };
+        return { message, ok: stopped, error: malformedCall(m[2], e) };
       }
     }
     if (!text.includes("<|tool_calls_section_end|>")) {
@@ -113,7 +76,7 @@ export class KimiK2Renderer implements Renderer {
     return { message, ok: stopped };
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     const ids = kimiCallIds(messages);

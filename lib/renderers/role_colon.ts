@@ -12,8 +12,9 @@
 
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseAssistantText } from "./parse.ts";
-import { encodePieces, type Piece, trainedTurn, untilStop } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import { PieceRenderer } from "./piece_renderer.ts";
+import { type Piece, trainedTurn } from "./pieces.ts";
+import type { Message, ParsedResponse, TrainOn } from "./types.ts";
 
 /** End-of-text tokens of the base models' vocabularies (Qwen, Llama 3, DeepSeek). */
 const END_OF_TEXT = ["<|endoftext|>", "<|end_of_text|>", "<｜end▁of▁sentence｜>"];
@@ -32,51 +33,24 @@ const ROLE: Record<Message["role"], string> = {
  * const r = new RoleColonRenderer(getTokenizer("Qwen/Qwen3-8B-Base"));
  * r.buildGenerationPrompt([{ role: "user", content: "2+2?" }]); // "User: 2+2?\n\nAssistant:"
  */
-export class RoleColonRenderer implements Renderer {
-  readonly tokenizer: Tokenizer;
-  readonly #end: number;
+export class RoleColonRenderer extends PieceRenderer {
   readonly #endText: string;
 
   constructor(tokenizer: Tokenizer) {
-    this.tokenizer = tokenizer;
-    const end = END_OF_TEXT.find((t) => tokenizer.specialTokens.has(t));
-    this.#end = end ? tokenizer.specialTokens.get(end)! : tokenizer.eosTokenId;
-    this.#endText = tokenizer.decode([this.#end]);
-  }
-
-  /** The rendered text. */
-  renderText(messages: Message[], addGenerationPrompt: boolean): string {
-    return this.#pieces(messages, addGenerationPrompt, "last_assistant").map((p) => p.text)
-      .join("");
-  }
-
-  buildGenerationPrompt(messages: Message[]): number[] {
-    return this.tokenizer.encode(this.renderText(messages, true));
-  }
-
-  buildSupervisedExample(
-    messages: Message[],
-    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
-  ): SupervisedExample {
-    const pieces = this.#pieces(messages, false, trainOn);
-    if (pieces.at(-1)?.text === "\n\n") pieces.pop();
-    return encodePieces(this.tokenizer, pieces);
-  }
-
-  stopSequences(): number[] {
-    return [this.#end];
+    const name = END_OF_TEXT.find((t) => tokenizer.specialTokens.has(t));
+    const end = name ? tokenizer.specialTokens.get(name)! : tokenizer.eosTokenId;
+    // The blank line after the final turn is not part of what the model produced.
+    super(tokenizer, [end], "\n\n");
+    this.#endText = tokenizer.decode([end]);
   }
 
   /** The assistant message (the leading space the prompt leaves to the model is dropped). */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { body, stopped } = untilStop(tokens, [this.#end]);
-    const { message, error } = parseAssistantText(
-      this.tokenizer.decode(body).replace(/^ /, ""),
-    );
-    return error ? { message, ok: stopped, error } : { message, ok: stopped };
+    const { text, stopped } = this.responseText(tokens);
+    return parseAssistantText(text.replace(/^ /, ""), stopped);
   }
 
-  #pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
+  protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     messages.forEach((m, i) => {
       if (m.role === "assistant") {

@@ -44,20 +44,17 @@ export async function startRunsServer(o: RunsServerOptions): Promise<RunsServer>
   ensurePortFree(hostname, port, "--port");
   const service = await RunsService.open(o);
   const app = createRunsApp(service, { apiKey: o.apiKey });
-  const server = await serveHttp(app.fetch, { hostname, port, portFlag: "--port" }).catch(
-    async (e) => {
-      await service.close();
-      throw e;
-    },
-  );
+  const server = await serveHttp(app.fetch, {
+    hostname,
+    port,
+    portFlag: "--port",
+    owned: service,
+  });
   return {
     url: server.url,
     address: server.address,
     port: server.port,
     service,
-    async close() {
-      await server.close();
-      await service.close();
-    },
+    close: server.close,
   };
 }

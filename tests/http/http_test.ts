@@ -110,6 +110,34 @@ Deno.test("http: a taken port is one line naming the port and the flag", async (
   }
 });
 
+Deno.test("http: what a server owns is closed once, when it cannot listen or after it stops", async () => {
+  const closed: string[] = [];
+  const owned = (name: string) => ({ close: () => void closed.push(name) });
+  const server = await serveHttp(demoApp().fetch, {
+    port: 0,
+    portFlag: "--port",
+    owned: owned("served"),
+  });
+  try {
+    await assert.rejects(
+      () =>
+        serveHttp(demoApp().fetch, {
+          port: server.port,
+          portFlag: "--port",
+          owned: owned("refused"),
+        }),
+      PortInUseError,
+    );
+    assert.deepEqual(closed, ["refused"]);
+    const health = await fetch(`${server.url}/health`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  } finally {
+    await server.close();
+  }
+  assert.deepEqual(closed, ["refused", "served"]);
+});
+
 Deno.test("http: every server refuses a taken port, naming it, before it creates anything", async () => {
   const taken = await serveHttp(demoApp().fetch, { port: 0, portFlag: "--port" });
   const dataDir = `${await Deno.makeTempDir({ prefix: "tb-http-" })}/never`;

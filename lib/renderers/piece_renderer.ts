@@ -1,0 +1,90 @@
+/**
+ * The renderer of a chat template written as pieces: a format gives its conversation as pieces
+ * (`pieces(messages, addGenerationPrompt, trainOn)`) and its stop tokens, and this base turns
+ * them into the {@link Renderer} members every such format shares — the rendered text, the
+ * generation prompt, the supervised example and the sampled text up to a stop token. What
+ * differs between formats stays in the format: its pieces, its stops, what it writes after the
+ * final stop token, and how it parses a response.
+ *
+ * @module
+ */
+
+import type { Tokenizer } from "../tokenizers/types.ts";
+import { encodePieces, type Piece, piecesText, untilStop } from "./pieces.ts";
+import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+
+/**
+ * A chat format rendered from pieces. Subclasses implement {@link PieceRenderer.pieces} and
+ * {@link PieceRenderer.parseResponse}.
+ *
+ * @example
+ * class Plain extends PieceRenderer {
+ *   constructor(tokenizer: Tokenizer) {
+ *     super(tokenizer, [tokenizer.eosTokenId]);
+ *   }
+ *   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn) {
+ *     return messages.map((m, i) => ({ text: m.content, train: trainedTurn(messages, i, trainOn) }));
+ *   }
+ *   parseResponse(tokens: number[]) {
+ *     const { text, stopped } = this.responseText(tokens);
+ *     return { message: { role: "assistant", content: text }, ok: stopped };
+ *   }
+ * }
+ */
+export abstract class PieceRenderer implements Renderer {
+  readonly tokenizer: Tokenizer;
+  readonly #stops: readonly number[];
+  readonly #afterStop: string;
+
+  /**
+   * `stops` end sampling; `afterStop` is the piece the template writes after the final stop
+   * token (e.g. Qwen3's newline), which a supervised example leaves out, as a sampled turn ends
+   * at its stop token.
+   */
+  protected constructor(tokenizer: Tokenizer, stops: readonly number[], afterStop = "") {
+    this.tokenizer = tokenizer;
+    this.#stops = [...stops];
+    this.#afterStop = afterStop;
+  }
+
+  /** The conversation as pieces, trained where `trainOn` says, with the assistant's opening. */
+  protected abstract pieces(
+    messages: Message[],
+    addGenerationPrompt: boolean,
+    trainOn: TrainOn,
+  ): Piece[];
+
+  /** The assistant message in sampled tokens. */
+  abstract parseResponse(tokens: number[]): ParsedResponse;
+
+  /** The rendered text, as the chat template writes it. */
+  renderText(messages: Message[], addGenerationPrompt: boolean): string {
+    return piecesText(this.pieces(messages, addGenerationPrompt, "last_assistant"));
+  }
+
+  /** Tokens of the messages followed by the opening of the assistant's turn. */
+  buildGenerationPrompt(messages: Message[]): number[] {
+    return this.tokenizer.encode(this.renderText(messages, true));
+  }
+
+  /** Tokens of the conversation, weight 1 on the trained turns, ending at the final stop. */
+  buildSupervisedExample(
+    messages: Message[],
+    { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
+  ): SupervisedExample {
+    const pieces = this.pieces(messages, false, trainOn);
+    if (this.#afterStop && pieces.at(-1)?.text === this.#afterStop) pieces.pop();
+    return encodePieces(this.tokenizer, pieces);
+  }
+
+  /** Token ids that end sampling. */
+  stopSequences(): number[] {
+    return [...this.#stops];
+  }
+
+  /** The text of sampled tokens up to the first stop token, and whether there was one. */
+  protected responseText(tokens: number[]): { text: string; stopped: boolean } {
+    const { body, stopped } = untilStop(tokens, this.#stops);
+    return { text: this.tokenizer.decode(body), stopped };
+  }
+}
