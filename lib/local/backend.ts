@@ -17,7 +17,13 @@ import { Requests } from "./runtime/requests.ts";
 import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
 import { join } from "node:path";
 import type { AdamParams } from "./train/mod.ts";
-import type { PrefixCache } from "./sampler/mod.ts";
+import {
+  defaultSamplerEngine,
+  type PrefixCache,
+  SAMPLER_ENGINE_ENV,
+  type SamplerEngine,
+} from "./sampler/mod.ts";
+import { UserInputError } from "./errors.ts";
 import { SessionStore } from "./backend/sessions.ts";
 import { TrainingModels } from "./backend/training.ts";
 import { SamplingService } from "./backend/sampling.ts";
@@ -48,10 +54,18 @@ export interface LocalBackendOptions {
    * 3.24 GiB after step 32 and was still growing toward the 4 GiB wasm limit.
    */
   prefixCacheBytes?: number;
+  /**
+   * The engine samplers decode on: `onnx` (ONNX Runtime, the default) or `jax` (jax-js, the
+   * learner's engine). Default: `$TINKERBENCH_SAMPLER_ENGINE`, else `onnx`. The prefix cache
+   * needs `jax`.
+   */
+  samplerEngine?: SamplerEngine;
 }
 
 /** What a {@link LocalBackend} uses for the options it is not given. */
-export const LOCAL_BACKEND_DEFAULTS: Required<Omit<LocalBackendOptions, "dataDir">> = {
+export const LOCAL_BACKEND_DEFAULTS: Required<
+  Omit<LocalBackendOptions, "dataDir" | "samplerEngine">
+> = {
   sessionTtlMs: 300_000,
   seqGapTimeoutMs: 30_000,
   maxCachedSamplers: 8,
@@ -82,7 +96,16 @@ export class LocalBackend {
   constructor(opts: LocalBackendOptions) {
     // An option passed as `undefined` (as startLocalServer forwards its own) keeps its default.
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
-    this.#opts = { ...LOCAL_BACKEND_DEFAULTS, ...given } as Required<LocalBackendOptions>;
+    this.#opts = {
+      ...LOCAL_BACKEND_DEFAULTS,
+      samplerEngine: defaultSamplerEngine(),
+      ...given,
+    } as Required<LocalBackendOptions>;
+    if (this.#opts.prefixCacheBytes > 0 && this.#opts.samplerEngine !== "jax") {
+      throw new UserInputError(
+        `the prefix cache runs on the jax-js sampler only: set ${SAMPLER_ENGINE_ENV}=jax (or samplerEngine "jax") or turn the cache off`,
+      );
+    }
     this.checkpoints = new CheckpointStore(opts.dataDir);
     this.failureLog = join(opts.dataDir, FAILURE_LOG_NAME);
     this.futures.describeServerError = (e) => recordFailure(this.failureLog, e);
@@ -92,6 +115,7 @@ export class LocalBackend {
       requests: this.#requests,
       maxCachedSamplers: this.#opts.maxCachedSamplers,
       prefixCacheBytes: this.#opts.prefixCacheBytes,
+      samplerEngine: this.#opts.samplerEngine,
     });
     this.#training = new TrainingModels({
       ...parts,

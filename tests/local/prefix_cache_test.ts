@@ -30,7 +30,15 @@ function job(prompt: Int32Array, over: Partial<SampleJob> = {}): SampleJob {
 
 /** A sampler of the bare `local/tiny` model, with or without a prefix cache. */
 function bareSampler(prefixCache?: PrefixCache): Promise<Sampler> {
-  return Sampler.create({ config: CFG, base: BASE, adapter: null, lora: null, prefixCache });
+  // The prefix cache runs on the jax-js engine only.
+  return Sampler.create({
+    config: CFG,
+    base: BASE,
+    adapter: null,
+    lora: null,
+    prefixCache,
+    engine: "jax",
+  });
 }
 
 function tokens(n: number, seed: number): Int32Array {

@@ -11,7 +11,7 @@ import type { LoraSpec } from "../model/config.ts";
 import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Trainable } from "../train/mod.ts";
-import { PrefixCache, Sampler } from "../sampler/mod.ts";
+import { PrefixCache, Sampler, type SamplerEngine } from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 
 /** Where a sampler's weights come from. */
@@ -33,15 +33,17 @@ export interface SamplerCacheOptions {
   checkpoints: CheckpointStore;
   /** Most samplers kept at once; the least recently used one is freed first. */
   maxSamplers: number;
-  /** Device bytes of the shared prefix cache; 0 turns it off. */
+  /** Device bytes of the shared prefix cache; 0 turns it off (jax-js engine only). */
   prefixCacheBytes: number;
+  /** The engine every sampler decodes on. */
+  engine: SamplerEngine;
 }
 
 /**
  * Samplers by weights, made on first use.
  *
  * @example
- * const cache = new SamplerCache({ checkpoints, maxSamplers: 8, prefixCacheBytes: 0 });
+ * const cache = new SamplerCache({ checkpoints, maxSamplers: 8, prefixCacheBytes: 0, engine: "onnx" });
  * const sampler = await cache.get(spec, { kind: "base" });
  */
 export class SamplerCache {
@@ -49,8 +51,11 @@ export class SamplerCache {
   readonly #checkpoints: CheckpointStore;
   readonly #maxSamplers: number;
   readonly #prefixCache?: PrefixCache;
+  /** The engine every sampler decodes on. */
+  readonly engine: SamplerEngine;
 
   constructor(opts: SamplerCacheOptions) {
+    this.engine = opts.engine;
     this.#checkpoints = opts.checkpoints;
     this.#maxSamplers = opts.maxSamplers;
     this.#prefixCache = opts.prefixCacheBytes > 0
@@ -93,6 +98,7 @@ export class SamplerCache {
   async #make(spec: LocalModelSpec, weights: SamplerWeights): Promise<Sampler> {
     const base = await loadBaseWeights(spec);
     const prefixCache = this.#prefixCache;
+    const engine = this.engine;
     if (weights.kind === "base") {
       return await Sampler.create({
         config: spec.config,
@@ -100,6 +106,7 @@ export class SamplerCache {
         adapter: null,
         lora: null,
         prefixCache,
+        engine,
       });
     }
     let adapter: NamedTensors, lora: LoraSpec, trainable: Trainable;
@@ -117,9 +124,10 @@ export class SamplerCache {
         adapter: null,
         lora: null,
         prefixCache,
+        engine,
       });
     }
-    return await Sampler.create({ config: spec.config, base, adapter, lora, prefixCache });
+    return await Sampler.create({ config: spec.config, base, adapter, lora, prefixCache, engine });
   }
 }
 

@@ -6,5 +6,11 @@
 
 export { Sampler, type SamplerOptions } from "./sampler.ts";
 export { PrefixCache } from "./prefix_cache.ts";
+export {
+  defaultSamplerEngine,
+  SAMPLER_ENGINE_ENV,
+  type SamplerEngine,
+  SamplerEngineSchema,
+} from "./engines.ts";
 export type { SampledSequence, SampleJob, SampleResult, StopReason } from "./types.ts";
 export { MAX_SAMPLES_PER_JOB, validateSampleJob } from "./validate.ts";
