@@ -84,11 +84,18 @@ export class GptSession {
       executionMode: "sequential",
       ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
     });
-    const feeds: Record<string, ort.Tensor> = {};
-    if (opts.weightsAsInputs) {
-      for (const [name, t] of weights) feeds[name] = new ort.Tensor("float32", t.data, t.shape);
+    return new GptSession(config, session, opts.weightsAsInputs ? weightFeeds(weights) : {});
+  }
+
+  /**
+   * The same session over other weights, for a session made with `weightsAsInputs` (a new
+   * version without a rebuild). The two share the native session: release only one.
+   */
+  withWeights(weights: NamedTensors): GptSession {
+    if (Object.keys(this.#weightFeeds).length === 0) {
+      throw new Error("GptSession.withWeights: the session stores its weights in the graph");
     }
-    return new GptSession(config, session, feeds);
+    return new GptSession(this.config, this.#session, weightFeeds(weights));
   }
 
   /** Runs the model once. */
@@ -125,4 +132,10 @@ export class GptSession {
   async release(): Promise<void> {
     await this.#session.release();
   }
+}
+
+function weightFeeds(weights: NamedTensors): Record<string, ort.Tensor> {
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const [name, t] of weights) feeds[name] = new ort.Tensor("float32", t.data, t.shape);
+  return feeds;
 }
