@@ -38,6 +38,13 @@ export interface GptGraphOptions {
   weights?: NamedTensors;
   /** Declare the weights as graph inputs instead of storing them. */
   weightsAsInputs?: boolean;
+  /**
+   * `sampler` (default): the interface above. `transformers`: the interface of Hugging Face's
+   * ONNX exports of decoder LMs, which transformers.js runs: `input_ids`, `attention_mask
+   * [B, S + T]` (1 = attend), `position_ids`, `past_key_values.{l}.key|value [B, H, S, hd]` in;
+   * `logits [B, T, V]` and `present.{l}.key|value [B, H, S + T, hd]` (the whole cache) out.
+   */
+  layout?: "sampler" | "transformers";
 }
 
 /** Serialises the GPT of `cfg` as an ONNX model (see the module doc for its interface). */
@@ -53,13 +60,30 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     if (!t) throw new Error(`gpt graph: missing weight ${name}`);
     return g.constant(t.shape, t.data, name);
   };
+  const hf = opts.layout === "transformers";
   const ids = g.input("input_ids", "int64", ["batch", "new"]);
+  const keyBias = hf
+    ? g.op("Where", [
+      g.op("Equal", [
+        g.input("attention_mask", "int64", ["batch", "slots_and_new"]),
+        g.constant([], BigInt64Array.of(0n)),
+      ]),
+      g.scalar(MASKED),
+      g.scalar(0),
+    ])
+    : g.input("key_bias", "float", ["batch", "slots_and_new"]);
   const positions = g.input("position_ids", "int64", ["batch", "new"]);
-  const keyBias = g.input("key_bias", "float", ["batch", "slots_and_new"]);
-  const headIndex = g.input("head_index", "int64", ["batch", "heads"]);
+  const headIndex = hf ? "" : g.input("head_index", "int64", ["batch", "heads"]);
   const past = Array.from({ length: cfg.nLayers }, (_, l) => ({
-    k: g.input(`past.${l}.key`, "float", ["batch", h, hd, "slots"]),
-    v: g.input(`past.${l}.value`, "float", ["batch", h, "slots", hd]),
+    k: hf
+      ? g.input(`past_key_values.${l}.key`, "float", ["batch", h, "slots", hd])
+      : g.input(`past.${l}.key`, "float", ["batch", h, hd, "slots"]),
+    v: g.input(hf ? `past_key_values.${l}.value` : `past.${l}.value`, "float", [
+      "batch",
+      h,
+      "slots",
+      hd,
+    ]),
   }));
 
   const bias = attentionBias(g, ids, past[0].v, keyBias);
@@ -89,6 +113,48 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     const q = splitHeads(linear(`${p}.attn.q`, a));
     const k = splitHeads(linear(`${p}.attn.k`, a));
     const v = splitHeads(linear(`${p}.attn.v`, a));
+    let attended: string;
+    if (hf) {
+      // transformers.js feeds the whole cache back: concatenate and attend over it.
+      const keys = g.op("Concat", [past[l].k, k], { axis: { i: 2 } });
+      const values = g.op("Concat", [past[l].v, v], { axis: { i: 2 } });
+      g.output(keys, `present.${l}.key`, "float", ["batch", h, "slots_and_new", hd]);
+      g.output(values, `present.${l}.value`, "float", ["batch", h, "slots_and_new", hd]);
+      const scores = g.op("Add", [
+        g.op("Mul", [
+          g.op("MatMul", [q, g.op("Transpose", [keys], { perm: { ints: [0, 1, 3, 2] } })]),
+          scale,
+        ]),
+        bias.add,
+      ]);
+      attended = g.op("MatMul", [g.op("Softmax", [scores], { axis: { i: -1 } }), values]);
+    } else attended = samplerAttention(l, q, k, v);
+    const merged = g.op("Reshape", [
+      g.op("Transpose", [attended], { perm: { ints: [0, 2, 1, 3] } }),
+      g.ints([0, 0, d]),
+    ]);
+    x = g.op("Add", [x, linear(`${p}.attn.o`, merged)]);
+    const m = linear(`${p}.mlp.fc`, norm(`${p}.ln2`, x));
+    x = g.op("Add", [x, linear(`${p}.mlp.proj`, gelu(g, m))]);
+  }
+  if (hf) {
+    const logits = linear("lm_head", norm("ln_f", x), false);
+    g.output(logits, "logits", "float", ["batch", "new", cfg.vocabSize]);
+    return g.toModel({ opset: GPT_OPSET });
+  }
+  const picked = g.op("GatherND", [x, g.op("Unsqueeze", [headIndex, g.ints([2])])], {
+    batch_dims: { i: 1 },
+  });
+  const logits = linear("lm_head", norm("ln_f", picked), false);
+  g.output(g.op("LogSoftmax", [logits], { axis: { i: -1 } }), "logprobs", "float", [
+    "batch",
+    "heads",
+    cfg.vocabSize,
+  ]);
+  return g.toModel({ opset: GPT_OPSET });
+
+  /** The sampler layout's attention: new keys out, the cache never copied. */
+  function samplerAttention(l: number, q: string, k: string, v: string): string {
     const kT = g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } });
     g.output(kT, `new.${l}.key`, "float", keyDims);
     g.output(v, `new.${l}.value`, "float", dims);
@@ -111,25 +177,8 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
         axis: { i: 3 },
       },
     );
-    const attended = g.op("Add", [g.op("MatMul", [pPast, past[l].v]), g.op("MatMul", [pNew, v])]);
-    const merged = g.op("Reshape", [
-      g.op("Transpose", [attended], { perm: { ints: [0, 2, 1, 3] } }),
-      g.ints([0, 0, d]),
-    ]);
-    x = g.op("Add", [x, linear(`${p}.attn.o`, merged)]);
-    const m = linear(`${p}.mlp.fc`, norm(`${p}.ln2`, x));
-    x = g.op("Add", [x, linear(`${p}.mlp.proj`, gelu(g, m))]);
+    return g.op("Add", [g.op("MatMul", [pPast, past[l].v]), g.op("MatMul", [pNew, v])]);
   }
-  const picked = g.op("GatherND", [x, g.op("Unsqueeze", [headIndex, g.ints([2])])], {
-    batch_dims: { i: 1 },
-  });
-  const logits = linear("lm_head", norm("ln_f", picked), false);
-  g.output(g.op("LogSoftmax", [logits], { axis: { i: -1 } }), "logprobs", "float", [
-    "batch",
-    "heads",
-    cfg.vocabSize,
-  ]);
-  return g.toModel({ opset: GPT_OPSET });
 }
 
 /**
