@@ -17,13 +17,7 @@ import { Requests } from "./runtime/requests.ts";
 import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
 import { join } from "node:path";
 import type { AdamParams } from "./train/mod.ts";
-import {
-  defaultSamplerEngine,
-  type PrefixCache,
-  SAMPLER_ENGINE_ENV,
-  type SamplerEngine,
-} from "./sampler/mod.ts";
-import { UserInputError } from "./errors.ts";
+import { defaultSamplerEngine, type PrefixCache, type SamplerEngine } from "./sampler/mod.ts";
 import { SessionStore } from "./backend/sessions.ts";
 import { TrainingModels } from "./backend/training.ts";
 import { SamplingService } from "./backend/sampling.ts";
@@ -56,8 +50,7 @@ export interface LocalBackendOptions {
   prefixCacheBytes?: number;
   /**
    * The engine samplers decode on: `onnx` (ONNX Runtime, the default) or `jax` (jax-js, the
-   * learner's engine). Default: `$TINKERBENCH_SAMPLER_ENGINE`, else `onnx`. The prefix cache
-   * needs `jax`.
+   * learner's engine). Default: `$TINKERBENCH_SAMPLER_ENGINE`, else `onnx`.
    */
   samplerEngine?: SamplerEngine;
 }
@@ -101,11 +94,6 @@ export class LocalBackend {
       samplerEngine: defaultSamplerEngine(),
       ...given,
     } as Required<LocalBackendOptions>;
-    if (this.#opts.prefixCacheBytes > 0 && this.#opts.samplerEngine !== "jax") {
-      throw new UserInputError(
-        `the prefix cache runs on the jax-js sampler only: set ${SAMPLER_ENGINE_ENV}=jax (or samplerEngine "jax") or turn the cache off`,
-      );
-    }
     this.checkpoints = new CheckpointStore(opts.dataDir);
     this.failureLog = join(opts.dataDir, FAILURE_LOG_NAME);
     this.futures.describeServerError = (e) => recordFailure(this.failureLog, e);

@@ -11,7 +11,13 @@ import type { LoraSpec } from "../model/config.ts";
 import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Trainable } from "../train/mod.ts";
-import { PrefixCache, Sampler, type SamplerEngine } from "../sampler/mod.ts";
+import {
+  type AnyPrefixCache,
+  type PrefixCache,
+  prefixCacheFor,
+  Sampler,
+  type SamplerEngine,
+} from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 
 /** Where a sampler's weights come from. */
@@ -33,7 +39,7 @@ export interface SamplerCacheOptions {
   checkpoints: CheckpointStore;
   /** Most samplers kept at once; the least recently used one is freed first. */
   maxSamplers: number;
-  /** Device bytes of the shared prefix cache; 0 turns it off (jax-js engine only). */
+  /** Bytes of the shared prefix cache; 0 turns it off. */
   prefixCacheBytes: number;
   /** The engine every sampler decodes on. */
   engine: SamplerEngine;
@@ -50,7 +56,7 @@ export class SamplerCache {
   readonly #samplers = new Map<string, Promise<Sampler>>();
   readonly #checkpoints: CheckpointStore;
   readonly #maxSamplers: number;
-  readonly #prefixCache?: PrefixCache;
+  readonly #prefixCache?: AnyPrefixCache;
   /** The engine every sampler decodes on. */
   readonly engine: SamplerEngine;
 
@@ -58,8 +64,9 @@ export class SamplerCache {
     this.engine = opts.engine;
     this.#checkpoints = opts.checkpoints;
     this.#maxSamplers = opts.maxSamplers;
+    // Each engine keeps its rows its own way: device arrays (jax-js) or host arrays (ONNX).
     this.#prefixCache = opts.prefixCacheBytes > 0
-      ? new PrefixCache(opts.prefixCacheBytes)
+      ? prefixCacheFor(opts.engine, opts.prefixCacheBytes)
       : undefined;
   }
 

@@ -15,9 +15,11 @@ import { foldLora, foldLoraOnHost } from "../model/lora.ts";
 import { GptSession } from "../onnx/session.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { runGroup } from "./generate.ts";
-import { runHostGroup } from "./host_generate.ts";
+import { type HostPrefixStore, runHostGroup } from "./host_generate.ts";
+import { HOST_ENTRIES, type HostKvCache } from "./host_cache.ts";
 import type { DecodeGroup } from "./plan.ts";
-import type { PrefixCache } from "./prefix_cache.ts";
+import { PrefixCache } from "./prefix_cache.ts";
+import type { KvCache } from "./device.ts";
 import type { JobState } from "./rows.ts";
 
 /** Which engine decodes: `onnx` (ONNX Runtime, the default) or `jax` (jax-js). */
@@ -38,6 +40,19 @@ export function defaultSamplerEngine(): SamplerEngine {
     throw new Error(`${SAMPLER_ENGINE_ENV} must be "onnx" or "jax", got "${raw}"`);
   }
   return parsed.data;
+}
+
+/** A prefix cache of either engine's rows. */
+export type AnyPrefixCache = PrefixCache | PrefixCache<HostKvCache>;
+
+/**
+ * An empty prefix cache of `bytes` for samplers on `engine`: jax-js rows stay on its device,
+ * ONNX Runtime rows on the host.
+ */
+export function prefixCacheFor(engine: SamplerEngine, bytes: number): AnyPrefixCache {
+  return engine === "onnx"
+    ? new PrefixCache<HostKvCache>(bytes, HOST_ENTRIES)
+    : new PrefixCache<KvCache>(bytes);
 }
 
 /** One set of weights loaded on an engine, running decode groups. */
@@ -85,12 +100,18 @@ export async function jaxRunner(
  * Runtime session with one intra-op thread: decode steps are small, and a second thread's
  * synchronisation cost more than it gave (`bench/results/local_engine.json`).
  */
-export async function onnxRunner(w: EngineWeights): Promise<GroupRunner> {
+export async function onnxRunner(
+  w: EngineWeights,
+  prefix?: HostPrefixStore,
+): Promise<GroupRunner> {
   const spec = forwardSpec(w.config, w.adapter ? w.lora : null);
   const weights = w.adapter ? foldLoraOnHost(w.base, w.adapter, spec.loraScale) : w.base;
   const gpt = await GptSession.create(w.config, weights, { threads: 1 });
   return {
-    run: (states, group) => runHostGroup(gpt, states, group),
-    free: () => gpt.release(),
+    run: (states, group) => runHostGroup(gpt, states, group, prefix),
+    free: () => {
+      prefix?.cache.drop(prefix.owner);
+      return gpt.release();
+    },
   };
 }

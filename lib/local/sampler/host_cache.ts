@@ -11,6 +11,7 @@
 
 import type { ModelConfig } from "../model/config.ts";
 import { MASKED } from "../onnx/gpt_graph.ts";
+import type { CacheEntries } from "./prefix_cache.ts";
 
 /** Per-layer keys and values of `rows` rows × `slots` slots. */
 export class HostKvCache {
@@ -87,3 +88,11 @@ export class HostKvCache {
     return out;
   }
 }
+
+/** How the prefix cache holds host rows: plain arrays, read but never written after insert. */
+export const HOST_ENTRIES: CacheEntries<HostKvCache> = {
+  engine: "onnx",
+  bytes: (c) => 4 * (c.keyBias.length + [...c.keys, ...c.values].reduce((n, a) => n + a.length, 0)),
+  dispose: () => {},
+  share: (c) => c,
+};

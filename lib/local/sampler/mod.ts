@@ -7,7 +7,9 @@
 export { Sampler, type SamplerOptions } from "./sampler.ts";
 export { PrefixCache } from "./prefix_cache.ts";
 export {
+  type AnyPrefixCache,
   defaultSamplerEngine,
+  prefixCacheFor,
   SAMPLER_ENGINE_ENV,
   type SamplerEngine,
   SamplerEngineSchema,

@@ -17,16 +17,16 @@ import { checkBaseParameters, loraTargets } from "../model/params.ts";
 import { Rng } from "../../util/random.ts";
 import type { NamedTensors } from "../tensors.ts";
 import {
+  type AnyPrefixCache,
   defaultSamplerEngine,
   type GroupRunner,
   jaxRunner,
   onnxRunner,
-  SAMPLER_ENGINE_ENV,
   type SamplerEngine,
 } from "./engines.ts";
-import { UserInputError } from "../errors.ts";
 import type { JobState } from "./rows.ts";
 import type { PrefixCache } from "./prefix_cache.ts";
+import type { HostKvCache } from "./host_cache.ts";
 import { planGroups } from "./plan.ts";
 import { StopMatcher } from "./stops.ts";
 import type { SampleJob, SampleResult } from "./types.ts";
@@ -45,7 +45,7 @@ export interface SamplerOptions {
    * Where prompts look up and store the keys and values of earlier sequences (shared by a
    * backend's samplers, each its own owner). Absent: every prompt runs in full.
    */
-  prefixCache?: PrefixCache;
+  prefixCache?: AnyPrefixCache;
   /** The engine to decode on; default {@link defaultSamplerEngine}. */
   engine?: SamplerEngine;
 }
@@ -88,10 +88,9 @@ export class Sampler {
     if (opts.adapter && !opts.lora) throw new Error("sampler: an adapter needs its lora settings");
     if (opts.adapter && opts.lora) checkAdapter(opts.config, opts.adapter, opts.lora.rank);
     const engine = opts.engine ?? defaultSamplerEngine();
-    if (engine === "onnx" && opts.prefixCache) {
-      throw new UserInputError(
-        `the prefix cache runs on the jax-js sampler only: set ${SAMPLER_ENGINE_ENV}=jax or turn it off`,
-      );
+    const prefix = opts.prefixCache;
+    if (prefix && prefix.engine !== engine) {
+      throw new Error(`sampler: a prefix cache of ${prefix.engine} rows on the ${engine} engine`);
     }
     const sampler = new Sampler(opts.config, engine);
     const weights = {
@@ -100,10 +99,15 @@ export class Sampler {
       adapter: opts.adapter,
       lora: opts.lora,
     };
-    sampler.#runner = engine === "onnx" ? await onnxRunner(weights) : await jaxRunner(
-      weights,
-      opts.prefixCache ? { cache: opts.prefixCache, owner: sampler } : undefined,
-    );
+    sampler.#runner = engine === "onnx"
+      ? await onnxRunner(
+        weights,
+        prefix ? { cache: prefix as PrefixCache<HostKvCache>, owner: sampler } : undefined,
+      )
+      : await jaxRunner(
+        weights,
+        prefix ? { cache: prefix as PrefixCache, owner: sampler } : undefined,
+      );
     return sampler;
   }
 
