@@ -1,8 +1,8 @@
 /**
  * Rollout throughput: episodes per second of `collectGroups` on GuessTheNumber (easy) with the
- * default model `local/games2`, at 1, 8 and 32 episodes in flight, for three arms: the jax-js
- * sampler without and with its prefix cache ("before") and the ONNX Runtime sampler ("after",
- * the default). Every arm plays the same episodes (same env seeds and sampler seeds) in one
+ * default model `local/games2`, at 1, 8 and 32 episodes in flight, for four arms: the jax-js
+ * sampler ("before") and the ONNX Runtime sampler ("after", the default), each without and with
+ * its prefix cache. Every arm plays the same episodes (same env seeds and sampler seeds) in one
  * process, so all arms share the machine's load, and the rounds alternate their order, so
  * ratios are measured side by side. The figures committed before (jax-js) are carried over.
  *
@@ -44,13 +44,14 @@ export const ROLLOUT_BENCH = {
   groupSizeAt1: 2,
   maxTokensPerTurn: 40,
   concurrency: [1, 8, 32],
-  /** jax-js with the cache off and at the size the backend's option documents; ONNX Runtime. */
+  /** Each engine with the prefix cache off and at the size the backend's option documents. */
   arms: [
     { engine: "jax", prefixCacheMb: 0 },
     { engine: "jax", prefixCacheMb: 192 },
     { engine: "onnx", prefixCacheMb: 0 },
+    { engine: "onnx", prefixCacheMb: 192 },
   ],
-  rounds: 2,
+  rounds: 3,
   seed: 17,
   /** Untimed, per arm, first: compiles every shape the runs meet. */
   warmupGroups: 4,

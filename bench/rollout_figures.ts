@@ -151,7 +151,8 @@ export function summarize(
     x.concurrency - y.concurrency
   );
   const top = Math.max(...runs.map((r) => r.concurrency));
-  const onnx = arms.find((a) => a.engine === "onnx")!;
+  const onnx = arms.find((a) => a.engine === "onnx" && a.prefixCacheMb === 0)!;
+  const onnxCached = arms.find((a) => a.engine === "onnx" && a.prefixCacheMb > 0);
   return {
     arms: arms.map((a) =>
       describeArm(a, weights[a.model], runs.filter((r) => armKey(r) === armKey(a)))
@@ -165,6 +166,12 @@ export function summarize(
       vs_jax: rate(onnx, top) / rate(jaxOf(onnx, 0), top),
       /** ONNX Runtime ÷ jax-js with the prefix cache (the fastest before). */
       vs_jax_cache_on: rate(onnx, top) / rate(jaxOf(onnx, cacheMb), top),
+      /** ONNX Runtime with its prefix cache ÷ jax-js with its own (null without that arm). */
+      cached_vs_jax_cache_on: onnxCached
+        ? rate(onnxCached, top) / rate(jaxOf(onnx, cacheMb), top)
+        : null,
+      /** ONNX Runtime with its prefix cache ÷ jax-js without (null without that arm). */
+      cached_vs_jax: onnxCached ? rate(onnxCached, top) / rate(jaxOf(onnx, 0), top) : null,
       /** ONNX Runtime ÷ the committed jax-js figure without the cache. */
       vs_committed: (() => {
         const c = committed?.levels.find((l) => l.concurrency === top && !l.prefix_cache);

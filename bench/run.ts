@@ -243,9 +243,9 @@ ${
     }
 (${r.sizes.env}, ${r.sizes.model}; same episodes in every arm: ${r.same_episodes_in_every_arm}; at ${r.goal.concurrency} in flight ONNX Runtime ÷ jax-js: ${
       f(r.goal.vs_jax)
-    }× (cache off), ${
-      f(r.goal.vs_jax_cache_on)
-    }× (jax-js with its cache), goal ${r.goal.target_ratio}×)
+    }× (cache off), ${f(r.goal.vs_jax_cache_on)}× (jax-js with its cache), both with their caches ${
+      r.goal.cached_vs_jax_cache_on === null ? "n/a" : f(r.goal.cached_vs_jax_cache_on)
+    }×, goal ${r.goal.target_ratio}×)
 `,
   );
 }

@@ -17,9 +17,9 @@ const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-d
   --sampler-engine picks what samplers decode on: onnx (ONNX Runtime, the default) or jax
   (jax-js, the learner's engine); the default comes from $TINKERBENCH_SAMPLER_ENGINE if set.
 
-  --prefix-cache-mb is the device memory the samplers may keep earlier turns' keys and values
-  in; 0 (the default) turns the prefix cache off. It needs --sampler-engine jax. 192 made 32 multi-turn rollouts 1.58× faster,
-  but leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
+  --prefix-cache-mb is the memory the samplers may keep earlier turns' keys and values in (host
+  memory on ONNX Runtime, the wasm heap on jax-js); 0 (the default) turns the prefix cache off.
+  On jax-js, leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
 
   --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for
   client tests (keys: seed, latencyMs, serverError, rateLimit, timeout, expired, dropBefore,

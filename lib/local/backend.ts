@@ -36,12 +36,12 @@ export interface LocalBackendOptions {
   /** Most sampler weight sets kept in memory at once. */
   maxCachedSamplers?: number;
   /**
-   * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
-   * prompts that extend them, so a multi-turn episode prefills only each turn's new tokens);
-   * 0, the default, turns it off. At 192 MiB (about three waves of 32 GuessTheNumber episodes)
-   * it made rollouts on `local/games2` 2.1× faster with 32 episodes in flight and 1.3× with one
-   * (`deno task bench rollout`). It stays opt-in because it does not stay bounded with a learner
-   * in the same process: jax-js's allocator keeps every distinct buffer size it has seen
+   * Bytes for the samplers' prefix cache (keys and values of earlier turns, reused by prompts
+   * that extend them, so a multi-turn episode prefills only each turn's new tokens; host memory
+   * on ONNX Runtime, the wasm heap on jax-js); 0, the default, turns it off. On jax-js, at 192
+   * MiB (about three waves of 32 GuessTheNumber episodes) it made rollouts on `local/games2` 2.1×
+   * faster with 32 episodes in flight and 1.3× with one (`deno task bench rollout`), but it does
+   * not stay bounded with a learner in the same process: jax-js's allocator keeps every distinct buffer size it has seen
    * (`shapes.ts`), and the cache adds many. Sampling alone settles (heap 1.47 GiB from wave 43
    * of 32 episodes, 0.60 GiB without; `bench/heap_probe.ts rollouts 192 60 --model
    * local/games2`), but the soak benchmark with it on grew from 2.78 GiB of heap after step 10 to
