@@ -204,7 +204,9 @@ function describeArm(arm: Arm, weights: string, runs: TimedRun[]) {
   const stopReasons: Record<string, number> = {};
   for (const e of episodes) stopReasons[e.stopReason] = (stopReasons[e.stopReason] ?? 0) + 1;
   return {
-    ...arm,
+    model: arm.model,
+    engine: arm.engine,
+    prefixCacheMb: arm.prefixCacheMb,
     weights,
     stop_reasons: stopReasons,
     mean_turns: episodes.reduce((a, e) => a + e.turns.length, 0) / episodes.length,
