@@ -166,7 +166,8 @@ export async function runTorchReference(): Promise<Record<string, unknown> | { e
  * What a new sampler version (after an optim_step) costs on ONNX Runtime, both ways: a session
  * rebuilt with the new weights stored in the graph (fold, build, load), or one session with
  * the weights as inputs (fold only, then every run passes them). Times making a version and a
- * decode step of `sampleRows` rows over 64 cache slots, medians of `reps`.
+ * decode step of `sampleRows` rows over 64 cache slots, medians of `reps`; then the same decode
+ * step with one and with two intra-op threads.
  */
 export async function timeNewVersion(reps = 5) {
   const spec = findLocalModel(BENCH.model)!;
@@ -195,7 +196,7 @@ export async function timeNewVersion(reps = 5) {
     pastKeys: cache,
     pastValues: cache,
   };
-  const out: Record<string, { version_ms: number; decode_step_ms: number }> = {};
+  const out: Record<string, Record<string, number>> = {};
   for (const weightsAsInputs of [false, true]) {
     const versionMs: number[] = [], stepMs: number[] = [];
     let shared: GptSession | undefined;
@@ -221,6 +222,21 @@ export async function timeNewVersion(reps = 5) {
     out[weightsAsInputs ? "weights_as_inputs" : "rebuilt_session"] = {
       version_ms: median(versionMs),
       decode_step_ms: median(stepMs),
+    };
+  }
+  // The sampler's sessions use one intra-op thread; the same step with two, for the record.
+  const base2 = foldLoraOnHost(base, adapter(), lora.alpha / lora.rank);
+  for (const threads of [1, 2]) {
+    const gpt = await GptSession.create(cfg, base2, { threads });
+    const times: number[] = [];
+    for (let rep = 0; rep < reps + 1; rep++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) await gpt.run(step);
+      if (rep > 0) times.push((performance.now() - t0) / 20);
+    }
+    await gpt.release();
+    out[`decode_step_${threads}_thread${threads > 1 ? "s" : ""}`] = {
+      decode_step_ms: median(times),
     };
   }
   return out;
