@@ -97,8 +97,9 @@ export async function jaxRunner(
 
 /**
  * Builds the ONNX graph with the adapter folded into its weights and loads it into an ONNX
- * Runtime session with one intra-op thread: decode steps are small, and a second thread's
- * synchronisation cost more than it gave (`bench/results/local_engine.json`).
+ * Runtime session with one intra-op thread: decode steps are small, a second thread gave
+ * nothing (`bench/results/local_engine.json`, docs/sampling-engine.md), and one leaves the
+ * other core to the learner's wasm workers.
  */
 export async function onnxRunner(
   w: EngineWeights,
