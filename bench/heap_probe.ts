@@ -90,8 +90,8 @@ async function probeRollouts(cacheMb: number, waves: number): Promise<void> {
   const server = await startLocalServer({
     dataDir,
     prefixCacheBytes: cacheMb * 2 ** 20,
-    // The prefix cache runs on the jax-js sampler only.
-    samplerEngine: cacheMb > 0 ? "jax" : undefined,
+    // This probe meters jax-js's heap, which only the jax-js sampler uses.
+    samplerEngine: "jax",
   });
   try {
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });

@@ -309,7 +309,7 @@ Deno.test("server: options it is not given keep the backend's defaults; the pref
   await withServer((h) => {
     assert.equal(h.server.backend.prefixCacheStats()?.entries, 0);
     return Promise.resolve();
-  }, { prefixCacheBytes: 64 * 2 ** 20, samplerEngine: "jax" });
+  }, { prefixCacheBytes: 64 * 2 ** 20 });
 });
 
 Deno.test("server: a session without heartbeats expires and its models are unloaded", async () => {
