@@ -87,7 +87,12 @@ async function probeLearner(lengths: number[]): Promise<void> {
 
 async function probeRollouts(cacheMb: number, waves: number): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-heap-probe-" });
-  const server = await startLocalServer({ dataDir, prefixCacheBytes: cacheMb * 2 ** 20 });
+  const server = await startLocalServer({
+    dataDir,
+    prefixCacheBytes: cacheMb * 2 ** 20,
+    // This probe meters jax-js's heap, which only the jax-js sampler uses.
+    samplerEngine: "jax",
+  });
   try {
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
     const sampler = await service.createSamplingClient({ baseModel: model });

@@ -8,7 +8,9 @@
  */
 
 import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
-import { LocalSampler, type SampleJob } from "../lib/local/sampler/mod.ts";
+import { LocalSampler, type SampleJob, type SamplerEngine } from "../lib/local/sampler/mod.ts";
+import { foldLoraOnHost } from "../lib/local/model/lora.ts";
+import { GptSession } from "../lib/local/onnx/session.ts";
 import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
 import { LoraSpecSchema } from "../lib/local/model/config.ts";
 import { initLoraParameters } from "../lib/local/model/params.ts";
@@ -74,10 +76,13 @@ export async function timeOurTrainStep(trainable: "lora" | "full") {
 }
 
 /**
- * Sampling throughput of our sampler with a LoRA adapter active: 16 distinct prompts
- * (`distinct`), or one prompt with 16 samples (`group`, as a GRPO group samples).
+ * Sampling throughput of our sampler on `engine` with a LoRA adapter active: 16 distinct
+ * prompts (`distinct`), or one prompt with 16 samples (`group`, as a GRPO group samples).
  */
-export async function timeOurSampling(mode: "distinct" | "group" = "distinct") {
+export async function timeOurSampling(
+  mode: "distinct" | "group",
+  engine: SamplerEngine,
+) {
   const spec = findLocalModel(BENCH.model)!;
   const lora = LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha });
   const sampler = await LocalSampler.create({
@@ -85,6 +90,7 @@ export async function timeOurSampling(mode: "distinct" | "group" = "distinct") {
     base: await loadBaseWeights(spec),
     adapter: initLoraParameters(spec.config, lora),
     lora,
+    engine,
   });
   const rng = new Rng(1);
   const rates: number[] = [];
@@ -154,4 +160,84 @@ export async function runTorchReference(): Promise<Record<string, unknown> | { e
       error: `${(e as Error).message}; install: apt-get install python3-torch libopenblas0-pthread`,
     };
   }
+}
+
+/**
+ * What a new sampler version (after an optim_step) costs on ONNX Runtime, both ways: a session
+ * rebuilt with the new weights stored in the graph (fold, build, load), or one session with
+ * the weights as inputs (fold only, then every run passes them). Times making a version and a
+ * decode step of `sampleRows` rows over 64 cache slots, medians of `reps`; then the same decode
+ * step with one and with two intra-op threads.
+ */
+export async function timeNewVersion(reps = 5) {
+  const spec = findLocalModel(BENCH.model)!;
+  const cfg = spec.config;
+  const lora = LoraSpecSchema.parse({ rank: BENCH.rank, alpha: BENCH.alpha });
+  const rng = new Rng(3);
+  const base = await loadBaseWeights(spec);
+  const adapter = () => {
+    const a = initLoraParameters(cfg, lora);
+    for (const [n, t] of a) {
+      a.set(n, { shape: t.shape, data: rng.normalArray(t.data.length, 0.02) });
+    }
+    return a;
+  };
+  const rows = BENCH.sampleRows, slots = 64, h = cfg.nHeads, hd = cfg.dModel / h;
+  const cache = Array.from({ length: cfg.nLayers }, () => new Float32Array(rows * h * hd * slots));
+  const step = {
+    rows,
+    tokens: 1,
+    slots,
+    ids: new BigInt64Array(rows).fill(5n),
+    positions: new BigInt64Array(rows).fill(40n),
+    keyBias: new Float32Array(rows * (slots + 1)),
+    headIndex: new BigInt64Array(rows),
+    heads: 1,
+    pastKeys: cache,
+    pastValues: cache,
+  };
+  const out: Record<string, Record<string, number>> = {};
+  for (const weightsAsInputs of [false, true]) {
+    const versionMs: number[] = [], stepMs: number[] = [];
+    let shared: GptSession | undefined;
+    for (let rep = 0; rep < reps + 1; rep++) {
+      const t0 = performance.now();
+      const folded = foldLoraOnHost(base, adapter(), lora.alpha / lora.rank);
+      // With weights as inputs one session serves every version; only its first is built.
+      const gpt = weightsAsInputs && shared
+        ? shared.withWeights(folded)
+        : await GptSession.create(cfg, folded, { threads: 1, weightsAsInputs });
+      if (weightsAsInputs) shared ??= gpt;
+      const made = performance.now() - t0;
+      await gpt.run(step);
+      const t1 = performance.now();
+      for (let i = 0; i < 20; i++) await gpt.run(step);
+      if (rep > 0) {
+        versionMs.push(made);
+        stepMs.push((performance.now() - t1) / 20);
+      }
+      if (!weightsAsInputs) await gpt.release();
+    }
+    await shared?.release();
+    out[weightsAsInputs ? "weights_as_inputs" : "rebuilt_session"] = {
+      version_ms: median(versionMs),
+      decode_step_ms: median(stepMs),
+    };
+  }
+  // The sampler's sessions use one intra-op thread; the same step with two, for the record.
+  const base2 = foldLoraOnHost(base, adapter(), lora.alpha / lora.rank);
+  for (const threads of [1, 2]) {
+    const gpt = await GptSession.create(cfg, base2, { threads });
+    const times: number[] = [];
+    for (let rep = 0; rep < reps + 1; rep++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) await gpt.run(step);
+      if (rep > 0) times.push((performance.now() - t0) / 20);
+    }
+    await gpt.release();
+    out[`decode_step_${threads}_thread${threads > 1 ? "s" : ""}`] = {
+      decode_step_ms: median(times),
+    };
+  }
+  return out;
 }

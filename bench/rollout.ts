@@ -1,10 +1,10 @@
 /**
- * Rollout throughput: episodes per second of `collectGroups` on GuessTheNumber (easy) for the
- * byte-level `local/games` ("before") and `local/games2`, the same architecture over the games
- * tokenizer ("after"), at 1, 8 and 32 episodes in flight, with the sampler's prefix cache off
- * and on. Every setting plays the same episodes (same env seeds and sampler seeds) in one
- * process, so all settings share the one wasm thread and the machine's load, and the rounds
- * alternate their order, so ratios are measured side by side.
+ * Rollout throughput: episodes per second of `collectGroups` on GuessTheNumber (easy) with the
+ * default model `local/games2`, at 1, 8 and 32 episodes in flight, for four arms: the jax-js
+ * sampler ("before") and the ONNX Runtime sampler ("after", the default), each without and with
+ * its prefix cache. Every arm plays the same episodes (same env seeds and sampler seeds) in one
+ * process, so all arms share the machine's load, and the rounds alternate their order, so
+ * ratios are measured side by side. The figures committed before (jax-js) are carried over.
  *
  * Each timed collection gets a fresh in-process server: a prefix cache then starts empty, as
  * it does in training, where every step samples from new weights (a cache kept across
@@ -21,6 +21,7 @@ import { make } from "../lib/envs/mod.ts";
 import { getRenderer } from "../lib/renderers/mod.ts";
 import { getTokenizer } from "../lib/tokenizers/mod.ts";
 import {
+  type Arm,
   type CommittedBefore,
   readCommittedBefore,
   type RolloutLevel,
@@ -33,7 +34,7 @@ export type { RolloutLevel } from "./rollout_figures.ts";
 /** Sizes of the rollout benchmark. */
 export const ROLLOUT_BENCH = {
   env: "game:GuessTheNumber-v0-easy",
-  models: ["local/games", "local/games2"],
+  model: "local/games2",
   groups: 8,
   groupSize: 8,
   /**
@@ -43,21 +44,24 @@ export const ROLLOUT_BENCH = {
   groupSizeAt1: 2,
   maxTokensPerTurn: 40,
   concurrency: [1, 8, 32],
-  /** Off, and the size the backend's option documents as measured. */
-  prefixCacheMb: [0, 192],
-  rounds: 2,
+  /** Each engine with the prefix cache off and at the size the backend's option documents. */
+  arms: [
+    { engine: "jax", prefixCacheMb: 0 },
+    { engine: "jax", prefixCacheMb: 192 },
+    { engine: "onnx", prefixCacheMb: 0 },
+    { engine: "onnx", prefixCacheMb: 192 },
+  ],
+  rounds: 3,
   seed: 17,
-  /** Untimed, per model and cache setting, first: compiles every shape the runs meet. */
+  /** Untimed, per arm, first: compiles every shape the runs meet. */
   warmupGroups: 4,
 } as const;
 
 /** The results file this benchmark overwrites (its committed figures are carried over). */
 const RESULTS = new URL("./results/rollout.json", import.meta.url);
 
-/** One timed collection: a model, a cache setting and a number of episodes in flight. */
-interface Setting {
-  model: string;
-  prefixCacheMb: number;
+/** One timed collection: an arm and a number of episodes in flight. */
+interface Setting extends Arm {
   concurrency: number;
 }
 
@@ -65,34 +69,26 @@ interface Setting {
 export async function benchRollout(log: (msg: string) => void): Promise<{
   sizes: typeof ROLLOUT_BENCH;
   machine: { cores: number; deno: string };
+  load_average: { start: number[]; end: number[] };
   committed_before: CommittedBefore | null;
-  models: ReturnType<typeof summarize>["models"];
+  arms: ReturnType<typeof summarize>["arms"];
+  same_episodes_in_every_arm: boolean;
   levels: RolloutLevel[];
   goal: ReturnType<typeof summarize>["goal"];
 }> {
   const B = ROLLOUT_BENCH;
+  const loadAtStart = Deno.loadavg();
   // Read before run.ts overwrites the file with this run's figures.
-  const committedBefore = await readCommittedBefore(RESULTS);
-  for (const model of B.models) {
-    if (!findLocalModel(model)) throw new Error(`rollout bench: unknown model ${model}`);
-  }
-  const weights = Object.fromEntries(
-    await Promise.all(B.models.map(async (m) => {
-      const file = new URL(`../models/${m.replace("/", "_")}.safetensors`, import.meta.url);
-      return [m, await Deno.stat(file).then(() => "trained", () => "random init")] as const;
-    })),
-  );
+  const committedBefore = await readCommittedBefore(RESULTS, B.model);
+  if (!findLocalModel(B.model)) throw new Error(`rollout bench: unknown model ${B.model}`);
+  const file = new URL(`../models/${B.model.replace("/", "_")}.safetensors`, import.meta.url);
+  const weights = { [B.model]: await Deno.stat(file).then(() => "trained", () => "random init") };
+  const arms: Arm[] = B.arms.map((a) => ({ model: B.model, ...a }));
   const settings: Setting[] = B.concurrency.flatMap((concurrency) =>
-    B.prefixCacheMb.flatMap((prefixCacheMb) =>
-      B.models.map((model) => ({ model, prefixCacheMb, concurrency }))
-    )
+    arms.map((a) => ({ ...a, concurrency }))
   );
-  log(`rollout: ${B.models.join(" vs ")}; warm-up (${B.warmupGroups} groups each, untimed)`);
-  for (const model of B.models) {
-    for (const prefixCacheMb of B.prefixCacheMb) {
-      await collectOnFreshServer({ model, prefixCacheMb, concurrency: 32 }, B.warmupGroups);
-    }
-  }
+  log(`rollout: ${B.model}, jax-js vs ONNX Runtime; warm-up (${B.warmupGroups} groups each)`);
+  for (const a of arms) await collectOnFreshServer({ ...a, concurrency: 32 }, B.warmupGroups);
   const runs: TimedRun[] = [];
   for (let round = 1; round <= B.rounds; round++) {
     const order = round % 2 ? settings : [...settings].reverse();
@@ -100,7 +96,7 @@ export async function benchRollout(log: (msg: string) => void): Promise<{
       const { result, cacheStats } = await collectOnFreshServer(s, B.groups);
       runs.push({ ...s, round, result, cacheStats });
       log(
-        `  round ${round}, ${s.model}, ${s.concurrency} in flight, prefix cache ${
+        `  round ${round}, ${s.engine}, ${s.concurrency} in flight, prefix cache ${
           s.prefixCacheMb ? "on" : "off"
         }: ${result.timing.episodesPerSecond.toFixed(2)} episodes/s (${
           (result.timing.wallMs / 1000).toFixed(1)
@@ -112,6 +108,7 @@ export async function benchRollout(log: (msg: string) => void): Promise<{
   return {
     sizes: B,
     machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
+    load_average: { start: loadAtStart, end: Deno.loadavg() },
     committed_before: committedBefore,
     ...figures,
   };
@@ -136,7 +133,11 @@ async function collectOnFreshServer(s: Setting, groups: number): Promise<{
 }> {
   const B = ROLLOUT_BENCH;
   const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-rollout-" });
-  const server = await startLocalServer({ dataDir, prefixCacheBytes: s.prefixCacheMb * 2 ** 20 });
+  const server = await startLocalServer({
+    dataDir,
+    prefixCacheBytes: s.prefixCacheMb * 2 ** 20,
+    samplerEngine: s.engine,
+  });
   try {
     const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
     try {

@@ -9,6 +9,7 @@ import {
   BENCH,
   median,
   runTorchReference,
+  timeNewVersion,
   timeOurSampling,
   timeOurTrainStep,
 } from "./local_engine.ts";
@@ -87,9 +88,13 @@ const ours = {
   full: [] as number[],
   sampling: [] as number[],
   samplingGroup: [] as number[],
+  /** The jax-js sampler, the engine before ONNX Runtime, in the same rounds. */
+  samplingJax: [] as number[],
+  samplingGroupJax: [] as number[],
   firstStep: 0,
 };
 const torch = { lora: [] as number[], full: [] as number[], sampling: [] as number[] };
+const loadAtStart = Deno.loadavg();
 let torchInfo: Record<string, unknown> | undefined;
 let torchError: string | undefined;
 
@@ -101,15 +106,20 @@ for (let round = 1; round <= ROUNDS; round++) {
   log(`  median ${lora.median_ms.toFixed(0)} ms; full fine-tune`);
   const full = await timeOurTrainStep("full");
   ours.full.push(...full.all_ms);
-  log(`  median ${full.median_ms.toFixed(0)} ms; sampling`);
-  const sampling = await timeOurSampling();
-  ours.sampling.push(...sampling.all_tok_s);
-  log(
-    `  median ${sampling.median_tok_s.toFixed(0)} tok/s; sampling one prompt x ${BENCH.sampleRows}`,
-  );
-  const group = await timeOurSampling("group");
-  ours.samplingGroup.push(...group.all_tok_s);
-  log(`  median ${group.median_tok_s.toFixed(0)} tok/s; PyTorch reference`);
+  for (const engine of ["onnx", "jax"] as const) {
+    log(`  sampling on ${engine}`);
+    const sampling = await timeOurSampling("distinct", engine);
+    (engine === "onnx" ? ours.sampling : ours.samplingJax).push(...sampling.all_tok_s);
+    log(
+      `  median ${
+        sampling.median_tok_s.toFixed(0)
+      } tok/s; sampling one prompt x ${BENCH.sampleRows}`,
+    );
+    const group = await timeOurSampling("group", engine);
+    (engine === "onnx" ? ours.samplingGroup : ours.samplingGroupJax).push(...group.all_tok_s);
+    log(`  median ${group.median_tok_s.toFixed(0)} tok/s`);
+  }
+  log(`  PyTorch reference`);
   const ref = await runTorchReference();
   if ("error" in ref) {
     torchError = String(ref.error);
@@ -128,6 +138,9 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 
+log("a new sampler version on ONNX Runtime: rebuilt session vs weights as inputs");
+const newVersion = await timeNewVersion();
+const [load1, load5, load15] = Deno.loadavg();
 const row = (ourMs: number[], torchMs: number[]) => ({
   ours: median(ourMs),
   pytorch: torchMs.length ? median(torchMs) : null,
@@ -137,25 +150,31 @@ const result = {
   benchmark: "local_engine",
   date: new Date().toISOString(),
   machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
+  /** Load averages (1, 5, 15 min) when the run started and ended: the machine is shared. */
+  load_average: { start: loadAtStart, end: [load1, load5, load15] },
   sizes: { ...BENCH, config: "vocab 512, d 128, 4 layers, 4 heads, context 128" },
   train_step_lora_ms: row(ours.lora, torch.lora),
   train_step_full_ms: row(ours.full, torch.full),
   first_step_with_compile_ms: ours.firstStep,
-  sampling_tok_s: {
-    ours: median(ours.sampling),
-    pytorch: torch.sampling.length ? median(torch.sampling) : null,
-    // For throughput, higher is better: report ours/PyTorch so > 1 means faster.
-    ratio: torch.sampling.length ? median(ours.sampling) / median(torch.sampling) : null,
-  },
+  // Sampling is on ONNX Runtime (`ours`); `jax` is the jax-js sampler it replaced, same rounds.
+  sampling_tok_s: samplingRow(ours.sampling, ours.samplingJax, torch.sampling),
   // PyTorch prefills a batch in one pass whatever the prompts, so its figure is the same work.
-  sampling_group_tok_s: {
-    ours: median(ours.samplingGroup),
-    pytorch: torch.sampling.length ? median(torch.sampling) : null,
-    ratio: torch.sampling.length ? median(ours.samplingGroup) / median(torch.sampling) : null,
-  },
+  sampling_group_tok_s: samplingRow(ours.samplingGroup, ours.samplingGroupJax, torch.sampling),
+  new_sampler_version: newVersion,
   pytorch: torchInfo ? torchInfo.engine : torchError,
   raw: { ours, pytorch: torch },
 };
+function samplingRow(onnx: number[], jax: number[], pytorch: number[]) {
+  return {
+    ours: median(onnx),
+    jax: median(jax),
+    pytorch: pytorch.length ? median(pytorch) : null,
+    // For throughput, higher is better: report ours/PyTorch so > 1 means faster.
+    ratio: pytorch.length ? median(onnx) / median(pytorch) : null,
+    jax_ratio: pytorch.length ? median(jax) / median(pytorch) : null,
+    ratio_vs_jax: median(onnx) / median(jax),
+  };
+}
 const path = new URL("./results/local_engine.json", import.meta.url);
 await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
 await Deno.writeTextFile(path, JSON.stringify(result, null, 2) + "\n");
@@ -163,6 +182,12 @@ await Deno.writeTextFile(path, JSON.stringify(result, null, 2) + "\n");
 const f = (x: number | null, d = 0) => x === null ? "n/a" : x.toFixed(d);
 console.log(`| measure | ours | PyTorch CPU | ratio |
 | --- | --- | --- | --- |
+| sampling on jax-js (before), ${BENCH.sampleRows} rows (tok/s) | ${
+  f(result.sampling_tok_s.jax)
+} | ${f(result.sampling_tok_s.pytorch)} | ${f(result.sampling_tok_s.jax_ratio, 2)}× |
+| sampling on jax-js (before), 1 prompt × ${BENCH.sampleRows} (tok/s) | ${
+  f(result.sampling_group_tok_s.jax)
+} | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.jax_ratio, 2)}× |
 | train step, LoRA r${BENCH.rank} (ms) | ${f(result.train_step_lora_ms.ours)} | ${
   f(result.train_step_lora_ms.pytorch)
 } | ${f(result.train_step_lora_ms.ratio, 2)}× |
@@ -224,22 +249,22 @@ async function runRolloutBench(): Promise<void> {
   await writeResult("rollout", r);
   const f = (x: number, d = 2) => x.toFixed(d);
   console.log(
-    `| model | in flight | prefix cache | episodes/s | sampled tok/s | vs local/games | vs 1 in flight | cache on ÷ off | vs committed |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+    `| sampler | in flight | prefix cache | episodes/s | sampled tok/s | vs jax-js | vs jax-js + cache | vs committed |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 ${
       r.levels.map((l) =>
-        `| ${l.model} | ${l.concurrency} | ${l.prefix_cache ? "on" : "off"} | ${
+        `| ${l.engine} | ${l.concurrency} | ${l.prefix_cache ? "on" : "off"} | ${
           f(l.episodes_per_s)
-        } | ${f(l.sampled_tokens_per_s, 0)} | ${f(l.ratio_vs_games)}× | ${f(l.ratio_vs_1)}× | ${
-          f(l.ratio_vs_no_cache)
+        } | ${f(l.sampled_tokens_per_s, 0)} | ${f(l.ratio_vs_jax)}× | ${
+          f(l.ratio_vs_jax_cache_on)
         }× | ${l.ratio_vs_committed_before === null ? "" : `${f(l.ratio_vs_committed_before)}×`} |`
       ).join("\n")
     }
-(${r.sizes.env}; same episodes in every setting: ${
-      r.models.map((m) => `${m.model} ${m.same_episodes_in_every_setting}`).join(", ")
-    }; at ${r.goal.concurrency} in flight ${r.goal.after} ÷ ${r.goal.before}: ${
-      f(r.goal.cache_off)
-    }× cache off, ${f(r.goal.cache_on)}× cache on, goal ${r.goal.target_ratio}×)
+(${r.sizes.env}, ${r.sizes.model}; same episodes in every arm: ${r.same_episodes_in_every_arm}; at ${r.goal.concurrency} in flight ONNX Runtime ÷ jax-js: ${
+      f(r.goal.vs_jax)
+    }× (cache off), ${f(r.goal.vs_jax_cache_on)}× (jax-js with its cache), both with their caches ${
+      r.goal.cached_vs_jax_cache_on === null ? "n/a" : f(r.goal.cached_vs_jax_cache_on)
+    }×, goal ${r.goal.target_ratio}×)
 `,
   );
 }

@@ -13,13 +13,18 @@ import { openDoorWarning } from "../lib/http/mod.ts";
 const ABOUT =
   "Runs the embedded local backend as a standalone Tinker-compatible server, e.g. for the official " +
   "Python SDK or for several training scripts sharing one backend.";
+import { SamplerEngineSchema } from "../lib/local/sampler/mod.ts";
 
 const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
-                       [--long-poll-ms 20000] [--prefix-cache-mb 0] [--faults JSON] [--log]
+                       [--long-poll-ms 20000] [--prefix-cache-mb 0] [--sampler-engine onnx]
+                       [--faults JSON] [--log]
 
-  --prefix-cache-mb is the device memory the samplers may keep earlier turns' keys and values
-  in; 0 (the default) turns the prefix cache off. 192 made 32 multi-turn rollouts 1.58× faster,
-  but leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
+  --sampler-engine picks what samplers decode on: onnx (ONNX Runtime, the default) or jax
+  (jax-js, the learner's engine); the default comes from $TINKERBENCH_SAMPLER_ENGINE if set.
+
+  --prefix-cache-mb is the memory the samplers may keep earlier turns' keys and values in (host
+  memory on ONNX Runtime, the wasm heap on jax-js); 0 (the default) turns the prefix cache off.
+  On jax-js, leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
 
   --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for
   client tests (keys: seed, latencyMs, serverError, rateLimit, timeout, expired, dropBefore,
@@ -33,6 +38,7 @@ const Flags = z.object({
   "prefix-cache-mb": z.coerce.number().min(0).max(2048).default(
     LOCAL_BACKEND_DEFAULTS.prefixCacheBytes / 2 ** 20,
   ),
+  "sampler-engine": SamplerEngineSchema.optional(),
   faults: z.string().optional().transform((s, ctx) => {
     if (s === undefined) return undefined;
     try {
@@ -55,6 +61,7 @@ await runCli(async () => {
     "data-dir": { type: "string" },
     "long-poll-ms": { type: "string" },
     "prefix-cache-mb": { type: "string" },
+    "sampler-engine": { type: "string" },
     faults: { type: "string" },
     log: { type: "boolean" },
   }, Flags);
@@ -64,6 +71,7 @@ await runCli(async () => {
     dataDir: flags["data-dir"],
     longPollMs: flags["long-poll-ms"],
     prefixCacheBytes: Math.round(flags["prefix-cache-mb"] * 2 ** 20),
+    samplerEngine: flags["sampler-engine"],
     faults: flags.faults,
     log: flags.log,
   });

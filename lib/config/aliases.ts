@@ -209,9 +209,13 @@ export const CONFIG_ENV_ALIASES: Readonly<Record<string, string>> = {
 /** Settings read from `TINKERBENCH_<ALIAS>` or `TINKERBENCH_<SECTION>__<FIELD>`. */
 export const ENV_PREFIX = "TINKERBENCH_";
 
-/** `TINKERBENCH_*` variables that are not training settings (backend home, notebooks). */
+/**
+ * `TINKERBENCH_*` variables that are not training settings (backend home and sampler engine,
+ * notebooks).
+ */
 export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set([
   "TINKERBENCH_HOME",
+  "TINKERBENCH_SAMPLER_ENGINE",
   "TINKERBENCH_MODEL",
   "TINKERBENCH_RUN_DIR",
   "TINKERBENCH_COMPARE_RUN_DIR",

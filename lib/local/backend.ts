@@ -17,7 +17,7 @@ import { Requests } from "./runtime/requests.ts";
 import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
 import { join } from "node:path";
 import type { AdamParams } from "./train/mod.ts";
-import type { PrefixCache } from "./sampler/mod.ts";
+import { defaultSamplerEngine, type PrefixCache, type SamplerEngine } from "./sampler/mod.ts";
 import { ClientSessions } from "./backend/sessions.ts";
 import { TrainingModels } from "./backend/training.ts";
 import { SamplingService } from "./backend/sampling.ts";
@@ -36,22 +36,29 @@ export interface LocalBackendOptions {
   /** Most sampler weight sets kept in memory at once. */
   maxCachedSamplers?: number;
   /**
-   * Device bytes for the samplers' prefix cache (keys and values of earlier turns, reused by
-   * prompts that extend them, so a multi-turn episode prefills only each turn's new tokens);
-   * 0, the default, turns it off. At 192 MiB (about three waves of 32 GuessTheNumber episodes)
-   * it made rollouts on `local/games2` 2.1× faster with 32 episodes in flight and 1.3× with one
-   * (`deno task bench rollout`). It stays opt-in because it does not stay bounded with a learner
-   * in the same process: jax-js's allocator keeps every distinct buffer size it has seen
+   * Bytes for the samplers' prefix cache (keys and values of earlier turns, reused by prompts
+   * that extend them, so a multi-turn episode prefills only each turn's new tokens; host memory
+   * on ONNX Runtime, the wasm heap on jax-js); 0, the default, turns it off. On jax-js, at 192
+   * MiB (about three waves of 32 GuessTheNumber episodes) it made rollouts on `local/games2` 2.1×
+   * faster with 32 episodes in flight and 1.3× with one (`deno task bench rollout`), but it does
+   * not stay bounded with a learner in the same process: jax-js's allocator keeps every distinct buffer size it has seen
    * (`shapes.ts`), and the cache adds many. Sampling alone settles (heap 1.47 GiB from wave 43
    * of 32 episodes, 0.60 GiB without; `bench/heap_probe.ts rollouts 192 60 --model
    * local/games2`), but the soak benchmark with it on grew from 2.78 GiB of heap after step 10 to
    * 3.24 GiB after step 32 and was still growing toward the 4 GiB wasm limit.
    */
   prefixCacheBytes?: number;
+  /**
+   * The engine samplers decode on: `onnx` (ONNX Runtime, the default) or `jax` (jax-js, the
+   * learner's engine). Default: `$TINKERBENCH_SAMPLER_ENGINE`, else `onnx`.
+   */
+  samplerEngine?: SamplerEngine;
 }
 
 /** What a {@link LocalBackend} uses for the options it is not given. */
-export const LOCAL_BACKEND_DEFAULTS: Required<Omit<LocalBackendOptions, "dataDir">> = {
+export const LOCAL_BACKEND_DEFAULTS: Required<
+  Omit<LocalBackendOptions, "dataDir" | "samplerEngine">
+> = {
   sessionTtlMs: 300_000,
   seqGapTimeoutMs: 30_000,
   maxCachedSamplers: 8,
@@ -82,7 +89,11 @@ export class LocalBackend {
   constructor(opts: LocalBackendOptions) {
     // An option passed as `undefined` (as startLocalServer forwards its own) keeps its default.
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
-    this.#opts = { ...LOCAL_BACKEND_DEFAULTS, ...given } as Required<LocalBackendOptions>;
+    this.#opts = {
+      ...LOCAL_BACKEND_DEFAULTS,
+      samplerEngine: defaultSamplerEngine(),
+      ...given,
+    } as Required<LocalBackendOptions>;
     this.checkpoints = new CheckpointStore(opts.dataDir);
     this.failureLog = join(opts.dataDir, FAILURE_LOG_NAME);
     this.futures.describeServerError = (e) => recordFailure(this.failureLog, e);
@@ -92,6 +103,7 @@ export class LocalBackend {
       requests: this.#requests,
       maxCachedSamplers: this.#opts.maxCachedSamplers,
       prefixCacheBytes: this.#opts.prefixCacheBytes,
+      samplerEngine: this.#opts.samplerEngine,
     });
     this.#training = new TrainingModels({
       ...parts,

@@ -46,6 +46,7 @@ Deno.test("heap: once every shape has run, any mix of batch sizes, lengths and w
     base: await loadBaseWeights(SPEC),
     adapter: null,
     lora: null,
+    engine: "jax", // this test meters jax-js's heap
   });
   const calls: Array<() => Promise<unknown>> = [];
   for (const len of [8, 32, 128]) {

@@ -4,7 +4,14 @@ import { initEngine } from "../../lib/local/engine.ts";
 import { initBaseParameters } from "../../lib/local/model/params.ts";
 import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/util/random.ts";
-import { LocalSampler, PrefixCache, type SampleJob } from "../../lib/local/sampler/mod.ts";
+import {
+  type AnyPrefixCache,
+  LocalSampler,
+  PrefixCache,
+  prefixCacheFor,
+  type SampleJob,
+  type SamplerEngine,
+} from "../../lib/local/sampler/mod.ts";
 import type { KvCache } from "../../lib/local/sampler/device.ts";
 import { commonPrefix, MIN_CACHED_PREFIX } from "../../lib/local/sampler/prefix_cache.ts";
 
@@ -28,9 +35,16 @@ function job(prompt: Int32Array, over: Partial<SampleJob> = {}): SampleJob {
   };
 }
 
-/** A sampler of the bare `local/tiny` model, with or without a prefix cache. */
-function bareSampler(prefixCache?: PrefixCache): Promise<LocalSampler> {
-  return LocalSampler.create({ config: CFG, base: BASE, adapter: null, lora: null, prefixCache });
+/** A sampler of the bare `local/tiny` model on `engine`, with or without a prefix cache. */
+function bareSampler(engine: SamplerEngine, prefixCache?: AnyPrefixCache): Promise<LocalSampler> {
+  return LocalSampler.create({
+    config: CFG,
+    base: BASE,
+    adapter: null,
+    lora: null,
+    prefixCache,
+    engine,
+  });
 }
 
 function tokens(n: number, seed: number): Int32Array {
@@ -59,53 +73,57 @@ async function playTurns(sampler: LocalSampler) {
   return out;
 }
 
-Deno.test("prefix cache: multi-turn sampling draws the same tokens and logprobs as running every prompt in full", async () => {
-  await initEngine();
-  const cache = new PrefixCache(64 * 2 ** 20);
-  const cached = await bareSampler(cache);
-  const plain = await bareSampler();
-  try {
-    const a = await playTurns(cached);
-    const b = await playTurns(plain);
-    assert.equal(a.length, b.length);
-    a.forEach((s, i) => {
-      assert.deepEqual(s.tokens, b[i].tokens, `sequence ${i}`);
-      assertClose(s.logprobs, b[i].logprobs, 1e-4);
-    });
-    // Turns 2 and 3 of both episodes continued a stored row.
-    const { hits, savedTokens, entries } = cache.stats;
-    assert.equal(hits, 4);
-    assert.ok(savedTokens >= 4 * 49, `saved ${savedTokens} tokens`);
-    assert.ok(entries > 0);
-  } finally {
-    cached.dispose();
-    plain.dispose();
-  }
-  // Disposal frees the sampler's entries (after its queued work).
-  await cached.sample([]).catch(() => {});
-  await new Promise((r) => setTimeout(r, 0));
-  assert.equal(cache.stats.entries, 0);
-  assert.equal(cache.stats.bytes, 0);
-});
+for (const engine of ["onnx", "jax"] as const) {
+  Deno.test(`prefix cache (${engine}): multi-turn sampling draws the same tokens and logprobs as running every prompt in full`, async () => {
+    await initEngine();
+    const cache = prefixCacheFor(engine, 64 * 2 ** 20);
+    const cached = await bareSampler(engine, cache);
+    const plain = await bareSampler(engine);
+    try {
+      const a = await playTurns(cached);
+      const b = await playTurns(plain);
+      assert.equal(a.length, b.length);
+      a.forEach((s, i) => {
+        assert.deepEqual(s.tokens, b[i].tokens, `sequence ${i}`);
+        assertClose(s.logprobs, b[i].logprobs, 1e-4);
+      });
+      // Turns 2 and 3 of both episodes continued a stored row.
+      const { hits, savedTokens, entries } = cache.stats;
+      assert.equal(hits, 4);
+      assert.ok(savedTokens >= 4 * 49, `saved ${savedTokens} tokens`);
+      assert.ok(entries > 0);
+    } finally {
+      cached.dispose();
+      plain.dispose();
+    }
+    // Disposal frees the sampler's entries (after its queued work).
+    await cached.sample([]).catch(() => {});
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(cache.stats.entries, 0);
+    assert.equal(cache.stats.bytes, 0);
+  });
+}
 
-Deno.test("prefix cache: prompts that want prompt logprobs run in full and still get them", async () => {
-  await initEngine();
-  const cache = new PrefixCache(64 * 2 ** 20);
-  const sampler = await bareSampler(cache);
-  try {
-    const prompt = tokens(50, 3);
-    const [first] = await sampler.sample([job(prompt)]);
-    const next = concat(prompt, first.sequences[0].tokens, tokens(5, 4));
-    const [withLp] = await sampler.sample([job(next, { promptLogprobs: true })]);
-    assert.equal(withLp.promptLogprobs!.length, next.length);
-    assert.equal(cache.stats.hits, 0);
-    // The same prompt without logprobs hits the stored row.
-    await sampler.sample([job(next)]);
-    assert.equal(cache.stats.hits, 1);
-  } finally {
-    sampler.dispose();
-  }
-});
+for (const engine of ["onnx", "jax"] as const) {
+  Deno.test(`prefix cache (${engine}): prompts that want prompt logprobs run in full and still get them`, async () => {
+    await initEngine();
+    const cache = prefixCacheFor(engine, 64 * 2 ** 20);
+    const sampler = await bareSampler(engine, cache);
+    try {
+      const prompt = tokens(50, 3);
+      const [first] = await sampler.sample([job(prompt)]);
+      const next = concat(prompt, first.sequences[0].tokens, tokens(5, 4));
+      const [withLp] = await sampler.sample([job(next, { promptLogprobs: true })]);
+      assert.equal(withLp.promptLogprobs!.length, next.length);
+      assert.equal(cache.stats.hits, 0);
+      // The same prompt without logprobs hits the stored row.
+      await sampler.sample([job(next)]);
+      assert.equal(cache.stats.hits, 1);
+    } finally {
+      sampler.dispose();
+    }
+  });
+}
 
 function fakeRow(slots: number): KvCache {
   const a = () => np.zeros([1, slots, 2, 4]);

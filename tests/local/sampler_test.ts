@@ -13,6 +13,7 @@ import { findLocalModel } from "../../lib/local/models.ts";
 import { Rng } from "../../lib/util/random.ts";
 import { LocalSampler, type SampleJob, type SampleResult } from "../../lib/local/sampler/mod.ts";
 import type { NamedTensors } from "../../lib/local/tensors.ts";
+import type { SamplerEngine } from "../../lib/local/sampler/engines.ts";
 
 const CFG = findLocalModel("local/tiny")!.config;
 const BASE = initBaseParameters(CFG, 1);
@@ -47,7 +48,11 @@ function randomAdapter(): NamedTensors {
   return out;
 }
 
+/** Every test runs on both sampler engines. */
+const ENGINES: SamplerEngine[] = ["onnx", "jax"];
+
 async function withSampler<T>(
+  engine: SamplerEngine,
   adapter: NamedTensors | null,
   run: (s: LocalSampler) => Promise<T>,
 ): Promise<T> {
@@ -56,6 +61,7 @@ async function withSampler<T>(
     base: BASE,
     adapter,
     lora: adapter ? LORA : null,
+    engine,
   });
   try {
     return await run(sampler);
@@ -140,177 +146,198 @@ async function maxLogprobError(
 
 const sequences = (rs: SampleResult[]) => rs.map((r) => r.sequences.map((s) => s.tokens));
 
-Deno.test("sampler: sampled-token logprobs equal a full-forward recompute (and a shifted position is caught)", async () => {
-  await initEngine();
-  const jobs = [
-    job([5, 6, 7, 8, 9, 10, 11], { numSamples: 3, maxTokens: 20, seed: 4 }),
-    job([200, 3], { numSamples: 2, maxTokens: 30, seed: 5, temperature: 0.7, topK: 50 }),
-    job([1], { maxTokens: 9, seed: 6, topP: 0.9 }),
-  ];
-  for (const adapter of [null, randomAdapter()]) {
-    const scorer = new Scorer(adapter);
-    const results = await withSampler(adapter, (s) => s.sample(jobs));
-    const err = await maxLogprobError(scorer, jobs, results);
-    const control = await maxLogprobError(scorer, jobs, results, 1);
-    console.log(`max |Δ logprob| ${err}, shifted by one position ${control}`);
-    // The sampler folds the adapter into its weights (W + s·A@B) while the recompute applies
-    // it per token: the same function, with float32 rounding that differs by ~1e-5 nats on this
-    // deliberately strong adapter (and ~1e-6 without one). A real mismatch is ≥ 0.01 (control).
-    assert.ok(err <= (adapter ? 5e-5 : 5e-6), `sampler vs recompute: ${err}`);
-    assert.ok(control > 0.01, `negative control: ${control}`);
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): sampled-token logprobs equal a full-forward recompute (and a shifted position is caught)`, async () => {
+    await initEngine();
+    const jobs = [
+      job([5, 6, 7, 8, 9, 10, 11], { numSamples: 3, maxTokens: 20, seed: 4 }),
+      job([200, 3], { numSamples: 2, maxTokens: 30, seed: 5, temperature: 0.7, topK: 50 }),
+      job([1], { maxTokens: 9, seed: 6, topP: 0.9 }),
+    ];
+    for (const adapter of [null, randomAdapter()]) {
+      const scorer = new Scorer(adapter);
+      const results = await withSampler(engine, adapter, (s) => s.sample(jobs));
+      const err = await maxLogprobError(scorer, jobs, results);
+      const control = await maxLogprobError(scorer, jobs, results, 1);
+      console.log(`max |Δ logprob| ${err}, shifted by one position ${control}`);
+      // The sampler folds the adapter into its weights (W + s·A@B) while the recompute applies
+      // it per token: the same function, with float32 rounding that differs by ~1e-5 nats on this
+      // deliberately strong adapter (and ~1e-6 without one). A real mismatch is ≥ 0.01 (control).
+      assert.ok(err <= (adapter ? 5e-5 : 5e-6), `sampler vs recompute: ${err}`);
+      assert.ok(control > 0.01, `negative control: ${control}`);
+      scorer.dispose();
+    }
+  });
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): prompt logprobs and top-k prompt logprobs equal the recompute`, async () => {
+    await initEngine();
+    const prompt = [72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100];
+    const scorer = new Scorer(null);
+    const [r] = await withSampler(
+      engine,
+      null,
+      (s) => s.sample([job(prompt, { promptLogprobs: true, topkPromptLogprobs: 5, maxTokens: 2 })]),
+    );
+    const want = await scorer.logprobs(prompt);
+    assert.equal(r.promptLogprobs![0], null);
+    assertClose(r.promptLogprobs!.slice(1) as number[], want, 1e-5, "prompt logprobs");
+    assert.equal(r.topkPromptLogprobs![0], null);
+    for (let t = 1; t < prompt.length; t++) {
+      const top = r.topkPromptLogprobs![t]!;
+      assert.equal(top.length, 5);
+      for (let i = 1; i < top.length; i++) {
+        assert.ok(top[i - 1][1] >= top[i][1], "sorted best first");
+      }
+      // Each listed logprob is the recomputed logprob of that token at that position.
+      for (const [id, lp] of top) {
+        const alt = await scorer.logprobs([...prompt.slice(0, t), id]);
+        assertClose([lp], [alt[t - 1]], 1e-5, `top-k at ${t}`);
+      }
+      // The actual token is listed iff it beats the 5th entry.
+      const actual = r.promptLogprobs![t]!;
+      assert.equal(top.some(([id]) => id === prompt[t]), actual >= top[4][1]);
+    }
     scorer.dispose();
-  }
-});
-
-Deno.test("sampler: prompt logprobs and top-k prompt logprobs equal the recompute", async () => {
-  await initEngine();
-  const prompt = [72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100];
-  const scorer = new Scorer(null);
-  const [r] = await withSampler(
-    null,
-    (s) => s.sample([job(prompt, { promptLogprobs: true, topkPromptLogprobs: 5, maxTokens: 2 })]),
-  );
-  const want = await scorer.logprobs(prompt);
-  assert.equal(r.promptLogprobs![0], null);
-  assertClose(r.promptLogprobs!.slice(1) as number[], want, 1e-5, "prompt logprobs");
-  assert.equal(r.topkPromptLogprobs![0], null);
-  for (let t = 1; t < prompt.length; t++) {
-    const top = r.topkPromptLogprobs![t]!;
-    assert.equal(top.length, 5);
-    for (let i = 1; i < top.length; i++) assert.ok(top[i - 1][1] >= top[i][1], "sorted best first");
-    // Each listed logprob is the recomputed logprob of that token at that position.
-    for (const [id, lp] of top) {
-      const alt = await scorer.logprobs([...prompt.slice(0, t), id]);
-      assertClose([lp], [alt[t - 1]], 1e-5, `top-k at ${t}`);
-    }
-    // The actual token is listed iff it beats the 5th entry.
-    const actual = r.promptLogprobs![t]!;
-    assert.equal(top.some(([id]) => id === prompt[t]), actual >= top[4][1]);
-  }
-  scorer.dispose();
-});
-
-Deno.test("sampler: a seed reproduces the tokens; other seeds and no seed differ", async () => {
-  await initEngine();
-  const make = (seed?: number) => [job([9, 8, 7], { numSamples: 3, maxTokens: 16, seed })];
-  await withSampler(null, async (s) => {
-    const a = sequences(await s.sample(make(42)));
-    const b = sequences(await s.sample(make(42)));
-    const c = sequences(await s.sample(make(43)));
-    const d = sequences(await s.sample(make(undefined)));
-    assert.deepEqual(a, b);
-    assert.notDeepEqual(a, c);
-    assert.notDeepEqual(a, d);
-    assert.notDeepEqual(a[0][0], a[0][1], "samples of one job differ");
   });
-});
+}
 
-Deno.test("sampler: temperature 0 picks the full model's argmax at every step", async () => {
-  await initEngine();
-  const adapter = randomAdapter();
-  const scorer = new Scorer(adapter);
-  const prompt = [10, 20, 30];
-  const [r] = await withSampler(
-    adapter,
-    (s) =>
-      s.sample([job(prompt, { temperature: 0, numSamples: 2, maxTokens: 10, seed: undefined })]),
-  );
-  const [first, second] = r.sequences;
-  assert.deepEqual(first.tokens, second.tokens, "greedy ignores the seed");
-  let seq = [...prompt];
-  for (const tok of first.tokens) {
-    assert.equal(tok, await scorer.argmaxAfter(seq));
-    seq = [...seq, tok];
-  }
-  scorer.dispose();
-});
-
-Deno.test("sampler: stop tokens and stop sequences end a sequence and are included; else 'length'", async () => {
-  await initEngine();
-  const prompt = [65, 66, 67];
-  await withSampler(null, async (s) => {
-    const greedy = { temperature: 0, maxTokens: 24 };
-    const [free] = await s.sample([job(prompt, greedy)]);
-    const toks = free.sequences[0].tokens;
-    assert.equal(toks.length, 24);
-    assert.equal(free.sequences[0].stopReason, "length");
-
-    // A single stop token: the first occurrence ends the sequence, included.
-    const stopTok = toks[5];
-    const [byToken] = await s.sample([job(prompt, { ...greedy, stopTokens: [stopTok] })]);
-    const end = toks.indexOf(stopTok) + 1;
-    assert.deepEqual(byToken.sequences[0].tokens, toks.slice(0, end));
-    assert.equal(byToken.sequences[0].stopReason, "stop");
-    assert.equal(byToken.sequences[0].logprobs.length, end);
-
-    // A multi-token stop sequence: ends right after its first complete occurrence.
-    const stopSeq = toks.slice(7, 10);
-    const [bySeq] = await s.sample([job(prompt, { ...greedy, stopSequences: [stopSeq] })]);
-    let seqEnd = 3;
-    while (toks.slice(seqEnd - 3, seqEnd).join() !== stopSeq.join()) seqEnd++;
-    assert.deepEqual(bySeq.sequences[0].tokens, toks.slice(0, seqEnd));
-    assert.equal(bySeq.sequences[0].stopReason, "stop");
-  });
-});
-
-Deno.test("sampler: a batch of jobs gives the same results as each job alone", async () => {
-  await initEngine();
-  const jobs = [
-    job([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], {
-      numSamples: 2,
-      maxTokens: 5,
-      seed: 1,
-    }),
-    job([100], { numSamples: 3, maxTokens: 25, seed: 2, topK: 20 }),
-    job([50, 60, 70], { numSamples: 1, maxTokens: 11, seed: 3, topP: 0.8, temperature: 1.3 }),
-    job([7, 7], { numSamples: 2, maxTokens: 18, seed: 4, stopTokens: [32, 101, 10] }),
-  ];
-  await withSampler(null, async (s) => {
-    const together = await s.sample(jobs);
-    for (const [j, one] of jobs.entries()) {
-      const [alone] = await s.sample([one]);
-      assert.deepEqual(
-        alone.sequences.map((q) => q.tokens),
-        together[j].sequences.map((q) => q.tokens),
-      );
-      assertClose(
-        alone.sequences.flatMap((q) => q.logprobs),
-        together[j].sequences.flatMap((q) => q.logprobs),
-        1e-5,
-        `job ${j} logprobs`,
-      );
-    }
-  });
-});
-
-Deno.test("sampler: more rows than one decode batch holds (two groups) stay correct", async () => {
-  await initEngine();
-  // 100 + 60 rows > MAX_DECODE_ROWS (128): the second job spans both groups.
-  const jobs = [
-    job([3, 4, 5], { numSamples: 100, maxTokens: 3, seed: 8 }),
-    job([6, 7], { numSamples: 60, maxTokens: 4, promptLogprobs: true, seed: 9 }),
-  ];
-  const scorer = new Scorer(null);
-  const results = await withSampler(null, (s) => s.sample(jobs));
-  for (const [j, r] of results.entries()) {
-    assert.equal(r.sequences.length, jobs[j].numSamples);
-    assert.ok(r.sequences.every((q) => q.tokens.length === jobs[j].maxTokens));
-    assert.equal(new Set(r.sequences.map((q) => q.tokens.join())).size, jobs[j].numSamples);
-  }
-  assert.equal(results[1].promptLogprobs!.length, 2);
-  assert.ok(await maxLogprobError(scorer, jobs, results) <= 1e-5);
-  scorer.dispose();
-});
-
-Deno.test("sampler: validation rejects bad jobs with a UserInputError", async () => {
-  await initEngine();
-  await withSampler(null, async (s) => {
-    await assert.rejects(() => s.sample([job([1, 264])]), {
-      name: "UserInputError",
-      message: /prompt token 1 is 264, outside the vocabulary \[0, 264\)/,
-    });
-    await assert.rejects(() => s.sample([job([1], { maxTokens: 300 })]), {
-      message: /prompt length 1 \+ max_tokens 300 = 301 exceeds the model's context of 256 tokens/,
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): a seed reproduces the tokens; other seeds and no seed differ`, async () => {
+    await initEngine();
+    const make = (seed?: number) => [job([9, 8, 7], { numSamples: 3, maxTokens: 16, seed })];
+    await withSampler(engine, null, async (s) => {
+      const a = sequences(await s.sample(make(42)));
+      const b = sequences(await s.sample(make(42)));
+      const c = sequences(await s.sample(make(43)));
+      const d = sequences(await s.sample(make(undefined)));
+      assert.deepEqual(a, b);
+      assert.notDeepEqual(a, c);
+      assert.notDeepEqual(a, d);
+      assert.notDeepEqual(a[0][0], a[0][1], "samples of one job differ");
     });
   });
-});
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): temperature 0 picks the full model's argmax at every step`, async () => {
+    await initEngine();
+    const adapter = randomAdapter();
+    const scorer = new Scorer(adapter);
+    const prompt = [10, 20, 30];
+    const [r] = await withSampler(
+      engine,
+      adapter,
+      (s) =>
+        s.sample([job(prompt, { temperature: 0, numSamples: 2, maxTokens: 10, seed: undefined })]),
+    );
+    const [first, second] = r.sequences;
+    assert.deepEqual(first.tokens, second.tokens, "greedy ignores the seed");
+    let seq = [...prompt];
+    for (const tok of first.tokens) {
+      assert.equal(tok, await scorer.argmaxAfter(seq));
+      seq = [...seq, tok];
+    }
+    scorer.dispose();
+  });
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): stop tokens and stop sequences end a sequence and are included; else 'length'`, async () => {
+    await initEngine();
+    const prompt = [65, 66, 67];
+    await withSampler(engine, null, async (s) => {
+      const greedy = { temperature: 0, maxTokens: 24 };
+      const [free] = await s.sample([job(prompt, greedy)]);
+      const toks = free.sequences[0].tokens;
+      assert.equal(toks.length, 24);
+      assert.equal(free.sequences[0].stopReason, "length");
+
+      // A single stop token: the first occurrence ends the sequence, included.
+      const stopTok = toks[5];
+      const [byToken] = await s.sample([job(prompt, { ...greedy, stopTokens: [stopTok] })]);
+      const end = toks.indexOf(stopTok) + 1;
+      assert.deepEqual(byToken.sequences[0].tokens, toks.slice(0, end));
+      assert.equal(byToken.sequences[0].stopReason, "stop");
+      assert.equal(byToken.sequences[0].logprobs.length, end);
+
+      // A multi-token stop sequence: ends right after its first complete occurrence.
+      const stopSeq = toks.slice(7, 10);
+      const [bySeq] = await s.sample([job(prompt, { ...greedy, stopSequences: [stopSeq] })]);
+      let seqEnd = 3;
+      while (toks.slice(seqEnd - 3, seqEnd).join() !== stopSeq.join()) seqEnd++;
+      assert.deepEqual(bySeq.sequences[0].tokens, toks.slice(0, seqEnd));
+      assert.equal(bySeq.sequences[0].stopReason, "stop");
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): a batch of jobs gives the same results as each job alone`, async () => {
+    await initEngine();
+    const jobs = [
+      job([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], {
+        numSamples: 2,
+        maxTokens: 5,
+        seed: 1,
+      }),
+      job([100], { numSamples: 3, maxTokens: 25, seed: 2, topK: 20 }),
+      job([50, 60, 70], { numSamples: 1, maxTokens: 11, seed: 3, topP: 0.8, temperature: 1.3 }),
+      job([7, 7], { numSamples: 2, maxTokens: 18, seed: 4, stopTokens: [32, 101, 10] }),
+    ];
+    await withSampler(engine, null, async (s) => {
+      const together = await s.sample(jobs);
+      for (const [j, one] of jobs.entries()) {
+        const [alone] = await s.sample([one]);
+        assert.deepEqual(
+          alone.sequences.map((q) => q.tokens),
+          together[j].sequences.map((q) => q.tokens),
+        );
+        assertClose(
+          alone.sequences.flatMap((q) => q.logprobs),
+          together[j].sequences.flatMap((q) => q.logprobs),
+          1e-5,
+          `job ${j} logprobs`,
+        );
+      }
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): more rows than one decode batch holds (two groups) stay correct`, async () => {
+    await initEngine();
+    // 100 + 60 rows > MAX_DECODE_ROWS (128): the second job spans both groups.
+    const jobs = [
+      job([3, 4, 5], { numSamples: 100, maxTokens: 3, seed: 8 }),
+      job([6, 7], { numSamples: 60, maxTokens: 4, promptLogprobs: true, seed: 9 }),
+    ];
+    const scorer = new Scorer(null);
+    const results = await withSampler(engine, null, (s) => s.sample(jobs));
+    for (const [j, r] of results.entries()) {
+      assert.equal(r.sequences.length, jobs[j].numSamples);
+      assert.ok(r.sequences.every((q) => q.tokens.length === jobs[j].maxTokens));
+      assert.equal(new Set(r.sequences.map((q) => q.tokens.join())).size, jobs[j].numSamples);
+    }
+    assert.equal(results[1].promptLogprobs!.length, 2);
+    assert.ok(await maxLogprobError(scorer, jobs, results) <= 1e-5);
+    scorer.dispose();
+  });
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): validation rejects bad jobs with a UserInputError`, async () => {
+    await initEngine();
+    await withSampler(engine, null, async (s) => {
+      await assert.rejects(() => s.sample([job([1, 264])]), {
+        name: "UserInputError",
+        message: /prompt token 1 is 264, outside the vocabulary \[0, 264\)/,
+      });
+      await assert.rejects(() => s.sample([job([1], { maxTokens: 300 })]), {
+        message:
+          /prompt length 1 \+ max_tokens 300 = 301 exceeds the model's context of 256 tokens/,
+      });
+    });
+  });
+}

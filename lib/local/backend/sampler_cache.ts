@@ -11,7 +11,13 @@ import type { LoraSpec } from "../model/config.ts";
 import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Trainable } from "../train/mod.ts";
-import { LocalSampler, PrefixCache } from "../sampler/mod.ts";
+import {
+  type AnyPrefixCache,
+  LocalSampler,
+  type PrefixCache,
+  prefixCacheFor,
+  type SamplerEngine,
+} from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 
 /** Where a sampler's weights come from. */
@@ -33,28 +39,34 @@ export interface SamplerCacheOptions {
   checkpoints: CheckpointStore;
   /** Most samplers kept at once; the least recently used one is freed first. */
   maxSamplers: number;
-  /** Device bytes of the shared prefix cache; 0 turns it off. */
+  /** Bytes of the shared prefix cache; 0 turns it off. */
   prefixCacheBytes: number;
+  /** The engine every sampler decodes on. */
+  engine: SamplerEngine;
 }
 
 /**
  * Samplers by weights, made on first use.
  *
  * @example
- * const cache = new SamplerCache({ checkpoints, maxSamplers: 8, prefixCacheBytes: 0 });
+ * const cache = new SamplerCache({ checkpoints, maxSamplers: 8, prefixCacheBytes: 0, engine: "onnx" });
  * const sampler = await cache.get(spec, { kind: "base" });
  */
 export class SamplerCache {
   readonly #samplers = new Map<string, Promise<LocalSampler>>();
   readonly #checkpoints: CheckpointStore;
   readonly #maxSamplers: number;
-  readonly #prefixCache?: PrefixCache;
+  readonly #prefixCache?: AnyPrefixCache;
+  /** The engine every sampler decodes on. */
+  readonly engine: SamplerEngine;
 
   constructor(opts: SamplerCacheOptions) {
+    this.engine = opts.engine;
     this.#checkpoints = opts.checkpoints;
     this.#maxSamplers = opts.maxSamplers;
+    // Each engine keeps its rows its own way: device arrays (jax-js) or host arrays (ONNX).
     this.#prefixCache = opts.prefixCacheBytes > 0
-      ? new PrefixCache(opts.prefixCacheBytes)
+      ? prefixCacheFor(opts.engine, opts.prefixCacheBytes)
       : undefined;
   }
 
@@ -93,6 +105,7 @@ export class SamplerCache {
   async #make(spec: LocalModelSpec, weights: SamplerWeights): Promise<LocalSampler> {
     const base = await loadBaseWeights(spec);
     const prefixCache = this.#prefixCache;
+    const engine = this.engine;
     if (weights.kind === "base") {
       return await LocalSampler.create({
         config: spec.config,
@@ -100,6 +113,7 @@ export class SamplerCache {
         adapter: null,
         lora: null,
         prefixCache,
+        engine,
       });
     }
     let adapter: NamedTensors, lora: LoraSpec, trainable: Trainable;
@@ -117,9 +131,17 @@ export class SamplerCache {
         adapter: null,
         lora: null,
         prefixCache,
+        engine,
       });
     }
-    return await LocalSampler.create({ config: spec.config, base, adapter, lora, prefixCache });
+    return await LocalSampler.create({
+      config: spec.config,
+      base,
+      adapter,
+      lora,
+      prefixCache,
+      engine,
+    });
   }
 }
 

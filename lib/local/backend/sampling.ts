@@ -13,7 +13,12 @@ import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Requests } from "../runtime/requests.ts";
 import type { Trainable } from "../train/mod.ts";
-import { type SampleJob, type SampleResult, validateSampleJob } from "../sampler/mod.ts";
+import {
+  type SampleJob,
+  type SamplerEngine,
+  type SampleResult,
+  validateSampleJob,
+} from "../sampler/mod.ts";
 import { parseTinkerPath } from "../../protocol/paths.ts";
 import type * as wire from "../../protocol/mod.ts";
 import type { ClientSessions } from "./sessions.ts";
@@ -35,6 +40,8 @@ export interface SamplingServiceOptions {
   maxCachedSamplers: number;
   /** Device bytes of the samplers' prefix cache; 0 turns it off. */
   prefixCacheBytes: number;
+  /** The engine samplers decode on. */
+  samplerEngine: SamplerEngine;
 }
 
 /** What a new snapshot samples from: a training model's current weights. */
@@ -89,6 +96,7 @@ export class SamplingService {
       checkpoints: opts.checkpoints,
       maxSamplers: opts.maxCachedSamplers,
       prefixCacheBytes: opts.prefixCacheBytes,
+      engine: opts.samplerEngine,
     });
   }
 

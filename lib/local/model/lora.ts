@@ -9,6 +9,7 @@
 
 import { numpy as np } from "@jax-js/jax";
 import type { ParamTree } from "../engine.ts";
+import { hostTensor, type NamedTensors } from "../tensors.ts";
 
 /** Decides, from the adapter's `[in, r]` and `[r, out]` sizes, whether to fold it. */
 export type FoldPredicate = (inFeatures: number, rank: number, outFeatures: number) => boolean;
@@ -38,4 +39,38 @@ export function foldLora(
     }
   }
   return [folded, rest];
+}
+
+/**
+ * {@link foldLora} on host tensors, for engines that take host weights (ONNX Runtime): every
+ * adapter in `adapter` is folded, `W' = W + scale·A@B`, accumulated in double and rounded
+ * once. Returns new tensors for the folded weights; `base` is not modified.
+ */
+export function foldLoraOnHost(
+  base: NamedTensors,
+  adapter: NamedTensors,
+  scale: number,
+): NamedTensors {
+  const out: NamedTensors = new Map(base);
+  for (const [key, a] of adapter) {
+    if (!key.endsWith(".lora_a")) continue;
+    const path = key.slice(0, -".lora_a".length);
+    const b = adapter.get(`${path}.lora_b`), w = base.get(`${path}.weight`);
+    if (!b || !w) throw new Error(`lora: adapter ${path} has no lora_b or no base weight`);
+    const [inF, rank] = a.shape, outF = b.shape[1];
+    const folded = new Float32Array(w.data);
+    const row = new Float64Array(outF);
+    for (let i = 0; i < inF; i++) {
+      row.fill(0);
+      for (let k = 0; k < rank; k++) {
+        const aik = a.data[i * rank + k];
+        if (aik === 0) continue;
+        const bk = b.data.subarray(k * outF, (k + 1) * outF);
+        for (let j = 0; j < outF; j++) row[j] += aik * bk[j];
+      }
+      for (let j = 0; j < outF; j++) folded[i * outF + j] += scale * row[j];
+    }
+    out.set(`${path}.weight`, hostTensor(w.shape, folded));
+  }
+  return out;
 }

@@ -13,7 +13,6 @@ import { type numpy as np, tree } from "@jax-js/jax";
 import { int32Array, type ParamTree, readFloat32 } from "../engine.ts";
 import type { ModelConfig } from "../model/config.ts";
 import type { ForwardSpec } from "../model/gpt.ts";
-import type { Rng } from "../../util/random.ts";
 import {
   concatRows,
   decodeStep,
@@ -28,34 +27,21 @@ import {
 import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
 import { pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
-import type { StopMatcher } from "./stops.ts";
-import { type DrawParams, drawToken, topEntries } from "./token_sampling.ts";
-import type { SampledSequence, SampleJob, SampleResult } from "./types.ts";
+import {
+  advance,
+  fillPromptLogprobs,
+  type JobState,
+  position,
+  type Row,
+  wantsPromptLogprobs,
+} from "./rows.ts";
+import type { SampledSequence } from "./types.ts";
 
 /** The weights a group runs with (borrowed: the group passes references). */
 export interface GroupWeights {
   base: ParamTree;
   lora: ParamTree;
   spec: ForwardSpec;
-}
-
-/** A job with its per-request state; `result` is filled in place. */
-export interface JobState {
-  job: SampleJob;
-  draw: DrawParams;
-  stops: StopMatcher;
-  /** One generator per sample, so a row's draws don't depend on how rows are batched. */
-  rngs: Rng[];
-  result: SampleResult;
-}
-
-/** One continuation being generated; `slot` is its row in the device batch. */
-interface Row {
-  state: JobState;
-  seq: SampledSequence;
-  rng: Rng;
-  slot: number;
-  done: boolean;
 }
 
 /**
@@ -336,52 +322,10 @@ function extendPrefixes(
   );
 }
 
-/** Whether a job asked for prompt logprobs that no earlier group has filled in yet. */
-function wantsPromptLogprobs(s: JobState): boolean {
-  const asked = s.job.promptLogprobs || s.job.topkPromptLogprobs > 0;
-  return asked && s.result.promptLogprobs === undefined &&
-    s.result.topkPromptLogprobs === undefined;
-}
-
-/** Fills prompt logprobs from `dist(pos)`, the log-distribution of the token after `pos`. */
-function fillPromptLogprobs(s: JobState, dist: (pos: number) => Float32Array): void {
-  const prompt = s.job.prompt;
-  if (s.job.promptLogprobs) {
-    s.result.promptLogprobs = [null];
-    for (let t = 1; t < prompt.length; t++) s.result.promptLogprobs.push(dist(t - 1)[prompt[t]]);
-  }
-  const k = s.job.topkPromptLogprobs;
-  if (k > 0) {
-    s.result.topkPromptLogprobs = [null];
-    for (let t = 1; t < prompt.length; t++) {
-      s.result.topkPromptLogprobs.push(topEntries(dist(t - 1), k));
-    }
-  }
-}
-
-/** Position of a row's last token, the one the next decode step feeds. */
-function position(row: Row): number {
-  return row.state.job.prompt.length + row.seq.tokens.length - 1;
-}
-
 /** Grows the cache to the slot bucket the next step needs. Consumes `cache`. */
 function makeRoom(cfg: ModelConfig, cache: KvCache, active: Row[]): KvCache {
   const need = slotBucket(cfg, Math.max(...active.map(position)) + 1);
   return need > cache.k[0].shape[1] ? growSlots(cache, need) : cache;
-}
-
-/** Draws a row's next token from `logprobs`, records it and decides whether it stopped. */
-function advance(row: Row, logprobs: Float32Array): void {
-  const { job, draw, stops } = row.state;
-  const token = drawToken(logprobs, draw, row.rng);
-  row.seq.tokens.push(token);
-  row.seq.logprobs.push(logprobs[token]);
-  if (stops.endsWithStop(row.seq.tokens)) {
-    row.seq.stopReason = "stop";
-    row.done = true;
-  } else if (row.seq.tokens.length >= job.maxTokens) {
-    row.done = true;
-  }
 }
 
 /**

@@ -11,7 +11,9 @@
  * later.
  *
  * Entries belong to an owner (one {@link LocalSampler}: one set of weights); lookups only see the
- * owner's entries. The byte budget is shared by all owners, least recently used first out,
+ * owner's entries. An entry is one row of keys and values in the engine's own form: jax-js
+ * device arrays ({@link KvCache}, the default) or host arrays for ONNX Runtime
+ * (`HostKvCache`, with {@link CacheEntries} of its own). The byte budget is shared by all owners, least recently used first out,
  * so a backend holding many samplers still bounds the device memory of their caches.
  *
  * @module
@@ -22,19 +24,39 @@ import { disposeCache, type KvCache } from "./device.ts";
 /** Prefixes shorter than this are run again rather than looked up: too little to save. */
 export const MIN_CACHED_PREFIX = 32;
 
-interface Entry {
+/** How the cache handles one engine's rows of keys and values. */
+export interface CacheEntries<C> {
+  /** The sampler engine whose rows these are. */
+  engine: "jax" | "onnx";
+  /** Memory a row holds. */
+  bytes(c: C): number;
+  /** Frees a row. */
+  dispose(c: C): void;
+  /** A reference to a stored row that the caller consumes (or may read, for host rows). */
+  share(c: C): C;
+}
+
+/** jax-js device rows: reference-counted arrays. */
+const DEVICE_ENTRIES: CacheEntries<KvCache> = {
+  engine: "jax",
+  bytes: cacheBytes,
+  dispose: disposeCache,
+  share: (c) => ({ k: c.k.map((a) => a.ref), v: c.v.map((a) => a.ref) }),
+};
+
+interface Entry<C> {
   owner: object;
   tokens: Int32Array;
-  /** One row, `[1, S, H, hd]` per layer, `S ≥ tokens.length`; slots past the tokens unused. */
-  cache: KvCache;
+  /** One row, `S ≥ tokens.length` slots; slots past the tokens unused. */
+  cache: C;
   bytes: number;
 }
 
 /** A hit: the first `length` positions of `cache` hold the prompt's keys and values. */
-export interface PrefixHit {
+export interface PrefixHit<C = KvCache> {
   length: number;
   /** A new reference to the entry's row; the caller consumes it. */
-  cache: KvCache;
+  cache: C;
 }
 
 /**
@@ -45,19 +67,24 @@ export interface PrefixHit {
  * cache.insert(sampler, tokens, rowCache);           // after generating `tokens`
  * const hit = cache.lookup(sampler, nextPrompt);      // later: reuse the common prefix
  */
-export class PrefixCache {
-  /** Device bytes the entries may hold in all. */
+export class PrefixCache<C = KvCache> {
+  /** Bytes the entries may hold in all. */
   readonly budgetBytes: number;
+  /** The sampler engine whose rows it holds. */
+  readonly engine: "jax" | "onnx";
+  readonly #rows: CacheEntries<C>;
   /** Least recently used first. */
-  #entries: Entry[] = [];
+  #entries: Entry<C>[] = [];
   #bytes = 0;
   #hits = 0;
   #misses = 0;
   #savedTokens = 0;
 
-  constructor(budgetBytes: number) {
+  constructor(budgetBytes: number, rows?: CacheEntries<C>) {
     if (!(budgetBytes >= 0)) throw new Error(`PrefixCache: budget must be ≥ 0, got ${budgetBytes}`);
     this.budgetBytes = budgetBytes;
+    this.#rows = rows ?? (DEVICE_ENTRIES as unknown as CacheEntries<C>);
+    this.engine = this.#rows.engine;
   }
 
   /**
@@ -65,8 +92,8 @@ export class PrefixCache {
    * `prompt.length - 1` (the last prompt token must run to give the first draw). Null when
    * that prefix is shorter than {@link MIN_CACHED_PREFIX}.
    */
-  lookup(owner: object, prompt: Int32Array): PrefixHit | null {
-    let best: Entry | null = null, bestLength = 0;
+  lookup(owner: object, prompt: Int32Array): PrefixHit<C> | null {
+    let best: Entry<C> | null = null, bestLength = 0;
     for (const e of this.#entries) {
       if (e.owner !== owner || e.tokens[0] !== prompt[0]) continue;
       const n = commonPrefix(e.tokens, prompt);
@@ -80,20 +107,17 @@ export class PrefixCache {
     this.#hits++;
     this.#savedTokens += length;
     this.#touch(best);
-    return {
-      length,
-      cache: { k: best.cache.k.map((a) => a.ref), v: best.cache.v.map((a) => a.ref) },
-    };
+    return { length, cache: this.#rows.share(best.cache) };
   }
 
   /**
    * Stores the keys and values of `tokens` (one row, consumed). Entries of the owner whose
    * tokens are a prefix of `tokens` go: the new one serves every prompt they served.
    */
-  insert(owner: object, tokens: Int32Array, cache: KvCache): void {
-    const bytes = cacheBytes(cache);
+  insert(owner: object, tokens: Int32Array, cache: C): void {
+    const bytes = this.#rows.bytes(cache);
     if (tokens.length < MIN_CACHED_PREFIX || bytes > this.budgetBytes) {
-      disposeCache(cache);
+      this.#rows.dispose(cache);
       return;
     }
     this.#remove((e) =>
@@ -127,19 +151,19 @@ export class PrefixCache {
     };
   }
 
-  #touch(e: Entry): void {
+  #touch(e: Entry<C>): void {
     this.#entries.splice(this.#entries.indexOf(e), 1);
     this.#entries.push(e);
   }
 
-  #remove(match: (e: Entry) => boolean): void {
+  #remove(match: (e: Entry<C>) => boolean): void {
     for (const e of this.#entries.filter(match)) this.#evict(e);
   }
 
-  #evict(e: Entry): void {
+  #evict(e: Entry<C>): void {
     this.#entries.splice(this.#entries.indexOf(e), 1);
     this.#bytes -= e.bytes;
-    disposeCache(e.cache);
+    this.#rows.dispose(e.cache);
   }
 }
 

@@ -14,13 +14,19 @@
 
 import type { LoraSpec, ModelConfig } from "../model/config.ts";
 import { checkBaseParameters, loraTargets } from "../model/params.ts";
-import { disposeTree, initEngine, type ParamTree, toDevice } from "../engine.ts";
-import { type ForwardSpec, forwardSpec } from "../model/gpt.ts";
 import { Rng } from "../../util/random.ts";
 import type { NamedTensors } from "../tensors.ts";
-import { foldLora } from "../model/lora.ts";
-import { generateGroup, type JobState, type PrefixStore } from "./generate.ts";
+import {
+  type AnyPrefixCache,
+  defaultSamplerEngine,
+  type GroupRunner,
+  jaxRunner,
+  onnxRunner,
+  type SamplerEngine,
+} from "./engines.ts";
+import type { JobState } from "./rows.ts";
 import type { PrefixCache } from "./prefix_cache.ts";
+import type { HostKvCache } from "./host_cache.ts";
 import { planGroups } from "./plan.ts";
 import { StopMatcher } from "./stops.ts";
 import type { SampleJob, SampleResult } from "./types.ts";
@@ -39,7 +45,9 @@ export interface LocalSamplerOptions {
    * Where prompts look up and store the keys and values of earlier sequences (shared by a
    * backend's samplers, each its own owner). Absent: every prompt runs in full.
    */
-  prefixCache?: PrefixCache;
+  prefixCache?: AnyPrefixCache;
+  /** The engine to decode on; default {@link defaultSamplerEngine}. */
+  engine?: SamplerEngine;
 }
 
 /** Sampling runs one at a time process-wide: they share the CPU and the 4 GiB wasm heap. */
@@ -64,45 +72,43 @@ function serialize<T>(run: () => Promise<T>): Promise<T> {
 export class LocalSampler {
   /** The architecture of the weights this sampler holds. */
   readonly config: ModelConfig;
-  #base: ParamTree;
-  #lora: ParamTree;
-  #spec: ForwardSpec;
-  #prefix?: PrefixStore;
+  /** The engine it decodes on. */
+  readonly engine: SamplerEngine;
+  #runner!: GroupRunner;
   #disposed = false;
 
-  private constructor(
-    config: ModelConfig,
-    base: ParamTree,
-    lora: ParamTree,
-    spec: ForwardSpec,
-    prefixCache?: PrefixCache,
-  ) {
+  private constructor(config: ModelConfig, engine: SamplerEngine) {
     this.config = config;
-    this.#base = base;
-    this.#lora = lora;
-    this.#spec = spec;
-    if (prefixCache) this.#prefix = { cache: prefixCache, owner: this };
+    this.engine = engine;
   }
 
-  /** Copies the weights onto the device. Throws if they don't match `config`. */
+  /** Loads the weights on the engine. Throws if they don't match `config`. */
   static async create(opts: LocalSamplerOptions): Promise<LocalSampler> {
-    await initEngine();
     checkBaseParameters(opts.config, opts.base);
     if (opts.adapter && !opts.lora) throw new Error("sampler: an adapter needs its lora settings");
     if (opts.adapter && opts.lora) checkAdapter(opts.config, opts.adapter, opts.lora.rank);
-    // Fold the adapter into the base weights once: decoding then costs what the bare model
-    // costs (about 25 % faster than applying A@B per token), same function up to rounding.
-    const spec = forwardSpec(opts.config, opts.adapter ? opts.lora : null);
-    const [base, lora] = opts.adapter
-      ? foldLora(toDevice(opts.base), toDevice(opts.adapter), spec.loraScale)
-      : [toDevice(opts.base), {}];
-    return new LocalSampler(
-      opts.config,
-      base,
-      lora,
-      forwardSpec(opts.config, null),
-      opts.prefixCache,
-    );
+    const engine = opts.engine ?? defaultSamplerEngine();
+    const prefix = opts.prefixCache;
+    if (prefix && prefix.engine !== engine) {
+      throw new Error(`sampler: a prefix cache of ${prefix.engine} rows on the ${engine} engine`);
+    }
+    const sampler = new LocalSampler(opts.config, engine);
+    const weights = {
+      config: opts.config,
+      base: opts.base,
+      adapter: opts.adapter,
+      lora: opts.lora,
+    };
+    sampler.#runner = engine === "onnx"
+      ? await onnxRunner(
+        weights,
+        prefix ? { cache: prefix as PrefixCache<HostKvCache>, owner: sampler } : undefined,
+      )
+      : await jaxRunner(
+        weights,
+        prefix ? { cache: prefix as PrefixCache, owner: sampler } : undefined,
+      );
+    return sampler;
   }
 
   /**
@@ -117,23 +123,16 @@ export class LocalSampler {
     return await serialize(async () => {
       if (this.#disposed) throw new Error("sampler: disposed while a sample call was queued");
       const states = jobs.map(jobState);
-      const weights = { base: this.#base, lora: this.#lora, spec: this.#spec };
-      for (const group of planGroups(this.config, jobs)) {
-        await generateGroup(this.config, weights, states, group, this.#prefix);
-      }
+      for (const group of planGroups(this.config, jobs)) await this.#runner.run(states, group);
       return states.map((s) => s.result);
     });
   }
 
-  /** Frees the device weights once queued sample calls have finished. */
+  /** Frees the weights once queued sample calls have finished. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    const free = () => {
-      disposeTree(this.#base);
-      disposeTree(this.#lora);
-      this.#prefix?.cache.drop(this);
-    };
+    const free = () => this.#runner.free();
     queue = queue.then(free, free);
   }
 }

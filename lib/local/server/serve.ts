@@ -18,6 +18,7 @@ import { type FaultConfig, FaultInjector } from "./faults.ts";
 import { initEngine } from "../engine.ts";
 import { LocalAuth, type LocalAuthOptions } from "./auth.ts";
 import { ensurePortFree, serveHttp } from "../../http/mod.ts";
+import type { SamplerEngine } from "../sampler/mod.ts";
 
 /** Options of {@link startLocalServer}. */
 export interface LocalServerOptions {
@@ -37,6 +38,8 @@ export interface LocalServerOptions {
   seqGapTimeoutMs?: number;
   /** Device bytes of the samplers' prefix cache; 0 turns it off (see {@link LocalBackendOptions}). */
   prefixCacheBytes?: number;
+  /** The engine samplers decode on (see {@link LocalBackendOptions}). */
+  samplerEngine?: SamplerEngine;
   /** Fault injection for client tests; off when absent. */
   faults?: Partial<FaultConfig>;
   /** Log one line per request. */
@@ -83,6 +86,7 @@ export async function startLocalServer(opts: LocalServerOptions = {}): Promise<L
     sessionTtlMs: opts.sessionTtlMs,
     seqGapTimeoutMs: opts.seqGapTimeoutMs,
     prefixCacheBytes: opts.prefixCacheBytes,
+    samplerEngine: opts.samplerEngine,
   });
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
   const auth = opts.auth ? new LocalAuth(opts.auth) : undefined;
