@@ -1,12 +1,12 @@
 /**
  * Tokenizers by model name: `Qwen/Qwen3-*` → the Qwen3 Hugging Face tokenizer (offline),
- * `local/games2` → the games tokenizer, other `local/*` → the byte tokenizer of the local models.
+ * `local/games2` → the games tokenizer, `local/tools` → the tools tokenizer, other `local/*` → the byte tokenizer of the local models.
  *
  * @module
  */
 
 import { ByteTokenizer } from "./byte.ts";
-import { loadGamesTokenizer } from "./games.ts";
+import { loadGamesTokenizer, loadToolsTokenizer } from "./games.ts";
 import { loadQwen3Tokenizer } from "./qwen3.ts";
 import type { Tokenizer } from "./types.ts";
 
@@ -16,6 +16,7 @@ export const KNOWN_TOKENIZER_PATTERNS = ["Qwen/Qwen3-*", "local/*"] as const;
 /** The local models that do not use the byte tokenizer. */
 const LOCAL_TOKENIZERS: Readonly<Record<string, () => Tokenizer>> = {
   "local/games2": loadGamesTokenizer,
+  "local/tools": loadToolsTokenizer,
 };
 
 /**
