@@ -61,24 +61,25 @@ const TOOL_GAMES = [
 
 /**
  * The mix of `local/tools`: a third games transcripts (local/games2's last mix: mostly
- * GuessTheNumber-easy), two thirds tool transcripts, of which a third are unseen tools (the
- * format itself), the rest every shipped tool environment, weighted towards the tool
- * GuessTheNumber, WhoDunIt and the word problems.
+ * GuessTheNumber-easy), two thirds tool transcripts, of which three eighths are unseen tools
+ * (the format itself), the rest every shipped tool environment, weighted towards the short
+ * ones RL starts with (the tool GuessTheNumber, the word problems): a WhoDunIt or Tower of
+ * Hanoi transcript fills the context, four times the tokens of a word problem.
  */
 export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: "game:GuessTheNumber-v0-easy", weight: 0.27 },
   { envId: "game:GuessTheNumber-v0-hard", weight: 0.02 },
   ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.04 / OTHER_ENVS.length })),
-  { envId: UNSEEN_TOOLS_ID, weight: 0.22 },
-  { envId: "tool:GuessTheNumber-v0-easy", weight: 0.1 },
+  { envId: UNSEEN_TOOLS_ID, weight: 0.25 },
+  { envId: "tool:GuessTheNumber-v0-easy", weight: 0.12 },
   { envId: "tool:GuessTheNumber-v0-hard", weight: 0.02 },
   ...[...TOOL_GAMES, "tool:Arithmetic-v0-easy", "tool:Arithmetic-v0-hard"].map((envId) => ({
     envId,
-    weight: 0.07 / (TOOL_GAMES.length + 2),
+    weight: 0.05 / (TOOL_GAMES.length + 2),
   })),
-  { envId: "tool:WhoDunIt-v0-easy", weight: 0.08 },
-  { envId: "tool:WhoDunIt-v0-hard", weight: 0.04 },
-  { envId: "tool:WordProblems-v0", weight: 0.14 },
+  { envId: "tool:WhoDunIt-v0-easy", weight: 0.04 },
+  { envId: "tool:WhoDunIt-v0-hard", weight: 0.02 },
+  { envId: "tool:WordProblems-v0", weight: 0.17 },
 ];
 
 /**
