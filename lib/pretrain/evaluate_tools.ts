@@ -7,8 +7,8 @@
  * @module
  */
 
-import type { SamplingClient } from "../tinker/mod.ts";
 import { runEpisode } from "../rollout/mod.ts";
+import type { Sampler } from "../rollout/episode.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { EVALUATE_DEFAULTS, type EvaluateOptions } from "./evaluate.ts";
@@ -41,7 +41,7 @@ export const EVALUATE_TOOLS_DEFAULTS: EvaluateOptions = {
 
 /** Plays `episodes` episodes of a tool environment (episode i: env seed `seed + i`). */
 export async function evaluateToolEnv(
-  sampler: SamplingClient,
+  sampler: Sampler,
   envId: string,
   options: Partial<EvaluateOptions> = {},
 ): Promise<ToolEnvEvaluation> {
