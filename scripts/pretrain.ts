@@ -1,10 +1,12 @@
 /**
  * `deno task pretrain`: pretrains `local/games` (or `--model local/games2`, the same model over
- * the games tokenizer), the local backend's base model for RL, on transcripts of the
- * environments played with valid but non-strategic moves (so it knows the formats and reads
- * feedback, and RL has signal), then writes `models/local_games.safetensors` (or
- * `models/local_games2.safetensors`). `--eval-only` evaluates the weights in `models/` instead
- * (the model card's numbers).
+ * the games tokenizer, or `--model local/tools`, which also calls tools), the local backend's
+ * base models for RL, on transcripts of the environments played with valid but non-strategic
+ * moves (so it knows the formats and reads feedback, and RL has signal), then writes
+ * `models/<model>.safetensors`. `--init-from` starts a model that has no weights yet from
+ * another's (`local/tools` from `local/games2`); `--save-every` writes the weights during the
+ * run too, so a run cut short still leaves them. `--eval-only` evaluates the weights in
+ * `models/` instead (the model card's numbers).
  */
 
 import { join } from "node:path";
@@ -14,14 +16,31 @@ import { ProgressBar } from "../lib/cli/progress.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel } from "../lib/local/models.ts";
 import { pretrain, type PretrainStepMetrics } from "../lib/pretrain/train.ts";
-import { parseMix, PRETRAIN_MIX } from "../lib/pretrain/transcripts.ts";
+import {
+  type MixEntry,
+  parseMix,
+  PRETRAIN_MIX,
+  TOOLS_PRETRAIN_MIX,
+} from "../lib/pretrain/transcripts.ts";
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
-import { downloadFullWeights, writeBaseWeights } from "../lib/pretrain/weights.ts";
+import {
+  downloadFullWeights,
+  extendVocabulary,
+  writeBaseWeights,
+} from "../lib/pretrain/weights.ts";
+import { loadBaseWeights } from "../lib/local/models.ts";
 import { evaluateEnvs, evaluationTable } from "../lib/pretrain/evaluate.ts";
+import { evaluateToolEnv, toolEvaluationTable } from "../lib/pretrain/evaluate_tools.ts";
+import { isToolEnvId } from "../lib/pretrain/tool_transcripts.ts";
 
 /** The models this script pretrains. */
-const MODELS = ["local/games", "local/games2"] as const;
+const MODELS = ["local/games", "local/games2", "local/tools"] as const;
+
+/** Each model's default pretraining mix. */
+function defaultMix(model: string): readonly MixEntry[] {
+  return model === "local/tools" ? TOOLS_PRETRAIN_MIX : PRETRAIN_MIX;
+}
 
 /** Where the backend loads a model's base weights from. */
 function weightsPath(model: string): string {
@@ -34,10 +53,10 @@ const ABOUT =
   "--eval-only evaluates the weights there instead.";
 
 const USAGE =
-  `usage: deno task pretrain [--model local/games|local/games2] [--steps 180] [--batch-size 8]
+  `usage: deno task pretrain [--model local/games|local/games2|local/tools] [--steps 180] [--batch-size 8]
                           [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
                           [--seed 0] [--out models/<model>.safetensors] [--log-path DIR] [--eval-episodes 0]
-                          [--mix ID=W,…,others=W] [--bisect-share 0]
+                          [--mix ID=W,…,others=W] [--bisect-share 0] [--init-from local/games2] [--save-every 0]
        deno task pretrain --eval-only [--model local/games] [--eval-episodes 50] [--eval-envs ID,ID]
                           [--seed 0] [--eval-temperature 1]`;
 
@@ -56,19 +75,29 @@ const Flags = z.object({
   "eval-only": z.boolean().default(false),
   "eval-temperature": z.coerce.number().min(0).max(2).default(1),
   "bisect-share": z.coerce.number().min(0).max(1).default(0),
-  mix: z.string().optional().transform((s, ctx) => {
-    if (s === undefined) return PRETRAIN_MIX;
-    try {
-      return parseMix(s);
-    } catch (e) {
-      ctx.addIssue({ code: "custom", message: (e as Error).message });
-      return z.NEVER;
-    }
-  }),
-  "eval-envs": z.string().optional().transform((s) => s?.split(",").map((x) => x.trim())).refine(
-    (ids) => ids === undefined || ids.every((id) => PRETRAIN_MIX.some((e) => e.envId === id)),
-    { message: `comma-separated ids of the mix: ${PRETRAIN_MIX.map((e) => e.envId).join(", ")}` },
-  ),
+  mix: z.string().optional(),
+  "eval-envs": z.string().optional().transform((s) => s?.split(",").map((x) => x.trim())),
+  "init-from": z.enum(MODELS).optional(),
+  "save-every": z.coerce.number().int().min(0).default(0),
+}).transform((f, ctx) => {
+  // The mix and the evaluated ids are the model's: parsed once the model is known.
+  const base = defaultMix(f.model);
+  let mix = base;
+  try {
+    if (f.mix !== undefined) mix = parseMix(f.mix, base);
+  } catch (e) {
+    ctx.addIssue({ code: "custom", path: ["mix"], message: (e as Error).message });
+    return z.NEVER;
+  }
+  if (f["eval-envs"]?.some((id) => !base.some((e) => e.envId === id))) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["eval-envs"],
+      message: `comma-separated ids of the mix: ${base.map((e) => e.envId).join(", ")}`,
+    });
+    return z.NEVER;
+  }
+  return { ...f, mix };
 });
 
 await runCli(async () => {
@@ -89,6 +118,8 @@ await runCli(async () => {
     mix: { type: "string" },
     "bisect-share": { type: "string" },
     "eval-envs": { type: "string" },
+    "init-from": { type: "string" },
+    "save-every": { type: "string" },
   }, Flags);
   const model = flags.model;
   const basePath = weightsPath(model);
@@ -109,7 +140,7 @@ await runCli(async () => {
         episodes: flags["eval-episodes"] ?? 50,
         seed: flags.seed,
         temperature: flags["eval-temperature"],
-        envIds: flags["eval-envs"],
+        envIds: flags["eval-envs"] ?? defaultMix(model).map((e) => e.envId),
         renderer,
       });
       return;
@@ -125,7 +156,14 @@ await runCli(async () => {
         `metrics in ${join(logPath, "metrics.jsonl")}`,
     );
     // The backend loads the model's base weights from models/ when the file exists.
-    const shipped = await Deno.stat(basePath).then(() => true, () => false);
+    let shipped = await Deno.stat(basePath).then(() => true, () => false);
+    if (!shipped && flags["init-from"]) {
+      const from = findLocalModel(flags["init-from"])!;
+      const start = extendVocabulary(from, await loadBaseWeights(from), spec);
+      await writeBaseWeights(basePath, spec, start, { init_from: from.name });
+      console.log(`wrote ${basePath} from ${from.name}'s weights (vocabulary extended)`);
+      shipped = true;
+    }
     console.log(
       shipped
         ? `starting from ${basePath} (continued pretraining; delete it to start from scratch)`
@@ -143,6 +181,15 @@ await runCli(async () => {
       truncate: true,
     });
     const bar = new ProgressBar("pretrain", flags.steps);
+    const meta = (steps: number) => ({
+      steps: String(steps),
+      batch_size: String(flags["batch-size"]),
+      learning_rate: String(flags["learning-rate"]),
+      seed: String(flags.seed),
+      mix: flags.mix.map((e) => `${e.envId}=${e.weight}`).join(","),
+      bisect_share: String(flags["bisect-share"]),
+      ...(flags["init-from"] ? { init_from: flags["init-from"] } : {}),
+    });
     const history = await pretrain(training, {
       steps: flags.steps,
       batchSize: flags["batch-size"],
@@ -158,6 +205,12 @@ await runCli(async () => {
     }, async (m) => {
       await metrics.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
       bar.update(m.step, { loss: m["train/loss_per_token"], lr: m["optim/learning_rate"] });
+      if (flags["save-every"] && m.step % flags["save-every"] === 0) {
+        // A checkpoint in place of the final file: a run cut short still ships its weights.
+        const path = await training.saveWeightsForSampler(`step-${m.step}`);
+        const w = await downloadFullWeights(tinker.service, path, spec);
+        await writeBaseWeights(out, spec, w, { ...meta(m.step), checkpoint: "true" });
+      }
     });
     bar.done();
     metrics.close();
@@ -172,12 +225,7 @@ await runCli(async () => {
       );
     }
     await writeBaseWeights(out, spec, weights, {
-      steps: String(history.length),
-      batch_size: String(flags["batch-size"]),
-      learning_rate: String(flags["learning-rate"]),
-      seed: String(flags.seed),
-      mix: flags.mix.map((e) => `${e.envId}=${e.weight}`).join(","),
-      bisect_share: String(flags["bisect-share"]),
+      ...meta(history.length),
       final_loss_per_action_token: finalLoss.toFixed(4),
       train_seconds: trainSeconds.toFixed(0),
     });
@@ -218,21 +266,32 @@ async function evaluate(
 ): Promise<void> {
   const sampler = await service.createSamplingClient(from);
   const t0 = performance.now();
-  const results = await evaluateEnvs(
+  const ids = o.envIds ?? PRETRAIN_MIX.map((e) => e.envId);
+  const opts = {
+    episodes: o.episodes,
+    seed: o.seed,
+    temperature: o.temperature,
+    renderer: o.renderer,
+  };
+  const report = (e: { envId: string; successRate: number }, rate: string) =>
+    console.error(`${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, ${rate}`);
+  const games = await evaluateEnvs(
     sampler,
-    o.envIds ?? PRETRAIN_MIX.map((e) => e.envId),
-    { episodes: o.episodes, seed: o.seed, temperature: o.temperature, renderer: o.renderer },
-    (e) =>
-      console.error(
-        `${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, invalid ${
-          (100 * e.invalidActionRate).toFixed(1)
-        }%`,
-      ),
+    ids.filter((id) => !isToolEnvId(id)),
+    opts,
+    (e) => report(e, `invalid ${(100 * e.invalidActionRate).toFixed(1)}%`),
   );
+  const tools = [];
+  for (const id of ids.filter(isToolEnvId)) {
+    const e = await evaluateToolEnv(sampler, id, opts);
+    report(e, `valid calls ${(100 * e.validCallRate).toFixed(1)}%`);
+    tools.push(e);
+  }
   console.log(
     `\nat temperature ${o.temperature}, ${o.episodes} episodes per environment, seed ${o.seed}:\n`,
   );
-  console.log(evaluationTable(results));
+  if (games.length) console.log(evaluationTable(games));
+  if (tools.length) console.log(`${games.length ? "\n" : ""}${toolEvaluationTable(tools)}`);
   console.log(`\nevaluation took ${formatDuration((performance.now() - t0) / 1000)}`);
 }
 

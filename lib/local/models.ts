@@ -10,7 +10,12 @@ import { checkBaseParameters, initBaseParameters } from "./model/params.ts";
 import type { NamedTensors } from "./tensors.ts";
 import { readSafetensors } from "./safetensors.ts";
 import { BYTE_VOCAB_SIZE } from "../tokenizers/byte.ts";
-import { GAMES_TOKENIZER_ID, loadGamesTokenizer } from "../tokenizers/games.ts";
+import {
+  GAMES_TOKENIZER_ID,
+  loadGamesTokenizer,
+  loadToolsTokenizer,
+  TOOLS_TOKENIZER_ID,
+} from "../tokenizers/games.ts";
 
 /** A model the local backend can serve. */
 export interface LocalModelSpec {
@@ -97,6 +102,20 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
     }),
     tokenizerId: GAMES_TOKENIZER_ID,
     initSeed: 5,
+  },
+  {
+    name: "local/tools",
+    description: "local/games2 over the tools tokenizer, pretrained further on tool-call " +
+      "transcripts (the tool games, WhoDunIt, word problems, made-up tools) and the games",
+    config: ModelConfigSchema.parse({
+      vocabSize: loadToolsTokenizer().vocabSize,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 1024,
+    }),
+    tokenizerId: TOOLS_TOKENIZER_ID,
+    initSeed: 6,
   },
 ];
 

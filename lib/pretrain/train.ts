@@ -132,7 +132,7 @@ export async function pretrain(
       if ((t0 - start) / 1000 > opts.maxSeconds) break;
       planned = fitSteps(planned, step - 1, (t0 - start) / 1000, opts.maxSeconds);
     }
-    const calls = batchCalls(stream.next(opts.batchSize), opts.datumsPerCall, renderer);
+    const calls = batchCalls(await stream.next(opts.batchSize), opts.datumsPerCall, renderer);
     const lr = learningRateAt(step, { ...opts, steps: planned });
     const outs = calls.map((c) => training.forwardBackward(c, "cross_entropy"));
     const optim = training.optimStep({ learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 });

@@ -16,6 +16,8 @@ import type { Datum } from "../protocol/mod.ts";
 import { datum } from "../tinker/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
 import { formatPlayer } from "./players.ts";
+import { isToolEnvId, playToolTranscript } from "./tool_transcripts.ts";
+import { UNSEEN_TOOLS_ID } from "./unseen_tools.ts";
 
 /** One environment of the pretraining mix and its share of the episodes. */
 export interface MixEntry {
@@ -49,16 +51,47 @@ export const PRETRAIN_MIX: readonly MixEntry[] = [
   ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.4 / OTHER_ENVS.length })),
 ];
 
+const TOOL_GAMES = [
+  "Mastermind",
+  "Hangman",
+  "TowerofHanoi",
+  "Minesweeper",
+  "FifteenPuzzle",
+].flatMap((g) => [`tool:${g}-v0-easy`, `tool:${g}-v0-hard`]);
+
+/**
+ * The mix of `local/tools`: a third games transcripts (local/games2's last mix: mostly
+ * GuessTheNumber-easy), two thirds tool transcripts, of which three eighths are unseen tools
+ * (the format itself), the rest every shipped tool environment, weighted towards the short
+ * ones RL starts with (the tool GuessTheNumber, the word problems): a WhoDunIt or Tower of
+ * Hanoi transcript fills the context, four times the tokens of a word problem.
+ */
+export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
+  { envId: "game:GuessTheNumber-v0-easy", weight: 0.27 },
+  { envId: "game:GuessTheNumber-v0-hard", weight: 0.02 },
+  ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.04 / OTHER_ENVS.length })),
+  { envId: UNSEEN_TOOLS_ID, weight: 0.25 },
+  { envId: "tool:GuessTheNumber-v0-easy", weight: 0.12 },
+  { envId: "tool:GuessTheNumber-v0-hard", weight: 0.02 },
+  ...[...TOOL_GAMES, "tool:Arithmetic-v0-easy", "tool:Arithmetic-v0-hard"].map((envId) => ({
+    envId,
+    weight: 0.05 / (TOOL_GAMES.length + 2),
+  })),
+  { envId: "tool:WhoDunIt-v0-easy", weight: 0.04 },
+  { envId: "tool:WhoDunIt-v0-hard", weight: 0.02 },
+  { envId: "tool:WordProblems-v0", weight: 0.17 },
+];
+
 /**
  * A mix from `id=weight,…`, where `others=w` shares `w` equally among the environments of
- * {@link PRETRAIN_MIX} not named. Weights are relative (they need not sum to 1). Throws a
- * one-line `Error` on an unknown id, a bad weight or an empty mix.
+ * `base` (default {@link PRETRAIN_MIX}) not named. Weights are relative (they need not sum to
+ * 1). Throws a one-line `Error` on an unknown id, a bad weight or an empty mix.
  *
  * @example
  * parseMix("game:GuessTheNumber-v0-easy=0.5,game:GuessTheNumber-v0-hard=0.2,others=0.3");
  */
-export function parseMix(spec: string): MixEntry[] {
-  const known = PRETRAIN_MIX.map((e) => e.envId);
+export function parseMix(spec: string, base: readonly MixEntry[] = PRETRAIN_MIX): MixEntry[] {
+  const known = base.map((e) => e.envId);
   const named = new Map<string, number>();
   let others = 0, seenOthers = false;
   for (const part of spec.split(",").map((p) => p.trim()).filter(Boolean)) {
@@ -184,7 +217,7 @@ export function exampleDatum(ex: SupervisedExample): Datum {
  *
  * @example
  * const stream = new TranscriptStream(0);
- * const batch = stream.next(32).map((t) => exampleDatum(transcriptExample(t)));
+ * const batch = (await stream.next(32)).map((t) => exampleDatum(transcriptExample(t)));
  */
 export class TranscriptStream {
   readonly #rng: Rng;
@@ -197,11 +230,18 @@ export class TranscriptStream {
     this.#opts = opts;
   }
 
-  /** The next `n` transcripts. */
-  next(n: number): Transcript[] {
-    return Array.from({ length: n }, () => {
+  /** The next `n` transcripts (tool environments answer asynchronously). */
+  async next(n: number): Promise<Transcript[]> {
+    const out: Transcript[] = [];
+    for (let i = 0; i < n; i++) {
       const envId = sampleEnvId(this.#rng, this.#mix);
-      return playTranscript(envId, this.#rng.nextU32(), this.#rng, this.#opts);
-    });
+      const seed = this.#rng.nextU32();
+      out.push(
+        isToolEnvId(envId)
+          ? await playToolTranscript(envId, seed, this.#rng, this.#opts)
+          : playTranscript(envId, seed, this.#rng, this.#opts),
+      );
+    }
+    return out;
   }
 }

@@ -10,15 +10,17 @@
 
 import { BYTE_SPECIAL_TOKENS, ByteTokenizer } from "../tokenizers/byte.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { buildWordLevelTokenizer } from "../tokenizers/word_level.ts";
+import { buildWordLevelTokenizer, TOOLS_WORD_PATTERN } from "../tokenizers/word_level.ts";
 import type { ChatMLRenderer } from "../renderers/chatml.ts";
 import { Rng } from "../util/random.ts";
 import {
   playTranscript,
   PRETRAIN_MIX,
+  TOOLS_PRETRAIN_MIX,
   transcriptExample,
   TranscriptStream,
 } from "./transcripts.ts";
+import { isToolEnvId, playToolTranscript } from "./tool_transcripts.ts";
 
 /** Settings of the games tokenizer's build (the committed file used these defaults). */
 export interface GamesVocabOptions {
@@ -61,18 +63,61 @@ function numberWords(): string[] {
  * const json = buildGamesTokenizer({ transcripts: 200 });
  * await Deno.writeTextFile("tokenizer.json", JSON.stringify(json));
  */
-export function buildGamesTokenizer(
+export async function buildGamesTokenizer(
   options: Partial<GamesVocabOptions> = {},
-): Record<string, unknown> {
+): Promise<Record<string, unknown>> {
   const o = { ...GAMES_VOCAB_DEFAULTS, ...options };
-  const bytes = new ByteTokenizer();
-  const stream = new TranscriptStream(o.seed, PRETRAIN_MIX);
-  const texts = stream.next(o.transcripts).map((t) => bytes.decode(transcriptExample(t).tokens));
-  return buildWordLevelTokenizer(texts, {
+  return buildWordLevelTokenizer(await mixTexts(PRETRAIN_MIX, o, 1025), {
     specialTokens: BYTE_SPECIAL_TOKENS,
     vocabSize: o.vocabSize,
     requiredWords: numberWords(),
   });
+}
+
+/** Settings of the tools tokenizer's build: the games tokenizer's, a larger vocabulary. */
+export const TOOLS_VOCAB_DEFAULTS: GamesVocabOptions = {
+  transcripts: 3000,
+  seed: 124,
+  vocabSize: 1536,
+};
+
+/**
+ * The tools tokenizer's `tokenizer.json` object: the games tokenizer extended, not rebuilt.
+ * Its first tokens are the games tokenizer's, with the same ids (so `local/tools` can start
+ * from `local/games2`'s weights, and game text encodes as before wherever it did not fall back
+ * to characters), then the frequent words of `local/tools`' mix ({@link TOOLS_PRETRAIN_MIX}:
+ * the tool declarations, the `<tool_call>` JSON, the tool environments' texts). Byte fallback
+ * is kept. Its pre-tokenizer ({@link TOOLS_WORD_PATTERN}) also keeps a space with the symbols
+ * after it, so the JSON of declarations and calls takes fewer tokens.
+ *
+ * @example
+ * const json = await buildToolsTokenizer(gamesTokenizerJson, { transcripts: 200 });
+ */
+export async function buildToolsTokenizer(
+  games: { model: { vocab: Record<string, number> } },
+  options: Partial<GamesVocabOptions> = {},
+): Promise<Record<string, unknown>> {
+  const o = { ...TOOLS_VOCAB_DEFAULTS, ...options };
+  const inOrder = Object.entries(games.model.vocab).sort((a, b) => a[1] - b[1]).map(([w]) => w);
+  // Whole episodes: the bytes of a WhoDunIt case run far past 1025.
+  return buildWordLevelTokenizer(await mixTexts(TOOLS_PRETRAIN_MIX, o, Infinity), {
+    specialTokens: BYTE_SPECIAL_TOKENS,
+    vocabSize: o.vocabSize,
+    requiredWords: inOrder,
+    minTexts: 5,
+    pattern: TOOLS_WORD_PATTERN,
+  });
+}
+
+/** The ChatML text of a mix's seeded transcripts, cut at `maxTokens` bytes. */
+async function mixTexts(
+  mix: typeof PRETRAIN_MIX,
+  o: GamesVocabOptions,
+  maxTokens: number,
+): Promise<string[]> {
+  const bytes = new ByteTokenizer();
+  const stream = new TranscriptStream(o.seed, mix, { maxTokens });
+  return (await stream.next(o.transcripts)).map((t) => bytes.decode(transcriptExample(t).tokens));
 }
 
 /** Token counts of one environment's format-player episodes under one tokenizer. */
@@ -89,35 +134,39 @@ export interface TokenCounts {
 /**
  * Tokens per move and per episode of `episodes` format-player episodes of each environment
  * (episode i from env seed `seed + i`), rendered by `renderer`: the model card's before/after.
+ * A move is the assistant's message with its `<|im_end|>` (a tool call included).
  *
  * @example
- * tokenCounts(["game:GuessTheNumber-v0-easy"], new ChatMLRenderer(loadGamesTokenizer()));
+ * await tokenCounts(["game:GuessTheNumber-v0-easy"], new ChatMLRenderer(loadGamesTokenizer()));
  */
-export function tokenCounts(
+export async function tokenCounts(
   envIds: readonly string[],
   renderer: ChatMLRenderer<Tokenizer>,
   { episodes = 100, seed = 0 }: { episodes?: number; seed?: number } = {},
-): TokenCounts[] {
-  return envIds.map((envId) => {
+): Promise<TokenCounts[]> {
+  const out: TokenCounts[] = [];
+  for (const envId of envIds) {
     let moves = 0, moveTokens = 0, episodeTokens = 0, maxEpisode = 0;
     for (let i = 0; i < episodes; i++) {
-      const t = playTranscript(envId, seed + i, new Rng(seed + i + 7919), {
-        maxTokens: Infinity,
-        renderer,
-      });
+      const rng = new Rng(seed + i + 7919), opts = { maxTokens: Infinity, renderer };
+      const t = isToolEnvId(envId)
+        ? await playToolTranscript(envId, seed + i, rng, opts)
+        : playTranscript(envId, seed + i, rng, opts);
       for (const m of t.messages.filter((m) => m.role === "assistant")) {
         moves++;
-        moveTokens += renderer.tokenizer.encode(`${m.content}<|im_end|>`).length;
+        const ex = renderer.buildSupervisedExample([m]);
+        moveTokens += ex.weights.reduce((a, w) => a + w, 0);
       }
       const n = transcriptExample(t, renderer).tokens.length;
       episodeTokens += n;
       maxEpisode = Math.max(maxEpisode, n);
     }
-    return {
+    out.push({
       envId,
       perMove: moveTokens / moves,
       perEpisode: episodeTokens / episodes,
       maxEpisode,
-    };
-  });
+    });
+  }
+  return out;
 }

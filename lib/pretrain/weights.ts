@@ -10,9 +10,9 @@
 
 import type { ServiceClient } from "../tinker/mod.ts";
 import type { LocalModelSpec } from "../local/models.ts";
-import { checkBaseParameters } from "../local/model/params.ts";
+import { checkBaseParameters, initBaseParameters } from "../local/model/params.ts";
 import { decodeSafetensors, writeSafetensors } from "../local/safetensors.ts";
-import type { NamedTensors } from "../local/tensors.ts";
+import { hostTensor, type NamedTensors } from "../local/tensors.ts";
 
 /** One file of a tar archive. */
 export interface TarFile {
@@ -82,4 +82,39 @@ export async function writeBaseWeights(
     model: spec.name,
     ...metadata,
   });
+}
+
+/**
+ * Base weights of `to` started from another model's: every tensor of the same shape copied,
+ * the token embedding's rows and the LM head's columns of the first `from` vocabulary ids
+ * copied (`to`'s tokenizer must extend `from`'s, keeping its ids), the new tokens' rows from
+ * `to`'s seeded random init. How `local/tools` starts from `local/games2`.
+ *
+ * @example
+ * const start = extendVocabulary(findLocalModel("local/games2")!, games2Weights, toolsSpec);
+ */
+export function extendVocabulary(
+  from: LocalModelSpec,
+  weights: NamedTensors,
+  to: LocalModelSpec,
+): NamedTensors {
+  checkBaseParameters(from.config, weights);
+  const old = from.config.vocabSize, vocab = to.config.vocabSize, d = to.config.dModel;
+  if (vocab < old || from.config.dModel !== d) {
+    throw new Error(`${to.name} does not extend ${from.name}'s vocabulary and width`);
+  }
+  const out = initBaseParameters(to.config, to.initSeed);
+  for (const [name, t] of out) {
+    const src = weights.get(name)!;
+    if (src.shape.join(",") === t.shape.join(",")) {
+      out.set(name, hostTensor(t.shape, src.data.slice()));
+    } else if (name === "wte.weight") {
+      t.data.set(src.data); // rows [0, old) of [V, D]
+    } else if (name === "lm_head.weight") {
+      for (let i = 0; i < d; i++) t.data.set(src.data.subarray(i * old, (i + 1) * old), i * vocab);
+    } else {
+      throw new Error(`${from.name} → ${to.name}: ${name} differs in shape beyond the vocabulary`);
+    }
+  }
+  return out;
 }

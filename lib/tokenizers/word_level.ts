@@ -19,6 +19,13 @@
 export const WORD_PATTERN = String
   .raw` ?\\[A-Za-z]+\{?| ?[A-Za-z]+| ?[0-9]+|\n| +|\s|[^\sA-Za-z0-9]+`;
 
+/**
+ * {@link WORD_PATTERN} with a symbol run taking its leading space too (` "`, ` {"`), as words
+ * and numbers do: the tools tokenizer's, for JSON, where `", "` and `: {"` are everywhere.
+ */
+export const TOOLS_WORD_PATTERN = String
+  .raw` ?\\[A-Za-z]+\{?| ?[A-Za-z]+| ?[0-9]+|\n| ?[^\sA-Za-z0-9]+| +|\s`;
+
 /** Options of {@link buildWordLevelTokenizer}. */
 export interface WordLevelOptions {
   /** Added special tokens (chat markup), given the first ids in this order. */
@@ -29,6 +36,13 @@ export interface WordLevelOptions {
   requiredWords?: readonly string[];
   /** Words seen fewer times than this stay out. */
   minCount?: number;
+  /** The pre-tokenizer's pattern (default {@link WORD_PATTERN}). */
+  pattern?: string;
+  /**
+   * Words found in fewer texts than this stay out (default 1): names made up for one text
+   * (random tool names) recur inside it but are no word of the language.
+   */
+  minTexts?: number;
 }
 
 /** The characters every vocabulary holds as tokens: printable ASCII, newline and tab. */
@@ -43,12 +57,16 @@ export function byteToken(byte: number): string {
   return `<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`;
 }
 
-/** Splits text into candidate tokens with {@link WORD_PATTERN}, special tokens taken out first. */
-export function preTokenize(text: string, specialTokens: readonly string[] = []): string[] {
+/** Splits text into candidate tokens with `pattern`, special tokens taken out first. */
+export function preTokenize(
+  text: string,
+  specialTokens: readonly string[] = [],
+  pattern: string = WORD_PATTERN,
+): string[] {
   const pieces = specialTokens.length === 0 ? [text] : text.split(
     new RegExp(specialTokens.map((t) => t.replace(/[|<>/\\^$.*+?()[\]{}]/g, "\\$&")).join("|")),
   );
-  return pieces.flatMap((p) => p.match(new RegExp(WORD_PATTERN, "gu")) ?? []);
+  return pieces.flatMap((p) => p.match(new RegExp(pattern, "gu")) ?? []);
 }
 
 /**
@@ -65,11 +83,21 @@ export function preTokenize(text: string, specialTokens: readonly string[] = [])
  */
 export function buildWordLevelTokenizer(
   texts: Iterable<string>,
-  { specialTokens, vocabSize, requiredWords = [], minCount = 2 }: WordLevelOptions,
+  {
+    specialTokens,
+    vocabSize,
+    requiredWords = [],
+    minCount = 2,
+    minTexts = 1,
+    pattern = WORD_PATTERN,
+  }: WordLevelOptions,
 ): Record<string, unknown> {
   const counts = new Map<string, number>();
+  const inTexts = new Map<string, number>();
   for (const text of texts) {
-    for (const w of preTokenize(text, specialTokens)) counts.set(w, (counts.get(w) ?? 0) + 1);
+    const words = preTokenize(text, specialTokens, pattern);
+    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+    for (const w of new Set(words)) inTexts.set(w, (inTexts.get(w) ?? 0) + 1);
   }
   const vocab = new Map<string, number>();
   const add = (token: string) => {
@@ -82,7 +110,8 @@ export function buildWordLevelTokenizer(
   if (vocab.size > vocabSize) {
     throw new Error(`vocabulary size ${vocabSize} is below the ${vocab.size} required tokens`);
   }
-  const words = [...counts].filter(([w, n]) => n >= minCount && [...w].length > 1)
+  const words = [...counts]
+    .filter(([w, n]) => n >= minCount && inTexts.get(w)! >= minTexts && [...w].length > 1)
     .sort((a, b) => b[1] - a[1]);
   for (const [w] of words) {
     if (vocab.size >= vocabSize) break;
@@ -104,7 +133,7 @@ export function buildWordLevelTokenizer(
     normalizer: null,
     pre_tokenizer: {
       type: "Split",
-      pattern: { Regex: WORD_PATTERN },
+      pattern: { Regex: pattern },
       behavior: "Isolated",
       invert: false,
     },

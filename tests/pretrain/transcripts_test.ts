@@ -98,8 +98,8 @@ Deno.test("transcripts: a datum is the example shifted by one, weights on the ta
   assert.equal(tok.decode(ex.tokens.slice(firstWeighted - 10, firstWeighted + 1)), opening);
 });
 
-Deno.test("transcripts: every generated move is legal, fits the context, and is a boxed answer (GuessTheNumber: after its range)", () => {
-  const transcripts = new TranscriptStream(11).next(300);
+Deno.test("transcripts: every generated move is legal, fits the context, and is a boxed answer (GuessTheNumber: after its range)", async () => {
+  const transcripts = await new TranscriptStream(11).next(300);
   for (const t of transcripts) {
     const legal = LEGAL_REASONS[envFamily(t.envId)];
     t.reasons.forEach((r, i) =>
@@ -172,10 +172,10 @@ Deno.test("transcripts: with bisectShare, that share of GuessTheNumber episodes 
   assert.throws(() => new ConsistentGuesser(1.5), /bisectShare must be in \[0, 1\]/);
 });
 
-Deno.test("transcripts: the same seed gives the same transcripts, another seed others", () => {
-  const a = new TranscriptStream(7).next(40);
-  const b = new TranscriptStream(7).next(40);
-  const c = new TranscriptStream(8).next(40);
+Deno.test("transcripts: the same seed gives the same transcripts, another seed others", async () => {
+  const a = await new TranscriptStream(7).next(40);
+  const b = await new TranscriptStream(7).next(40);
+  const c = await new TranscriptStream(8).next(40);
   assert.deepEqual(a, b);
   assert.notDeepEqual(a.map((t) => t.messages), c.map((t) => t.messages));
 });
@@ -216,8 +216,8 @@ Deno.test("players: arithmetic answers equal the verifier's; Hangman names a rev
   assert.throws(() => formatPlayer("game:Nope-v0-easy"), /no format player/);
 });
 
-Deno.test("train: batches sort by length into small calls; the schedule warms up and decays", () => {
-  const calls = batchCalls(new TranscriptStream(1).next(10), 4);
+Deno.test("train: batches sort by length into small calls; the schedule warms up and decays", async () => {
+  const calls = batchCalls(await new TranscriptStream(1).next(10), 4);
   assert.deepEqual(calls.map((c) => c.length), [4, 4, 2]);
   const lens = calls.flat().map((d) => d.loss_fn_inputs.weights.data.length);
   assert.deepEqual(lens, [...lens].sort((a, b) => b - a));

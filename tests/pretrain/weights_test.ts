@@ -3,10 +3,15 @@ import { join } from "node:path";
 import { createTar } from "../../lib/local/tar.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
-import { findLocalModel } from "../../lib/local/models.ts";
-import { initBaseParameters } from "../../lib/local/model/params.ts";
+import { findLocalModel, loadBaseWeights } from "../../lib/local/models.ts";
+import { checkBaseParameters, initBaseParameters } from "../../lib/local/model/params.ts";
 import { readSafetensors } from "../../lib/local/safetensors.ts";
-import { downloadFullWeights, readTar, writeBaseWeights } from "../../lib/pretrain/weights.ts";
+import {
+  downloadFullWeights,
+  extendVocabulary,
+  readTar,
+  writeBaseWeights,
+} from "../../lib/pretrain/weights.ts";
 
 Deno.test("weights: readTar reads back what createTar wrote", () => {
   const a = new Uint8Array(700).map((_, i) => i % 251);
@@ -61,4 +66,19 @@ Deno.test("weights: a full fine-tune's sampler checkpoint downloads as base weig
     await server.close();
     await Deno.remove(dataDir, { recursive: true });
   }
+});
+
+Deno.test("extendVocabulary: local/tools from local/games2 keeps every tensor and the old tokens' rows and columns", async () => {
+  const from = findLocalModel("local/games2")!, to = findLocalModel("local/tools")!;
+  const games2 = await loadBaseWeights(from);
+  const out = extendVocabulary(from, games2, to);
+  checkBaseParameters(to.config, out);
+  const [v, V, d] = [from.config.vocabSize, to.config.vocabSize, to.config.dModel];
+  assert.deepEqual(out.get("wpe.weight")!.data, games2.get("wpe.weight")!.data);
+  assert.deepEqual(out.get("wte.weight")!.data.subarray(0, v * d), games2.get("wte.weight")!.data);
+  const head = out.get("lm_head.weight")!.data, old = games2.get("lm_head.weight")!.data;
+  for (const i of [0, 63, d - 1]) {
+    assert.deepEqual(head.subarray(i * V, i * V + v), old.subarray(i * v, (i + 1) * v));
+  }
+  assert.throws(() => extendVocabulary(to, out, from), Error, "does not extend");
 });

@@ -1,6 +1,12 @@
 import { assert } from "../assert.ts";
-import { GAMES_TOKENIZER_DIR, getTokenizer, loadGamesTokenizer } from "../../lib/tokenizers/mod.ts";
-import { buildGamesTokenizer, tokenCounts } from "../../lib/pretrain/vocab.ts";
+import {
+  GAMES_TOKENIZER_DIR,
+  getTokenizer,
+  loadGamesTokenizer,
+  loadToolsTokenizer,
+  TOOLS_TOKENIZER_DIR,
+} from "../../lib/tokenizers/mod.ts";
+import { buildGamesTokenizer, buildToolsTokenizer, tokenCounts } from "../../lib/pretrain/vocab.ts";
 import type { Tokenizer } from "../../lib/tokenizers/types.ts";
 import { ByteTokenizer } from "../../lib/tokenizers/byte.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
@@ -82,15 +88,65 @@ Deno.test("games tokenizer: the committed tokenizer.json is what scripts/tokeniz
   const committed = JSON.parse(
     await Deno.readTextFile(new URL("tokenizer.json", GAMES_TOKENIZER_DIR)),
   );
-  assert.deepEqual(buildGamesTokenizer(), committed);
+  assert.deepEqual(await buildGamesTokenizer(), committed);
 });
 
-Deno.test("tokenCounts: a GuessTheNumber move is 10 games tokens against ~29 bytes", () => {
+Deno.test("tokenCounts: a GuessTheNumber move is 10 games tokens against ~29 bytes", async () => {
   const envs = ["game:GuessTheNumber-v0-easy"];
-  const [games] = tokenCounts(envs, new ChatMLRenderer<Tokenizer>(tok), { episodes: 5 });
-  const [bytes] = tokenCounts(envs, new ChatMLRenderer(), { episodes: 5 });
+  const [games] = await tokenCounts(envs, new ChatMLRenderer<Tokenizer>(tok), { episodes: 5 });
+  const [bytes] = await tokenCounts(envs, new ChatMLRenderer(), { episodes: 5 });
   assert.equal(games.perMove, 10);
   assert.ok(bytes.perMove > 25, String(bytes.perMove));
   assert.ok(games.perEpisode * 3 < bytes.perEpisode, `${games.perEpisode} vs ${bytes.perEpisode}`);
   assert.ok(games.maxEpisode >= games.perEpisode);
+});
+
+Deno.test("tools tokenizer: extends the games tokenizer (same ids), tool-call markup in a few tokens, local/games2 unchanged", async () => {
+  const tools = loadToolsTokenizer();
+  const games = JSON.parse(await Deno.readTextFile(new URL("tokenizer.json", GAMES_TOKENIZER_DIR)));
+  const ext = JSON.parse(await Deno.readTextFile(new URL("tokenizer.json", TOOLS_TOKENIZER_DIR)));
+  for (const [w, id] of Object.entries(games.model.vocab)) assert.equal(ext.model.vocab[w], id, w);
+  assert.ok(tools.vocabSize > tok.vocabSize);
+  assert.equal(tok.vocabSize, 743); // local/games2's shipped weights are tied to these ids
+  assert.equal(getTokenizer("local/games2").id, "tinkerbench/games");
+  assert.equal(getTokenizer("local/tools").id, "tinkerbench/tools");
+  assert.deepEqual(
+    tools.encode("Above 21, below 51. \\boxed{47}<|im_end|>"),
+    tok.encode("Above 21, below 51. \\boxed{47}<|im_end|>"),
+  );
+  const call = '<tool_call>\n{"name": "guess", "arguments": {"number": 7}}\n</tool_call>';
+  assert.deepEqual(tools.encode(call).map((id) => tools.decode([id])), [
+    "<tool_call>",
+    "\n",
+    '{"',
+    "name",
+    '":',
+    ' "',
+    "guess",
+    '",',
+    ' "',
+    "arguments",
+    '":',
+    ' {"',
+    "number",
+    '":',
+    " 7",
+    "}}",
+    "\n",
+    "</tool_call>",
+  ]);
+  assert.ok(tok.encode(call).length > 2 * tools.encode(call).length);
+  const rng = new Rng(11);
+  for (let i = 0; i < 200; i++) {
+    const text = randomText(rng, 1 + (rng.nextU32() % 60));
+    assert.equal(tools.decode(tools.encode(text)), text); // byte fallback kept
+  }
+});
+
+Deno.test("tools tokenizer: the committed tokenizer.json is what scripts/tokenizer.ts --tools builds", async () => {
+  const committed = JSON.parse(
+    await Deno.readTextFile(new URL("tokenizer.json", TOOLS_TOKENIZER_DIR)),
+  );
+  const games = JSON.parse(await Deno.readTextFile(new URL("tokenizer.json", GAMES_TOKENIZER_DIR)));
+  assert.deepEqual(await buildToolsTokenizer(games), committed);
 });

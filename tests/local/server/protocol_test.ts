@@ -22,6 +22,7 @@ Deno.test("server: client/config, capabilities and health", async () => {
       "local/bench",
       "local/games",
       "local/games2",
+      "local/tools",
     ]);
     assert.equal((await h.get("healthz")).body.status, "ok");
     assert.equal((await h.post("telemetry", { events: [] })).body.status, "accepted");

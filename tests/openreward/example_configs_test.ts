@@ -1,0 +1,45 @@
+/**
+ * The shipped OpenReward config that mixes a text game and ORS tool environments trains on datums
+ * from its first step with its own model (its ORS server started in process).
+ */
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { startOrsServer } from "../../lib/openreward/mod.ts";
+import { listToolEnvironments } from "../../lib/envs/registry.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** One step of `deno task train` with these arguments; the step's metrics row. */
+async function oneStep(args: string[]): Promise<Record<string, number>> {
+  const logDir = join(await Deno.makeTempDir(), "run");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "scripts/train.ts"), ...args, `--log-path=${logDir}`],
+    env: { TINKERBENCH_HOME: await Deno.makeTempDir(), TINKER_API_KEY: "", NO_COLOR: "1" },
+    cwd: ROOT,
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const rows = (await readJsonl(join(logDir, "metrics.jsonl"))) as Record<string, number>[];
+  assert.equal(rows.length, 1);
+  return rows[0];
+}
+
+Deno.test("configs/openreward-multi.yaml trains on datums from its first step (its ORS server in process)", async () => {
+  const tools = listToolEnvironments();
+  const server = await startOrsServer({
+    environments: [tools["tool:GuessTheNumber-v0-easy"], tools["tool:Arithmetic-v0-easy"]],
+  });
+  try {
+    const row = await oneStep([
+      "--config_path=configs/openreward-multi.yaml",
+      "--overrides",
+      "max_steps=1",
+      "eval.episodes=0",
+      `environments.guessthenumber-v0-easy.base_url=${server.url}`,
+      `environments.arithmetic-v0-easy.base_url=${server.url}`,
+    ]);
+    assert.ok(row["train/datums"] > 0, JSON.stringify(row));
+  } finally {
+    await server.close();
+  }
+});
