@@ -15,7 +15,7 @@ import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Rng } from "../util/random.ts";
 import { toolPlayer } from "./tool_players.ts";
-import type { Transcript, TranscriptOptions } from "./transcripts.ts";
+import type { Transcript, TranscriptOptions } from "./transcript.ts";
 import { UNSEEN_TOOLS_ID, UnseenToolsEnv } from "./unseen_tools.ts";
 
 /** Whether an env id is played by {@link playToolTranscript} (a message environment). */

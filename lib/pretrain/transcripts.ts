@@ -17,6 +17,9 @@ import { datum } from "../tinker/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
 import { formatPlayer } from "./players.ts";
 import { isToolEnvId, playToolTranscript } from "./tool_transcripts.ts";
+import type { Transcript, TranscriptOptions } from "./transcript.ts";
+
+export type { Transcript, TranscriptOptions } from "./transcript.ts";
 import { UNSEEN_TOOLS_ID } from "./unseen_tools.ts";
 
 /** One environment of the pretraining mix and its share of the episodes. */
@@ -126,31 +129,6 @@ export function sampleEnvId(rng: Rng, mix: readonly MixEntry[] = PRETRAIN_MIX): 
     if (u < 0) return e.envId;
   }
   return mix.at(-1)!.envId;
-}
-
-/** One played episode as a chat, with what the environment made of each move. */
-export interface Transcript {
-  envId: string;
-  envSeed: number;
-  /** user (rules), assistant (move), user (feedback), …, ending with the last kept move. */
-  messages: Message[];
-  /** Each kept move's `info.reason` and reward. */
-  reasons: string[];
-  rewards: number[];
-  /** The episode ended (by the rules or the turn limit) within the kept turns. */
-  finished: boolean;
-}
-
-/** Options of {@link playTranscript}. */
-export interface TranscriptOptions {
-  /**
-   * Most tokens of the rendered example: turns past this are dropped, so an example fits the
-   * model's context (inputs are tokens[:-1], so 1025 tokens fill a 1024 context exactly).
-   */
-  maxTokens?: number;
-  renderer?: ChatMLRenderer<Tokenizer>;
-  /** Share of GuessTheNumber transcripts played by bisection (`formatPlayer`'s option). */
-  bisectShare?: number;
 }
 
 /**
