@@ -13,7 +13,10 @@
 
 import type { SamplingClient } from "../tinker/mod.ts";
 import { makeBuiltin } from "../envs/registry.ts";
-import { runEpisode } from "../rollout/mod.ts";
+import { runEpisode, type Sampler } from "../rollout/mod.ts";
+import { type Awaitable, type Episode, isSolved } from "../rl/types.ts";
+import type { AnyEnv } from "../envs/types.ts";
+import type { Message } from "../renderers/types.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { analyzeGuesses } from "../envs/guess_the_number.ts";
@@ -74,6 +77,43 @@ export interface EnvEvaluation {
   consistentByTurn?: number[];
 }
 
+/**
+ * Plays episodes `seed + i` (i < `episodes`) of `envId`, `concurrency` at a time, each opened by
+ * `open`: the one episode loop of the pretraining evaluations. An episode that failed for any
+ * reason but a full context is an error naming it.
+ */
+export async function playEvaluationEpisodes(
+  sampler: Sampler,
+  envId: string,
+  o: EvaluateOptions,
+  renderer: ChatMLRenderer<Tokenizer>,
+  open: (envSeed: number) => Awaitable<{ env: AnyEnv; messages: Message[] }>,
+): Promise<{ episode: Episode; index: number }[]> {
+  const out: { episode: Episode; index: number }[] = [];
+  for (let start = 0; start < o.episodes; start += o.concurrency) {
+    const ids = Array.from(
+      { length: Math.min(o.concurrency, o.episodes - start) },
+      (_, k) => start + k,
+    );
+    const episodes = await Promise.all(ids.map(async (i) => {
+      const { env, messages } = await open(o.seed + i);
+      return runEpisode(env, messages, sampler, {
+        maxTokensPerTurn: o.maxTokensPerTurn,
+        temperature: o.temperature,
+        seed: (o.seed + i) * 1000,
+        renderer,
+      });
+    }));
+    episodes.forEach((episode, k) => {
+      if (episode.error && !/exceeds the model's context/.test(episode.error)) {
+        throw new Error(`${envId} episode ${ids[k]}: ${episode.error}`);
+      }
+      out.push({ episode, index: ids[k] });
+    });
+  }
+  return out;
+}
+
 /** Plays `episodes` episodes of `envId` and scores them. */
 export async function evaluateEnv(
   sampler: SamplingClient,
@@ -87,51 +127,36 @@ export async function evaluateEnv(
   let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;
   let guesses = 0, consistent = 0, contextFull = 0;
   const byTurn: Array<{ moves: number; consistent: number }> = [];
-  for (let start = 0; start < o.episodes; start += o.concurrency) {
-    const ids = Array.from(
-      { length: Math.min(o.concurrency, o.episodes - start) },
-      (_, k) => start + k,
-    );
-    const episodes = await Promise.all(ids.map((i) => {
-      const env = makeBuiltin(envId);
-      const { observation } = env.reset(o.seed + i);
-      return runEpisode(env, [{ role: "user", content: observation }], sampler, {
-        maxTokensPerTurn: o.maxTokensPerTurn,
-        temperature: o.temperature,
-        seed: (o.seed + i) * 1000,
-        renderer,
+  const played = await playEvaluationEpisodes(sampler, envId, o, renderer, (seed) => {
+    const env = makeBuiltin(envId);
+    return { env, messages: [{ role: "user", content: env.reset(seed).observation }] };
+  });
+  for (const { episode: ep, index } of played) {
+    if (ep.error) contextFull++;
+    if (isSolved(ep.totalReward)) solved++;
+    reward += ep.totalReward;
+    turns += ep.turns.length;
+    // Replay on a fresh env with the same seed: the same moves give the same reasons.
+    const env = makeBuiltin(envId);
+    const { observation } = env.reset(o.seed + index);
+    const history: Array<{ action: string; feedback: string }> = [];
+    for (const t of ep.turns) {
+      const step = env.step(t.action.content);
+      moves++;
+      if (FORMAT_ERRORS.has(String(step.info.reason))) formatErrors++;
+      if (!legal.has(String(step.info.reason)) || !t.actionTokens.includes(eos)) invalid++;
+      history.push({ action: t.action.content, feedback: step.observation });
+    }
+    if (envFamily(envId) === "GuessTheNumber") {
+      const g = analyzeGuesses(observation, history);
+      guesses += g.guesses;
+      consistent += g.consistent;
+      g.consistentAt.forEach((ok, t) => {
+        byTurn[t] ??= { moves: 0, consistent: 0 };
+        byTurn[t].moves++;
+        if (ok) byTurn[t].consistent++;
       });
-    }));
-    episodes.forEach((ep, k) => {
-      if (ep.error && !/exceeds the model's context/.test(ep.error)) {
-        throw new Error(`${envId} episode ${ids[k]}: ${ep.error}`);
-      }
-      if (ep.error) contextFull++;
-      if (ep.totalReward >= 1 - 1e-9) solved++;
-      reward += ep.totalReward;
-      turns += ep.turns.length;
-      // Replay on a fresh env with the same seed: the same moves give the same reasons.
-      const env = makeBuiltin(envId);
-      const { observation } = env.reset(o.seed + ids[k]);
-      const played: Array<{ action: string; feedback: string }> = [];
-      for (const t of ep.turns) {
-        const step = env.step(t.action.content);
-        moves++;
-        if (FORMAT_ERRORS.has(String(step.info.reason))) formatErrors++;
-        if (!legal.has(String(step.info.reason)) || !t.actionTokens.includes(eos)) invalid++;
-        played.push({ action: t.action.content, feedback: step.observation });
-      }
-      if (envFamily(envId) === "GuessTheNumber") {
-        const g = analyzeGuesses(observation, played);
-        guesses += g.guesses;
-        consistent += g.consistent;
-        g.consistentAt.forEach((ok, t) => {
-          byTurn[t] ??= { moves: 0, consistent: 0 };
-          byTurn[t].moves++;
-          if (ok) byTurn[t].consistent++;
-        });
-      }
-    });
+    }
   }
   const n = o.episodes;
   const out: EnvEvaluation = {

@@ -7,11 +7,11 @@
  * @module
  */
 
-import { runEpisode } from "../rollout/mod.ts";
 import type { Sampler } from "../rollout/episode.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { EVALUATE_DEFAULTS, type EvaluateOptions } from "./evaluate.ts";
+import { EVALUATE_DEFAULTS, type EvaluateOptions, playEvaluationEpisodes } from "./evaluate.ts";
+import { isSolved } from "../rl/types.ts";
 import { makeToolEnv } from "./tool_transcripts.ts";
 
 /** One tool environment's results. */
@@ -48,33 +48,18 @@ export async function evaluateToolEnv(
   const o = { ...EVALUATE_TOOLS_DEFAULTS, ...options };
   const renderer = o.renderer ?? new ChatMLRenderer<Tokenizer>();
   let solved = 0, valid = 0, turns = 0, reward = 0, tokens = 0, contextFull = 0;
-  for (let start = 0; start < o.episodes; start += o.concurrency) {
-    const ids = Array.from(
-      { length: Math.min(o.concurrency, o.episodes - start) },
-      (_, k) => start + k,
-    );
-    const episodes = await Promise.all(ids.map(async (i) => {
-      const env = makeToolEnv(envId);
-      const { messages } = await env.reset(o.seed + i);
-      return runEpisode(env, messages, sampler, {
-        maxTokensPerTurn: o.maxTokensPerTurn,
-        temperature: o.temperature,
-        seed: (o.seed + i) * 1000,
-        renderer,
-      });
-    }));
-    episodes.forEach((ep, k) => {
-      if (ep.error && !/exceeds the model's context/.test(ep.error)) {
-        throw new Error(`${envId} episode ${ids[k]}: ${ep.error}`);
-      }
-      if (ep.error) contextFull++;
-      if (ep.totalReward >= 1 - 1e-9) solved++;
-      reward += ep.totalReward;
-      turns += ep.turns.length;
-      const ran = (ep.toolCalls ?? 0) - (ep.failedToolCalls ?? 0);
-      valid += Math.min(ran, ep.turns.length);
-      tokens += ep.turns.reduce((a, t) => a + t.actionTokens.length, 0);
-    });
+  const played = await playEvaluationEpisodes(sampler, envId, o, renderer, async (seed) => {
+    const env = makeToolEnv(envId);
+    return { env, messages: (await env.reset(seed)).messages };
+  });
+  for (const { episode: ep } of played) {
+    if (ep.error) contextFull++;
+    if (isSolved(ep.totalReward)) solved++;
+    reward += ep.totalReward;
+    turns += ep.turns.length;
+    const ran = (ep.toolCalls ?? 0) - (ep.failedToolCalls ?? 0);
+    valid += Math.min(ran, ep.turns.length);
+    tokens += ep.turns.reduce((a, t) => a + t.actionTokens.length, 0);
   }
   const n = o.episodes;
   return {

@@ -29,6 +29,7 @@ import { pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
 import {
   advance,
+  distinctPrompts,
   fillPromptLogprobs,
   type JobState,
   position,
@@ -156,19 +157,10 @@ async function prefillGroup(
   group: DecodeGroup,
   prefix: PrefixStore | undefined,
 ): Promise<PromptCaches> {
-  const repOf = new Map<number, number>();
-  const byPrompt = new Map<string, number>();
-  for (const j of group.jobs) {
-    const key = jobs[j].job.prompt.join(",");
-    if (!byPrompt.has(key)) byPrompt.set(key, j);
-    repOf.set(j, byPrompt.get(key)!);
-  }
-  const needsLogprobs = new Set(
-    [...repOf].filter(([j]) => wantsPromptLogprobs(jobs[j])).map(([, r]) => r),
-  );
+  const { repOf, reps, needsLogprobs } = distinctPrompts(jobs, group.jobs);
   const full: number[] = [];
   const hits = new Map<number, PrefixHit>();
-  for (const r of byPrompt.values()) {
+  for (const r of reps) {
     const hit = needsLogprobs.has(r)
       ? null
       : prefix?.cache.lookup(prefix.owner, jobs[r].job.prompt);

@@ -18,6 +18,7 @@ import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
 import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
 import {
   advance,
+  distinctPrompts,
   fillPromptLogprobs,
   type JobState,
   position,
@@ -155,19 +156,10 @@ async function prefillPrompts(
   prefix: HostPrefixStore | undefined,
 ): Promise<Map<number, PromptRun>> {
   const cfg = gpt.config;
-  const repOf = new Map<number, number>();
-  const byPrompt = new Map<string, number>();
-  for (const j of group.jobs) {
-    const key = jobs[j].job.prompt.join(",");
-    if (!byPrompt.has(key)) byPrompt.set(key, j);
-    repOf.set(j, byPrompt.get(key)!);
-  }
-  const needsLogprobs = new Set(
-    [...repOf].filter(([j]) => wantsPromptLogprobs(jobs[j])).map(([, r]) => r),
-  );
+  const { repOf, reps, needsLogprobs } = distinctPrompts(jobs, group.jobs);
   const hits = new Map<number, PrefixHit<HostKvCache>>();
   const full: number[] = [];
-  for (const r of byPrompt.values()) {
+  for (const r of reps) {
     // Prompts that want prompt logprobs run in full: a hit would skip their positions.
     const hit = needsLogprobs.has(r)
       ? null

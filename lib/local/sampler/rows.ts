@@ -70,3 +70,34 @@ export function advance(row: Row, logprobs: Float32Array): void {
     row.done = true;
   }
 }
+
+/** A decode group's distinct prompts: each job's representative, and who must run in full. */
+export interface DistinctPrompts {
+  /** Job index → the index of the first job with the same prompt (its representative). */
+  repOf: Map<number, number>;
+  /** The representatives, in the group's order. */
+  reps: number[];
+  /** Representatives some job of which wants prompt logprobs (they run in full, uncached). */
+  needsLogprobs: Set<number>;
+}
+
+/**
+ * The distinct prompts of a decode group's jobs: each prompt runs once, whatever the engine, and
+ * the jobs that share it take its caches.
+ *
+ * @example
+ * const { repOf, reps } = distinctPrompts(states, group.jobs);
+ */
+export function distinctPrompts(jobs: JobState[], group: readonly number[]): DistinctPrompts {
+  const repOf = new Map<number, number>();
+  const byPrompt = new Map<string, number>();
+  for (const j of group) {
+    const key = jobs[j].job.prompt.join(",");
+    if (!byPrompt.has(key)) byPrompt.set(key, j);
+    repOf.set(j, byPrompt.get(key)!);
+  }
+  const needsLogprobs = new Set(
+    [...repOf].filter(([j]) => wantsPromptLogprobs(jobs[j])).map(([, r]) => r),
+  );
+  return { repOf, reps: [...byPrompt.values()], needsLogprobs };
+}

@@ -35,8 +35,8 @@ import {
   adamStep,
   initAdamState,
 } from "./adam.ts";
-import { type MicroBatch, packMicroBatch, planMicroBatches } from "./batching.ts";
-import { type LossDefinition, LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
+import { packMicroBatch, planMicroBatches } from "./batching.ts";
+import { LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
 import {
   blockBackwardProgram,
   blockProgram,
@@ -59,13 +59,10 @@ import {
   type ForwardBackwardResult,
   type LearnerDatum,
   type OptimizerState,
-  type OutputTensor,
   type Trainable,
 } from "./types.ts";
 import { validateAdamParams, validateForwardBackward } from "./validate.ts";
-
-/** A micro-batch's outputs, read back. */
-type MicroBatchResult = { mb: MicroBatch; lp: Float32Array; sums: Float32Array };
+import { collectResults, type MicroBatchResult, targetWidth } from "./results.ts";
 
 /** Waits until `x` is computed, so that its program's buffers are free for the next one. */
 function ready<T extends object>(x: T): Promise<T> {
@@ -340,53 +337,6 @@ export class Learner {
   #hostLayout(): Map<string, { shape: readonly number[] }> {
     return new Map(this.#names.map((n) => [n, { shape: this.#trained[n].shape }]));
   }
-}
-
-/**
- * Width K of 2-D cross-entropy targets (the widest datum's), or 0 when every datum is 1-D.
- */
-function targetWidth(datums: readonly LearnerDatum[]): number {
-  const widths = datums.map((d) => d.inputs.target_tokens.shape[1] ?? 0);
-  return Math.max(0, ...widths);
-}
-
-/** Assembles the per-datum log-probs and the metrics from the micro-batches' outputs. */
-function collectResults(
-  results: readonly MicroBatchResult[],
-  datums: readonly LearnerDatum[],
-  k: number,
-  loss: LossDefinition,
-): ForwardBackwardResult {
-  const outputs = new Array<{ logprobs: OutputTensor }>(datums.length);
-  const names = ["loss", ...loss.stats];
-  const totals = new Float64Array(names.length);
-  for (const { mb, lp, sums } of results) {
-    sums.forEach((x, i) => totals[i] += x);
-    mb.indices.forEach((idx, r) => {
-      outputs[idx] = { logprobs: rowOutput(lp, datums[idx], r, mb, k) };
-    });
-  }
-  const stats = Object.fromEntries(names.map((s, i) => [s, totals[i]]));
-  return { outputs, metrics: { "loss:sum": stats.loss, ...loss.metrics(stats) } };
-}
-
-/** Datum `d`'s log-probs from row `r` of a micro-batch's `[B, T(, K)]` output. */
-function rowOutput(
-  lp: Float32Array,
-  d: LearnerDatum,
-  r: number,
-  mb: MicroBatch,
-  k: number,
-): OutputTensor {
-  const n = d.tokens.length;
-  const shape = d.inputs.target_tokens.shape;
-  if (k === 0) return { shape: [n], data: lp.slice(r * mb.seqLen, r * mb.seqLen + n) };
-  const kd = shape[1] ?? 1;
-  const data = new Float32Array(n * kd);
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < kd; j++) data[i * kd + j] = lp[(r * mb.seqLen + i) * k + j];
-  }
-  return { shape: shape.length === 2 ? [n, kd] : [n], data };
 }
 
 /** `tensors` re-keyed in `names` order. */
