@@ -298,7 +298,8 @@ Deno.test("runs API: stopping a running run saves an interrupted checkpoint; res
 
 Deno.test("runs API: a run that ignores its stop past the grace period is killed, and resumes from its checkpoint", async () => {
   await withServer(async (_server, client) => {
-    await prepare(client, { ...TINY_RUN, total_steps: 4, steps_per_eval: 1, eval_episodes: 0 });
+    // Enough steps that the run is still going when its first checkpoint is seen.
+    await prepare(client, { ...TINY_RUN, total_steps: 40, steps_per_eval: 1, eval_episodes: 0 });
     const run = await client.startRun();
     const s = await waitFor("step 1's checkpoint", async () => {
       const s = await client.getRun(run.run_id);
@@ -319,7 +320,10 @@ Deno.test("runs API: a run that ignores its stop past the grace period is killed
       return s.state === "running" || s.state === "queued" ? undefined : s;
     });
     assert.equal(done.state, "finished", done.failure ?? "");
-    assert.deepEqual((await readMetrics(done.paths.dir)).map((r) => r.step), [1, 2, 3, 4]);
+    assert.deepEqual(
+      (await readMetrics(done.paths.dir)).map((r) => r.step),
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
   }, { stopGraceS: 0 });
 });
 
