@@ -17,7 +17,7 @@ import { HttpError, jsonErrors, keyAuth } from "../http/mod.ts";
 import { readOrsBody, secretsHeader, sidOf } from "./request.ts";
 import { type CallTask, TaskSessions, type TaskSessionsOptions } from "./sessions.ts";
 import { sseEvent } from "./sse.ts";
-import { callResponse, sseResponse } from "./streams.ts";
+import { callResponse, sseEventsResponse } from "./streams.ts";
 import {
   CallBodySchema,
   CreateBodySchema,
@@ -137,7 +137,7 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
 
   app.post(
     "/create_session",
-    () => sseResponse(sseEvent("task_id", sessions.issue()), sseEvent("end", "")),
+    () => sseEventsResponse(sseEvent("task_id", sessions.issue()), sseEvent("end", "")),
   );
   app.post("/create", async (c) => {
     const sid = sidOf(c);

@@ -18,7 +18,7 @@ const SSE_HEADERS = {
 };
 
 /** A finished event stream of the given events. */
-export function sseResponse(...events: Uint8Array[]): Response {
+export function sseEventsResponse(...events: Uint8Array[]): Response {
   return new Response(concatBytes(events), { headers: SSE_HEADERS });
 }
 

@@ -23,7 +23,7 @@ export function handle(c: Context, requestId: string, modelId?: string): Respons
 }
 
 /** The raw body; compressed bodies are refused (415) rather than misread. */
-export async function readBytes(c: Context): Promise<Uint8Array> {
+export async function readRawBody(c: Context): Promise<Uint8Array> {
   if (c.req.header("content-encoding") && c.req.header("content-encoding") !== "identity") {
     throw new UserInputError(
       `Content-Encoding ${
@@ -36,12 +36,12 @@ export async function readBytes(c: Context): Promise<Uint8Array> {
 }
 
 /** Reads and validates a JSON body; the fingerprint identifies retries of the same request. */
-export async function readJson<S extends z.ZodType>(
+export async function readTinkerBody<S extends z.ZodType>(
   c: Context,
   schema: S,
   endpoint: string,
 ): Promise<{ body: z.infer<S>; print: string }> {
-  const bytes = await readBytes(c);
+  const bytes = await readRawBody(c);
   const body = parseJsonBytes(bytes, schema, { where: endpoint }) as z.infer<S>;
   return { body, print: await fingerprint(bytes) };
 }

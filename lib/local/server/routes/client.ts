@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import type { LocalBackend } from "../../backend.ts";
 import type { LocalAuth } from "../auth.ts";
-import { readJson } from "../http.ts";
+import { readTinkerBody } from "../http.ts";
 import * as wire from "../../../protocol/mod.ts";
 
 /** What `client/config` answers: the SDK's plain transport, no JWT, ordered fwd/bwd chunks. */
@@ -29,11 +29,15 @@ export function clientRoutes(backend: LocalBackend, auth?: LocalAuth): Hono {
   api.get("/healthz", (c) => c.json({ status: "ok" }));
   api.get("/get_server_capabilities", (c) => c.json(backend.capabilities()));
   api.post("/create_session", async (c) => {
-    const { body } = await readJson(c, wire.CreateSessionRequestSchema, "create_session");
+    const { body } = await readTinkerBody(c, wire.CreateSessionRequestSchema, "create_session");
     return c.json(backend.createSession(body));
   });
   api.post("/session_heartbeat", async (c) => {
-    const { body } = await readJson(c, wire.SessionHeartbeatRequestSchema, "session_heartbeat");
+    const { body } = await readTinkerBody(
+      c,
+      wire.SessionHeartbeatRequestSchema,
+      "session_heartbeat",
+    );
     return c.json(backend.heartbeat(body.session_id));
   });
   api.post("/telemetry", (c) => c.json({ status: "accepted" }));

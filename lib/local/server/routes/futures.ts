@@ -7,14 +7,14 @@
 
 import { type Context, Hono } from "hono";
 import type { LocalBackend } from "../../backend.ts";
-import { PROTOBUF, readJson } from "../http.ts";
+import { PROTOBUF, readTinkerBody } from "../http.ts";
 import * as wire from "../../../protocol/mod.ts";
 
 /** The retrieve_future route; a pending request is held up to `longPollMs`, then try_again. */
 export function futureRoutes(backend: LocalBackend, longPollMs: number): Hono {
   const api = new Hono();
   api.post("/retrieve_future", async (c) => {
-    const { body } = await readJson(c, wire.RetrieveFutureRequestSchema, "retrieve_future");
+    const { body } = await readTinkerBody(c, wire.RetrieveFutureRequestSchema, "retrieve_future");
     const state = await backend.retrieve(body.request_id, longPollMs);
     if (state.status === "pending") {
       return c.json({ type: "try_again", request_id: body.request_id, queue_state: "active" });

@@ -7,7 +7,7 @@
 
 import { type Context, Hono } from "hono";
 import type { LocalBackend } from "../../backend.ts";
-import { paging, readJson } from "../http.ts";
+import { paging, readTinkerBody } from "../http.ts";
 import * as wire from "../../../protocol/mod.ts";
 
 /** REST routes over `backend`. */
@@ -33,7 +33,7 @@ export function restRoutes(backend: LocalBackend): Hono {
     return c.body(null, 204);
   });
   api.put(`${ckpt}/ttl`, async (c) => {
-    const { body } = await readJson(c, wire.SetCheckpointTtlRequestSchema, "checkpoint ttl");
+    const { body } = await readTinkerBody(c, wire.SetCheckpointTtlRequestSchema, "checkpoint ttl");
     await backend.checkpoints.setTtl(pathOf(c), body.ttl_seconds ?? null);
     return c.body(null, 204);
   });

@@ -9,22 +9,22 @@ import { type Context, Hono } from "hono";
 import { UserInputError } from "../../errors.ts";
 import type { LocalBackend } from "../../backend.ts";
 import { fingerprint } from "../../runtime/sequencer.ts";
-import { handle, PROTOBUF, readBytes, readJson } from "../http.ts";
+import { handle, PROTOBUF, readRawBody, readTinkerBody } from "../http.ts";
 import * as wire from "../../../protocol/mod.ts";
 
 /** Training routes over `backend`. */
 export function trainingRoutes(backend: LocalBackend): Hono {
   const api = new Hono();
   api.post("/create_model", async (c) => {
-    const { body } = await readJson(c, wire.CreateModelRequestSchema, "create_model");
+    const { body } = await readTinkerBody(c, wire.CreateModelRequestSchema, "create_model");
     return handle(c, backend.createModel(body));
   });
   api.post("/get_info", async (c) => {
-    const { body } = await readJson(c, wire.GetInfoRequestSchema, "get_info");
+    const { body } = await readTinkerBody(c, wire.GetInfoRequestSchema, "get_info");
     return c.json(backend.getInfo(body.model_id));
   });
   api.post("/unload_model", async (c) => {
-    const { body } = await readJson(c, wire.UnloadModelRequestSchema, "unload_model");
+    const { body } = await readTinkerBody(c, wire.UnloadModelRequestSchema, "unload_model");
     return handle(c, backend.unloadModel(body.model_id));
   });
   api.post("/forward_backward", async (c) => {
@@ -32,7 +32,7 @@ export function trainingRoutes(backend: LocalBackend): Hono {
     return handle(c, backend.forwardBackward(req, req.forward_only, print), req.model_id);
   });
   api.post("/forward", async (c) => {
-    const { body, print } = await readJson(c, wire.ForwardRequestSchema, "forward");
+    const { body, print } = await readTinkerBody(c, wire.ForwardRequestSchema, "forward");
     const input = body.forward_input;
     return handle(
       c,
@@ -51,15 +51,15 @@ export function trainingRoutes(backend: LocalBackend): Hono {
     );
   });
   api.post("/optim_step", async (c) => {
-    const { body, print } = await readJson(c, wire.OptimStepRequestSchema, "optim_step");
+    const { body, print } = await readTinkerBody(c, wire.OptimStepRequestSchema, "optim_step");
     return handle(c, backend.optimStep(body, print), body.model_id);
   });
   api.post("/save_weights", async (c) => {
-    const { body, print } = await readJson(c, wire.SaveWeightsRequestSchema, "save_weights");
+    const { body, print } = await readTinkerBody(c, wire.SaveWeightsRequestSchema, "save_weights");
     return handle(c, backend.saveWeights(body, print), body.model_id);
   });
   api.post("/save_weights_for_sampler", async (c) => {
-    const { body, print } = await readJson(
+    const { body, print } = await readTinkerBody(
       c,
       wire.SaveWeightsForSamplerRequestSchema,
       "save_weights_for_sampler",
@@ -67,11 +67,11 @@ export function trainingRoutes(backend: LocalBackend): Hono {
     return handle(c, backend.saveWeightsForSampler(body, print), body.model_id);
   });
   api.post("/load_weights", async (c) => {
-    const { body, print } = await readJson(c, wire.LoadWeightsRequestSchema, "load_weights");
+    const { body, print } = await readTinkerBody(c, wire.LoadWeightsRequestSchema, "load_weights");
     return handle(c, backend.loadWeights(body, print), body.model_id ?? undefined);
   });
   api.post("/weights_info", async (c) => {
-    const { body } = await readJson(c, wire.WeightsInfoRequestSchema, "weights_info");
+    const { body } = await readTinkerBody(c, wire.WeightsInfoRequestSchema, "weights_info");
     return c.json(await backend.weightsInfo(body.tinker_path));
   });
   return api;
@@ -82,7 +82,7 @@ async function readForwardBackward(
   c: Context,
 ): Promise<{ req: wire.ForwardBackwardProtoRequest; print: string }> {
   if ((c.req.header("content-type") ?? "").includes(PROTOBUF)) {
-    const bytes = await readBytes(c);
+    const bytes = await readRawBody(c);
     let req: wire.ForwardBackwardProtoRequest;
     try {
       req = wire.decodeForwardBackwardRequest(bytes);
@@ -91,7 +91,11 @@ async function readForwardBackward(
     }
     return { req, print: await fingerprint(bytes) };
   }
-  const { body, print } = await readJson(c, wire.ForwardBackwardRequestSchema, "forward_backward");
+  const { body, print } = await readTinkerBody(
+    c,
+    wire.ForwardBackwardRequestSchema,
+    "forward_backward",
+  );
   const input = body.forward_backward_input;
   return {
     req: {
