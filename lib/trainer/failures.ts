@@ -122,7 +122,9 @@ export class StepFailures {
    * nothing-trained reason ({@link nothingTrainedReason}; null when it trained).
    */
   check(step: number, taken: StepGroups, reason: string | null): void {
-    const played = taken.groups.length + (taken.excluded?.length ?? 0);
+    // Groups a mix left out as failing played nothing either.
+    const played = taken.groups.length +
+      (taken.excluded ?? []).filter((x) => !x.reason.startsWith("failing")).length;
     if (played === 0 && (taken.failed?.length ?? 0) > 0) {
       const first = taken.failed![0].error;
       throw new RunFailedError(

@@ -12,7 +12,8 @@ import { type Env, register } from "../../lib/envs/mod.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
-import { RunFailedError } from "../../lib/trainer/failures.ts";
+import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
+import type { TrainConfig } from "../../lib/config/mod.ts";
 import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
 import { trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
@@ -227,4 +228,30 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
     assert.equal(result.checkpoint?.kind, "interrupted");
     assert.deepEqual(await readJsonl(join(logDir, "metrics.jsonl")), []);
   });
+});
+
+Deno.test("loop: a mix step whose groups all failed stops the run like one whose rollouts all did", () => {
+  const failures = new StepFailures({ pipeline: { max_steps_without_datums: 5 } } as TrainConfig);
+  const group = { id: "s000001-g000", envId: "coin", envSeed: 3, tags: ["coin"], episodes: [] };
+  const taken = {
+    groups: [],
+    excluded: [{ group, reason: "failing: 4 of 4 episodes failed (max_failing_rollouts 1)" }],
+    failed: [{
+      groupId: group.id,
+      envId: "coin",
+      envSeed: 3,
+      tags: ["coin"],
+      episode: 0,
+      error: "reset failed: connection refused",
+    }],
+    metrics: {},
+    spans: [],
+  };
+  assert.throws(
+    () => failures.check(1, taken, "every rollout failed"),
+    (e) => e instanceof RunFailedError && /^step 1: every rollout failed \(1\)/.test(e.message),
+  );
+  // A constant group was played: that step only trained nothing.
+  const constant = { ...taken, excluded: [{ group, reason: "constant reward" }] };
+  failures.check(2, constant, "1 group excluded: constant reward");
 });
