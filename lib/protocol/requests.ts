@@ -83,11 +83,17 @@ export const AdamParamsSchema = z.object({
 });
 
 /**
+ * Tinker's `AdamParams`, in the wire's field names: the one definition the client sends and the
+ * local backend applies (absent fields take `ADAM_DEFAULTS`).
+ */
+export type AdamParams = z.infer<typeof AdamParamsSchema>;
+
+/**
  * The official SDK's (0.25.0) defaults of every Adam parameter. Our client sends all six, as
  * the SDK does, so no server's own defaults decide one; the local backend fills absent ones
  * with these too.
  */
-export const ADAM_DEFAULTS: Readonly<Required<z.infer<typeof AdamParamsSchema>>> = {
+export const ADAM_DEFAULTS: Readonly<Required<AdamParams>> = {
   learning_rate: 1e-4,
   beta1: 0.9,
   beta2: 0.95,

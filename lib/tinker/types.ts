@@ -5,9 +5,7 @@
  * @module
  */
 
-import type { z } from "zod";
 import type * as wire from "../protocol/mod.ts";
-import type { AdamParamsSchema } from "../protocol/mod.ts";
 
 /** Model inputs from token ids. */
 export const ModelInput = {
@@ -86,5 +84,5 @@ export interface SamplingParams {
   stop?: string | string[] | number[];
 }
 
-/** Adam settings in the wire's names; absent fields take the SDK's defaults on the server. */
-export type AdamParams = z.infer<typeof AdamParamsSchema>;
+/** Adam settings in the wire's names: the protocol's one definition. */
+export type { AdamParams } from "../protocol/mod.ts";

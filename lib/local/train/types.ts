@@ -5,8 +5,6 @@
  * @module
  */
 
-import type { z } from "zod";
-import type { AdamParamsSchema } from "../../protocol/mod.ts";
 import type { NamedTensors } from "../tensors.ts";
 
 /**
@@ -36,11 +34,11 @@ export interface LearnerDatum {
 }
 
 /**
- * Tinker's `AdamParams`, in the wire's field names (one definition, the protocol's schema) so
- * the server passes the request body through. Absent fields take {@link ADAM_DEFAULTS};
- * `weight_decay` is decoupled (torch.optim.AdamW), `grad_clip_norm` 0 turns clipping off.
+ * Tinker's `AdamParams`, the protocol's one definition, so the server passes the request body
+ * through. `weight_decay` is decoupled (torch.optim.AdamW), `grad_clip_norm` 0 turns clipping
+ * off.
  */
-export type AdamParams = z.infer<typeof AdamParamsSchema>;
+export type { AdamParams } from "../../protocol/mod.ts";
 
 /** Tinker SDK 0.25.0 defaults of {@link AdamParams} (the protocol's, one definition). */
 export { ADAM_DEFAULTS } from "../../protocol/mod.ts";
