@@ -157,16 +157,11 @@ async function prefillGroup(
   group: DecodeGroup,
   prefix: PrefixStore | undefined,
 ): Promise<PromptCaches> {
-  const { repOf, reps, needsLogprobs } = distinctPrompts(jobs, group.jobs);
-  const full: number[] = [];
-  const hits = new Map<number, PrefixHit>();
-  for (const r of reps) {
-    const hit = needsLogprobs.has(r)
-      ? null
-      : prefix?.cache.lookup(prefix.owner, jobs[r].job.prompt);
-    if (hit) hits.set(r, hit);
-    else full.push(r);
-  }
+  const { repOf, hits, full } = distinctPrompts<PrefixHit>(
+    jobs,
+    group.jobs,
+    prefix && ((p) => prefix.cache.lookup(prefix.owner, p)),
+  );
   const out: PromptCaches = { cache: { k: [], v: [] }, slotOfJob: new Map(), firstDraw: new Map() };
   const caches: KvCache[] = [];
   // One-token jobs (compute_logprobs) draw only from the prompts' distributions: no cache.

@@ -156,17 +156,11 @@ async function prefillPrompts(
   prefix: HostPrefixStore | undefined,
 ): Promise<Map<number, PromptRun>> {
   const cfg = gpt.config;
-  const { repOf, reps, needsLogprobs } = distinctPrompts(jobs, group.jobs);
-  const hits = new Map<number, PrefixHit<HostKvCache>>();
-  const full: number[] = [];
-  for (const r of reps) {
-    // Prompts that want prompt logprobs run in full: a hit would skip their positions.
-    const hit = needsLogprobs.has(r)
-      ? null
-      : prefix?.cache.lookup(prefix.owner, jobs[r].job.prompt);
-    if (hit) hits.set(r, hit);
-    else full.push(r);
-  }
+  const { repOf, hits, full } = distinctPrompts<PrefixHit<HostKvCache>>(
+    jobs,
+    group.jobs,
+    prefix && ((p) => prefix.cache.lookup(prefix.owner, p)),
+  );
   const length = (r: number) => jobs[r].job.prompt.length;
   const sorted = full.sort((a, b) => length(b) - length(a));
   const runs = new Map<number, PromptRun>();

@@ -71,24 +71,31 @@ export function advance(row: Row, logprobs: Float32Array): void {
   }
 }
 
-/** A decode group's distinct prompts: each job's representative, and who must run in full. */
-export interface DistinctPrompts {
+/** A decode group's distinct prompts: each job's representative, and how each prompt runs. */
+export interface DistinctPrompts<H> {
   /** Job index → the index of the first job with the same prompt (its representative). */
   repOf: Map<number, number>;
-  /** The representatives, in the group's order. */
-  reps: number[];
-  /** Representatives some job of which wants prompt logprobs (they run in full, uncached). */
-  needsLogprobs: Set<number>;
+  /** Representatives whose prompt continues a prefix-cache entry, with the hit. */
+  hits: Map<number, H>;
+  /**
+   * Representatives that run their whole prompt: no cache hit, or a job that wants prompt
+   * logprobs (a hit would skip their positions).
+   */
+  full: number[];
 }
 
 /**
- * The distinct prompts of a decode group's jobs: each prompt runs once, whatever the engine, and
- * the jobs that share it take its caches.
+ * The distinct prompts of a decode group's jobs, each run once whatever the engine (the jobs
+ * that share it take its caches), split into prefix-cache hits and prompts that run in full.
  *
  * @example
- * const { repOf, reps } = distinctPrompts(states, group.jobs);
+ * const { repOf, hits, full } = distinctPrompts(states, group.jobs, (p) => cache.lookup(owner, p));
  */
-export function distinctPrompts(jobs: JobState[], group: readonly number[]): DistinctPrompts {
+export function distinctPrompts<H>(
+  jobs: JobState[],
+  group: readonly number[],
+  lookup?: (prompt: Int32Array) => H | null | undefined,
+): DistinctPrompts<H> {
   const repOf = new Map<number, number>();
   const byPrompt = new Map<string, number>();
   for (const j of group) {
@@ -99,5 +106,12 @@ export function distinctPrompts(jobs: JobState[], group: readonly number[]): Dis
   const needsLogprobs = new Set(
     [...repOf].filter(([j]) => wantsPromptLogprobs(jobs[j])).map(([, r]) => r),
   );
-  return { repOf, reps: [...byPrompt.values()], needsLogprobs };
+  const hits = new Map<number, H>();
+  const full: number[] = [];
+  for (const r of byPrompt.values()) {
+    const hit = needsLogprobs.has(r) ? null : lookup?.(jobs[r].job.prompt);
+    if (hit) hits.set(r, hit);
+    else full.push(r);
+  }
+  return { repOf, hits, full };
 }
