@@ -66,7 +66,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     modelName: model,
     servedModelName: o.servedModelName,
     apiKey: o.apiKey,
-    contextLength: await contextLength(o.service, model),
+    contextLength: await o.service.contextLength(model),
     defaultTurnType: o.defaultTurnType,
     sessionIdleS: o.sessionIdleS,
     defaultMaxTokens: o.defaultMaxTokens,
@@ -86,12 +86,6 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
       await records?.flush();
     },
   };
-}
-
-/** The policy's context, as the service reports it (32768 when it does not). */
-export async function contextLength(service: ServiceClient, model: string): Promise<number> {
-  const caps = await service.getServerCapabilities();
-  return caps.supported_models.find((m) => m.model_name === model)?.max_context_length ?? 32768;
 }
 
 /** The records directory of a proxy session without training. */

@@ -124,6 +124,15 @@ export class ServiceClient {
   }
 
   /** Models the server serves. */
+  /**
+   * A model's context length, as the service reports it (32768 when it does not): the one place
+   * the trainer's and the proxy's token budgets are checked against.
+   */
+  async contextLength(model: string): Promise<number> {
+    const caps = await this.getServerCapabilities();
+    return caps.supported_models.find((m) => m.model_name === model)?.max_context_length ?? 32768;
+  }
+
   async getServerCapabilities(): Promise<z.infer<typeof GetServerCapabilitiesResponseSchema>> {
     return await this.http.json(
       "GET",

@@ -24,7 +24,6 @@ import { Policy } from "../proxy/policy.ts";
 import { ProxyRecords, scoreRecord, servedRecord, turnRecord } from "../proxy/records.ts";
 import { proxyGroup, type ScoredProxyTurn, TurnScorer } from "../proxy/scorer.ts";
 import { type RunningProxy, startProxy } from "../proxy/server.ts";
-import { contextLength } from "../proxy/serve.ts";
 import type { CompletedTurn } from "../proxy/sessions.ts";
 import type { SamplingClient } from "../tinker/mod.ts";
 import { runSteps } from "./loop.ts";
@@ -117,7 +116,7 @@ export class ProxySessions implements GroupSource {
       modelName: cfg.policy.model,
       servedModelName: px.served_model_name,
       apiKey: o.apiKey,
-      contextLength: await contextLength(o.service, cfg.policy.model),
+      contextLength: await o.service.contextLength(cfg.policy.model),
       defaultTurnType: px.default_turn_type,
       sessionIdleS: px.session_idle_s,
       pauseTimeoutS: px.pause_timeout_s,

@@ -23,7 +23,6 @@ import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import { evidencePlan, type MethodSettings, openEvidenceSources } from "../scoring/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
-import { contextLength } from "../proxy/serve.ts";
 import { ConfigError } from "../config/load.ts";
 import { SyncRollouts } from "./sync_rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
@@ -112,7 +111,7 @@ function checkPipeline(cfg: TrainConfig): void {
 
 /** A turn's token budget must leave room for a prompt in the model's context. */
 export async function checkContext(cfg: TrainConfig, service: ServiceClient): Promise<void> {
-  const context = await contextLength(service, cfg.policy.model);
+  const context = await service.contextLength(cfg.policy.model);
   const perTurn = cfg.rollout.max_tokens_per_turn;
   if (perTurn >= context) {
     throw new ConfigError(
