@@ -3,23 +3,7 @@ import { assert } from "../assert.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { parseRolloutRecord } from "../../lib/rl/records.ts";
 
-const SCRIPT = new URL("../../scripts/train.ts", import.meta.url).pathname;
-
-/** `deno task train` as a user runs it, on its own local backend home. */
-function train(args: string[], home: string): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
-    env: { TINKERBENCH_HOME: home, TINKER_API_KEY: "", NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-async function finish(p: Deno.ChildProcess) {
-  const out = await p.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { finish, train } from "./train_process.ts";
 
 Deno.test("train script: a bad value is one line naming the flag, the value and what is allowed", async () => {
   const home = await Deno.makeTempDir();

@@ -13,22 +13,7 @@ import { readWandbState } from "../../lib/tracking/mod.ts";
 import { WandbTestServer } from "./wandb_server.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
 
-const SCRIPT = new URL("../../scripts/train.ts", import.meta.url).pathname;
-
-function train(args: string[], home: string, env: Record<string, string>): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, ...args],
-    env: { TINKERBENCH_HOME: home, TINKER_API_KEY: "", NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-async function finish(p: Deno.ChildProcess) {
-  const out = await p.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { finish, train } from "../scripts/train_process.ts";
 
 const TINY = [
   "--model-name=local/tiny",
@@ -213,11 +198,8 @@ Deno.test({
     try {
       const home = await Deno.makeTempDir();
       const logDir = join(home, "run");
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          SCRIPT,
+      const child = train(
+        [
           "--source=proxy",
           "--proxy-host=127.0.0.1",
           "--proxy-port=0",
@@ -227,15 +209,9 @@ Deno.test({
           `--log-path=${logDir}`,
           "wandb_name=proxy-run",
         ],
-        env: {
-          TINKERBENCH_HOME: home,
-          NO_COLOR: "1",
-          WANDB_API_KEY: srv.apiKey,
-          WANDB_BASE_URL: srv.url,
-        },
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+        home,
+        { WANDB_API_KEY: srv.apiKey, WANDB_BASE_URL: srv.url },
+      );
       let stdout = "";
       const { promise: url, resolve } = Promise.withResolvers<string>();
       const reading = (async () => {
