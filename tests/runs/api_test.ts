@@ -4,6 +4,7 @@
  */
 
 import { assert } from "../assert.ts";
+import { isAlive } from "../../lib/runs/process.ts";
 import { listEnvs } from "../../lib/envs/registry.ts";
 import { RunsClient } from "../../lib/runs/client.ts";
 import { RunsError } from "../../lib/runs/schemas.ts";
@@ -28,7 +29,8 @@ async function withServer(
   } finally {
     // Leave no training process behind, whatever the test did.
     for (const run of server.service.store.listRuns(["running", "queued"])) {
-      if (run.pid) Deno.kill(run.pid, "SIGKILL");
+      // A run that ended since it was listed has no process left to kill.
+      if (run.pid && isAlive(run.pid, null)) Deno.kill(run.pid, "SIGKILL");
     }
     await server.service.manager.poll();
     await server.close();
