@@ -28,8 +28,14 @@ export const HELD_OUT_SAMPLER_SEED = 5_000_000;
 
 /** Settings of {@link evaluateHeldOut}. */
 export interface HeldOutOptions {
-  /** Episodes, one per held-out env seed (`HELD_OUT_ENV_SEEDS.first + i`). */
+  /** Episodes, one per held-out env seed (`HELD_OUT_ENV_SEEDS.first + firstEpisode + i`). */
   episodes: number;
+  /**
+   * Index of the first held-out env seed (default 0). Episodes from another index are other
+   * episodes: their sampler seeds start elsewhere too, so a target that recurs (ten in
+   * GuessTheNumber-easy) is not played the same way twice.
+   */
+  firstEpisode?: number;
   maxTokensPerTurn: number;
   temperature: number;
   renderer: Renderer;
@@ -101,7 +107,7 @@ export async function evaluateHeldOut(
   o: HeldOutOptions,
 ): Promise<PolicyScore> {
   const res = await collectGroups(
-    heldOutEnvSeeds(o.episodes).map((envSeed) => ({ makeEnv, envSeed })),
+    heldOutEnvSeeds(o.episodes, o.firstEpisode).map((envSeed) => ({ makeEnv, envSeed })),
     sampler,
     {
       groupSize: 1,
@@ -109,7 +115,7 @@ export async function evaluateHeldOut(
       maxTokensPerTurn: o.maxTokensPerTurn,
       maxTokensPerEpisode: o.maxTokensPerEpisode,
       temperature: o.temperature,
-      seed: HELD_OUT_SAMPLER_SEED,
+      seed: HELD_OUT_SAMPLER_SEED + (o.firstEpisode ?? 0),
       renderer: o.renderer,
       failures: { onError: "drop_episode" },
       onProgress: o.onProgress,

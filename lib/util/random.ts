@@ -111,18 +111,24 @@ export function isHeldOutEnvSeed(seed: number): boolean {
 }
 
 /**
- * The env seeds of `n` held-out episodes, the first `n` of the held-out block.
+ * The env seeds of `n` held-out episodes: the held-out block's seeds `from` … `from + n - 1`
+ * (default the first `n`). A caller that needs two disjoint sets (e.g. a validation set for a
+ * stopping rule beside the reported held-out set) takes them from different `from`.
  *
  * @example
  * heldOutEnvSeeds(3); // [1000000, 1000001, 1000002]
+ * heldOutEnvSeeds(2, 256); // [1000256, 1000257]
  */
-export function heldOutEnvSeeds(n: number): number[] {
-  if (!Number.isInteger(n) || n < 0 || n > HELD_OUT_ENV_SEEDS.count) {
+export function heldOutEnvSeeds(n: number, from = 0): number[] {
+  if (
+    !Number.isInteger(n) || !Number.isInteger(from) || n < 0 || from < 0 ||
+    from + n > HELD_OUT_ENV_SEEDS.count
+  ) {
     throw new RangeError(
-      `held-out episodes must be an integer from 0 to ${HELD_OUT_ENV_SEEDS.count} (got ${n})`,
+      `held-out episodes must be integers inside 0 … ${HELD_OUT_ENV_SEEDS.count} (got ${n} from ${from})`,
     );
   }
-  return Array.from({ length: n }, (_, i) => HELD_OUT_ENV_SEEDS.first + i);
+  return Array.from({ length: n }, (_, i) => HELD_OUT_ENV_SEEDS.first + from + i);
 }
 
 /**

@@ -64,4 +64,9 @@ Deno.test("deriveSeed: held-out env seeds are one block, and an evaluation canno
   assert.ok(!isHeldOutEnvSeed(HELD_OUT_ENV_SEEDS.first - 1));
   assert.ok(!isHeldOutEnvSeed(HELD_OUT_ENV_SEEDS.first + HELD_OUT_ENV_SEEDS.count));
   assert.throws(() => heldOutEnvSeeds(HELD_OUT_ENV_SEEDS.count + 1), RangeError);
+  // A second set from another index is disjoint from the first and still held out.
+  const validation = heldOutEnvSeeds(256, 256);
+  assert.equal(validation[0], HELD_OUT_ENV_SEEDS.first + 256);
+  assert.ok(!validation.some((s) => heldOutEnvSeeds(256).includes(s)));
+  assert.throws(() => heldOutEnvSeeds(2, HELD_OUT_ENV_SEEDS.count - 1), RangeError);
 });

@@ -1,0 +1,257 @@
+/**
+ * Every shipped example, run as a user runs it: each is `deno task train` (its own process, its
+ * own embedded backend) with the command the README or the example's header gives, cut to a
+ * fixed step budget, with what it needs beside it (`deno task envs serve` for the ORS
+ * environments of `configs/openreward-multi.yaml`, the reference agent `deno task agent` for
+ * `--source proxy`). From each run directory it reads what the run recorded: datums trained per
+ * step (`metrics.jsonl`), the held-out line's base and trained success on the same episodes
+ * (`eval.json`, per environment for a mix) or why there is none (`events.jsonl`), and the exit
+ * code with the run's `error:` line when it failed. Nothing is scored here that the run did not
+ * write.
+ *
+ * Run: `deno task bench examples` (writes bench/results/examples.json).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { readJsonl, RUN_FILES } from "../lib/trainer/run_log.ts";
+import { readEvaluation } from "../lib/trainer/evaluate.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** One shipped example: the train command's arguments and what must run beside it. */
+export interface ExampleCase {
+  name: string;
+  /** `deno task train` arguments (the run directory is added). */
+  train: string[];
+  /** `deno task envs serve` on this port while the run trains. */
+  orsPort?: number;
+  /** `deno task agent` arguments, started once the proxy answers (with `--base-url`). */
+  agent?: string[];
+}
+
+/** Steps each example trains (the README's first command keeps its own 20). */
+export const EXAMPLE_STEPS = 10;
+/** A run past this is stopped (Ctrl-C: it saves and exits; its evaluation is then skipped). */
+export const EXAMPLE_BUDGET_MINUTES = 6;
+const PROXY_PORT = 30_917;
+
+/** The examples the README and the shipped files offer, in the README's order. */
+export const EXAMPLES: ExampleCase[] = [
+  {
+    name: "README first command",
+    train: ["--max-steps", "20", "--group-size", "8", "--reward-source", "success"],
+  },
+  {
+    name: "examples/my_env.ts",
+    train: [
+      "--env-module",
+      "examples/my_env.ts",
+      "--env-id",
+      "my:Echo-v0",
+      "--max-steps",
+      `${EXAMPLE_STEPS}`,
+    ],
+  },
+  {
+    name: "tool:GuessTheNumber-v0-easy",
+    train: ["--env-id", "tool:GuessTheNumber-v0-easy", "--max-steps", `${EXAMPLE_STEPS}`],
+  },
+  {
+    name: "configs/openreward-single.yaml",
+    train: [
+      "--config_path",
+      "configs/openreward-single.yaml",
+      "--overrides",
+      `max_steps=${EXAMPLE_STEPS}`,
+    ],
+  },
+  {
+    name: "configs/openreward-multi.yaml",
+    train: [
+      "--config_path",
+      "configs/openreward-multi.yaml",
+      "--overrides",
+      "batch_size=8",
+      `max_steps=${EXAMPLE_STEPS}`,
+    ],
+    orsPort: 8080,
+  },
+  {
+    name: "--source proxy + reference agent",
+    train: [
+      "--source",
+      "proxy",
+      "--method",
+      "rl",
+      "--batch-size",
+      "8",
+      "--max-steps",
+      `${EXAMPLE_STEPS}`,
+      "--proxy-port",
+      `${PROXY_PORT}`,
+    ],
+    agent: ["--episodes", "400", "--concurrency", "8"],
+  },
+];
+
+/** What one example's run recorded. */
+export interface ExampleResult {
+  name: string;
+  command: string;
+  exit_code: number;
+  /** The run's `error:` line when it failed. */
+  error?: string;
+  wall_s: number;
+  steps: number;
+  datums_per_step: number[];
+  held_out: {
+    episodes: number;
+    base: number;
+    trained: number;
+    environments?: Record<string, { base: number; trained: number; episodes: number }>;
+  } | null;
+  /** Why there is no held-out evaluation, from the run's events. */
+  held_out_skipped?: string;
+}
+
+function deno(args: string[], env: Record<string, string>, piped = true): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env: { TINKER_API_KEY: "", NO_COLOR: "1", ...env },
+    stdout: piped ? "piped" : "null",
+    stderr: piped ? "piped" : "null",
+  }).spawn();
+}
+
+async function waitFor(url: string, seconds: number): Promise<void> {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    try {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      if (res.ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer within ${seconds} s`);
+}
+
+function stop(p: Deno.ChildProcess | undefined, signal: Deno.Signal = "SIGTERM"): void {
+  try {
+    p?.kill(signal);
+  } catch { /* already exited */ }
+}
+
+/** Runs one example and reads its run directory. */
+export async function runExample(c: ExampleCase, log: (m: string) => void): Promise<ExampleResult> {
+  const home = await Deno.makeTempDir({ prefix: "tb-bench-example-" });
+  const runDir = join(home, "run");
+  const env = { TINKERBENCH_HOME: home };
+  let server: Deno.ChildProcess | undefined;
+  let agent: Deno.ChildProcess | undefined;
+  const t0 = performance.now();
+  try {
+    if (c.orsPort) {
+      server = deno(["task", "envs", "serve", "--port", `${c.orsPort}`], env, false);
+      await waitFor(`http://127.0.0.1:${c.orsPort}/health`, 60);
+    }
+    const args = ["task", "train", ...c.train, "--log-path", runDir];
+    const train = deno(args, env);
+    const budget = setTimeout(() => stop(train, "SIGINT"), EXAMPLE_BUDGET_MINUTES * 60_000);
+    if (c.agent) {
+      await waitFor(`http://127.0.0.1:${PROXY_PORT}/healthz`, 120);
+      agent = deno(
+        [
+          "task",
+          "agent",
+          ...c.agent,
+          "--base-url",
+          `http://127.0.0.1:${PROXY_PORT}/v1`,
+        ],
+        env,
+        false,
+      );
+    }
+    const out = await train.output();
+    clearTimeout(budget);
+    const wall = (performance.now() - t0) / 1000;
+    const stderr = new TextDecoder().decode(out.stderr);
+    const error = stderr.split("\n").find((l) => l.startsWith("error:"));
+    const metrics = await readJsonl(join(runDir, RUN_FILES.metrics)).catch(() => []);
+    const datums = metrics.map((m) => Number((m as Record<string, unknown>)["train/datums"] ?? 0));
+    const evaluation = await readEvaluation(runDir).catch(() => null);
+    const events = await readJsonl(join(runDir, RUN_FILES.events)).catch(() => []);
+    const skipped = events.map((e) => e as Record<string, unknown>)
+      .find((e) => e.event === "evaluation_skipped");
+    const result: ExampleResult = {
+      name: c.name,
+      command: `deno task train ${c.train.join(" ")}`,
+      exit_code: out.code,
+      ...(error ? { error } : {}),
+      wall_s: Math.round(wall),
+      steps: metrics.length,
+      datums_per_step: datums,
+      held_out: evaluation
+        ? {
+          episodes: evaluation.trained.episodes,
+          base: evaluation.base.success,
+          trained: evaluation.trained.success,
+          ...(evaluation.environments
+            ? {
+              environments: Object.fromEntries(
+                Object.entries(evaluation.environments).flatMap(([id, e]) =>
+                  "base" in e
+                    ? [[id, {
+                      base: e.base.success,
+                      trained: e.trained.success,
+                      episodes: e.trained.episodes,
+                    }]]
+                    : []
+                ),
+              ),
+            }
+            : {}),
+        }
+        : null,
+      ...(skipped ? { held_out_skipped: String(skipped.detail) } : {}),
+    };
+    log(
+      `${c.name}: exit ${out.code}, ${metrics.length} steps, datums ${datums.join(" ")}, ` +
+        (evaluation
+          ? `held-out ${evaluation.base.success.toFixed(2)} → ${
+            evaluation.trained.success.toFixed(2)
+          }`
+          : `no held-out (${result.held_out_skipped ?? error ?? "none written"})`) +
+        ` (${wall.toFixed(0)} s)`,
+    );
+    return result;
+  } finally {
+    stop(agent);
+    stop(server);
+    await agent?.status;
+    await server?.status;
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Runs every example in turn (or those whose name contains `only`); the record for the JSON. */
+export async function benchExamples(
+  log: (m: string) => void,
+  only?: string,
+): Promise<Record<string, unknown>> {
+  const rows: ExampleResult[] = [];
+  for (const c of EXAMPLES.filter((e) => !only || e.name.includes(only))) {
+    rows.push(await runExample(c, log));
+  }
+  return {
+    benchmark: "examples",
+    date: new Date().toISOString(),
+    steps: EXAMPLE_STEPS,
+    budget_minutes: EXAMPLE_BUDGET_MINUTES,
+    load_average_end: Deno.loadavg(),
+    examples: rows,
+  };
+}
