@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { defaultSamplerEngine } from "../lib/local/sampler/mod.ts";
 import { heapBytes } from "../lib/local/heap.ts";
-import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { trainRL } from "../lib/trainer/rl.ts";
@@ -111,7 +110,7 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
       Object.entries(SOAK_FLAGS).map(([k, v]) => `--${k} ${v}`).join(" ")
     } --max-steps ${steps}`,
     model: `${model} (the default)`,
-    prefix_cache_mib: LOCAL_BACKEND_DEFAULTS.prefixCacheBytes / 2 ** 20,
+    prefix_cache_mib: server.backend.options.prefixCacheBytes / 2 ** 20,
     sampler_engine: defaultSamplerEngine(),
     full_gc_before_each_reading: typeof (globalThis as { gc?: unknown }).gc === "function",
     steps,

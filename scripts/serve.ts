@@ -7,7 +7,6 @@ import { z } from "zod";
 import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { defaultDataDir, startLocalServer } from "../lib/local/server/mod.ts";
 import { FaultConfigSchema } from "../lib/local/server/faults.ts";
-import { LOCAL_BACKEND_DEFAULTS } from "../lib/local/backend.ts";
 import { openDoorWarning } from "../lib/http/mod.ts";
 
 const ABOUT =
@@ -16,15 +15,15 @@ const ABOUT =
 import { SamplerEngineSchema } from "../lib/local/sampler/mod.ts";
 
 const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
-                       [--long-poll-ms 20000] [--prefix-cache-mb 0] [--sampler-engine onnx]
+                       [--long-poll-ms 20000] [--prefix-cache-mb 192] [--sampler-engine onnx]
                        [--faults JSON] [--log]
 
   --sampler-engine picks what samplers decode on: onnx (ONNX Runtime, the default) or jax
   (jax-js, the learner's engine); the default comes from $TINKERBENCH_SAMPLER_ENGINE if set.
 
   --prefix-cache-mb is the memory the samplers may keep earlier turns' keys and values in (host
-  memory on ONNX Runtime, the wasm heap on jax-js); 0 (the default) turns the prefix cache off.
-  On jax-js, leave it off when the same server trains too (it can exhaust the 4 GiB wasm heap).
+  memory on ONNX Runtime, the wasm heap on jax-js); 0 turns the prefix cache off. Default: 192 on
+  onnx, 0 on jax (where it can exhaust the 4 GiB wasm heap when the same server trains too).
 
   --faults '{"serverError":0.1,"dropAfter":0.05,"latencyMs":[0,100]}' injects failures for
   client tests (keys: seed, latencyMs, serverError, rateLimit, timeout, expired, dropBefore,
@@ -35,9 +34,7 @@ const Flags = z.object({
   host: z.string().default("127.0.0.1"),
   "data-dir": z.string().default(defaultDataDir()),
   "long-poll-ms": z.coerce.number().int().min(0).max(44_000).default(20_000),
-  "prefix-cache-mb": z.coerce.number().min(0).max(2048).default(
-    LOCAL_BACKEND_DEFAULTS.prefixCacheBytes / 2 ** 20,
-  ),
+  "prefix-cache-mb": z.coerce.number().min(0).max(2048).optional(),
   "sampler-engine": SamplerEngineSchema.optional(),
   faults: z.string().optional().transform((s, ctx) => {
     if (s === undefined) return undefined;
@@ -70,7 +67,9 @@ await runCli(async () => {
     hostname: flags.host,
     dataDir: flags["data-dir"],
     longPollMs: flags["long-poll-ms"],
-    prefixCacheBytes: Math.round(flags["prefix-cache-mb"] * 2 ** 20),
+    prefixCacheBytes: flags["prefix-cache-mb"] === undefined
+      ? undefined
+      : Math.round(flags["prefix-cache-mb"] * 2 ** 20),
     samplerEngine: flags["sampler-engine"],
     faults: flags.faults,
     log: flags.log,

@@ -37,15 +37,8 @@ export interface LocalBackendOptions {
   maxCachedSamplers?: number;
   /**
    * Bytes for the samplers' prefix cache (keys and values of earlier turns, reused by prompts
-   * that extend them, so a multi-turn episode prefills only each turn's new tokens; host memory
-   * on ONNX Runtime, the wasm heap on jax-js); 0, the default, turns it off. On jax-js, at 192
-   * MiB (about three waves of 32 GuessTheNumber episodes) it made rollouts on `local/games2` 2.1×
-   * faster with 32 episodes in flight and 1.3× with one (`deno task bench rollout`), but it does
-   * not stay bounded with a learner in the same process: jax-js's allocator keeps every distinct buffer size it has seen
-   * (`shapes.ts`), and the cache adds many. Sampling alone settles (heap 1.47 GiB from wave 43
-   * of 32 episodes, 0.60 GiB without; `bench/heap_probe.ts rollouts 192 60 --model
-   * local/games2`), but the soak benchmark with it on grew from 2.78 GiB of heap after step 10 to
-   * 3.24 GiB after step 32 and was still growing toward the 4 GiB wasm limit.
+   * that extend them, so a multi-turn episode prefills only each turn's new tokens); 0 turns it
+   * off. Default: {@link defaultPrefixCacheBytes} of the sampler engine.
    */
   prefixCacheBytes?: number;
   /**
@@ -57,13 +50,30 @@ export interface LocalBackendOptions {
 
 /** What a {@link LocalBackend} uses for the options it is not given. */
 export const LOCAL_BACKEND_DEFAULTS: Required<
-  Omit<LocalBackendOptions, "dataDir" | "samplerEngine">
+  Omit<LocalBackendOptions, "dataDir" | "samplerEngine" | "prefixCacheBytes">
 > = {
   sessionTtlMs: 300_000,
   seqGapTimeoutMs: 30_000,
   maxCachedSamplers: 8,
-  prefixCacheBytes: 0,
 };
+
+/**
+ * The prefix cache's default size on each sampler engine: 192 MiB on ONNX Runtime, off on
+ * jax-js.
+ *
+ * On ONNX Runtime the cache's rows are host arrays under this byte budget, outside the wasm heap
+ * the learner uses; with it on, the 100-step soak (`deno task bench soak`) held resident memory
+ * within its 10 % bound, and rollouts ran 1.6× faster with 32 episodes in flight (`deno task
+ * bench rollout`). On jax-js the rows live in the wasm heap, whose allocator keeps every distinct
+ * buffer size it has seen (`shapes.ts`): with a learner in the same process the soak grew from
+ * 2.78 GiB of heap after step 10 to 3.24 GiB after step 32, still rising toward the 4 GiB limit.
+ *
+ * @example
+ * defaultPrefixCacheBytes("onnx"); // 201326592
+ */
+export function defaultPrefixCacheBytes(engine: SamplerEngine): number {
+  return engine === "onnx" ? 192 * 2 ** 20 : 0;
+}
 
 /**
  * One embedded Tinker-compatible backend.
@@ -89,9 +99,11 @@ export class LocalBackend {
   constructor(opts: LocalBackendOptions) {
     // An option passed as `undefined` (as startLocalServer forwards its own) keeps its default.
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
+    const samplerEngine = opts.samplerEngine ?? defaultSamplerEngine();
     this.#opts = {
       ...LOCAL_BACKEND_DEFAULTS,
-      samplerEngine: defaultSamplerEngine(),
+      samplerEngine,
+      prefixCacheBytes: defaultPrefixCacheBytes(samplerEngine),
       ...given,
     } as Required<LocalBackendOptions>;
     this.checkpoints = new CheckpointStore(opts.dataDir);

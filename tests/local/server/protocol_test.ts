@@ -1,6 +1,6 @@
 import { assert, assertClose } from "../../assert.ts";
 import { ceDatum, fwdBwd, withServer } from "./harness.ts";
-import { LOCAL_BACKEND_DEFAULTS } from "../../../lib/local/backend.ts";
+import { defaultPrefixCacheBytes, LOCAL_BACKEND_DEFAULTS } from "../../../lib/local/backend.ts";
 import {
   decodeForwardBackwardOutput,
   decodeSampleResponse,
@@ -301,16 +301,23 @@ Deno.test("server: sampling through a sampling session, with stop strings and pr
   });
 });
 
-Deno.test("server: options it is not given keep the backend's defaults; the prefix cache is opt-in", async () => {
+Deno.test("server: options it is not given keep the backend's defaults; the prefix cache follows the engine", async () => {
+  assert.equal(defaultPrefixCacheBytes("onnx"), 192 * 2 ** 20);
+  assert.equal(defaultPrefixCacheBytes("jax"), 0, "unbounded in the wasm heap beside a learner");
   await withServer((h) => {
-    assert.equal(h.server.backend.options.sessionTtlMs, LOCAL_BACKEND_DEFAULTS.sessionTtlMs);
-    assert.equal(h.server.backend.prefixCacheStats(), null, "off by default");
+    const o = h.server.backend.options;
+    assert.equal(o.sessionTtlMs, LOCAL_BACKEND_DEFAULTS.sessionTtlMs);
+    assert.equal(o.prefixCacheBytes, defaultPrefixCacheBytes(o.samplerEngine));
+    assert.equal(
+      h.server.backend.prefixCacheStats()?.entries ?? null,
+      o.prefixCacheBytes > 0 ? 0 : null,
+    );
     return Promise.resolve();
   });
   await withServer((h) => {
-    assert.equal(h.server.backend.prefixCacheStats()?.entries, 0);
+    assert.equal(h.server.backend.prefixCacheStats(), null, "0 turns it off");
     return Promise.resolve();
-  }, { prefixCacheBytes: 64 * 2 ** 20 });
+  }, { prefixCacheBytes: 0 });
 });
 
 Deno.test("server: a session without heartbeats expires and its models are unloaded", async () => {
