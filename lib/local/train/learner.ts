@@ -229,7 +229,12 @@ export class Learner {
       const acc = this.#takeGrads("", ["wte.", "wpe."]);
       this.#putGrads(
         "",
-        await ready(embedBackwardProgram(tree.ref(stages.embed.trained), acc, tokens, dy)),
+        await ready(
+          embedBackwardProgram(acc, tokens, dy, {
+            vocab: this.config.vocabSize,
+            context: this.config.maxSeqLen,
+          }),
+        ),
       );
     } else dy.dispose();
     this.#pending++;
