@@ -56,7 +56,16 @@ export const EXAMPLES: ExampleCase[] = [
   },
   {
     name: "tool:GuessTheNumber-v0-easy",
-    train: ["--env-id", "tool:GuessTheNumber-v0-easy", "--max-steps", `${EXAMPLE_STEPS}`],
+    // The tools' declarations take most of the local context: with the default 256 tokens a
+    // turn the run stops at once and says to lower --max-tokens (a call is about 30 tokens).
+    train: [
+      "--env-id",
+      "tool:GuessTheNumber-v0-easy",
+      "--max-tokens",
+      "96",
+      "--max-steps",
+      `${EXAMPLE_STEPS}`,
+    ],
   },
   {
     name: "configs/openreward-single.yaml",
