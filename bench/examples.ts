@@ -100,6 +100,9 @@ export const EXAMPLES: ExampleCase[] = [
       `${EXAMPLE_STEPS}`,
       "--proxy-port",
       `${PROXY_PORT}`,
+      // The agent plays GuessTheNumber: the held-out line plays it too.
+      "--eval.env-id",
+      "game:GuessTheNumber-v0-easy",
     ],
     agent: ["--episodes", "400", "--concurrency", "8"],
   },

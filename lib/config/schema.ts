@@ -205,6 +205,9 @@ export const EvalSchema = z.object({
   episodes: int().min(0).max(HELD_OUT_ENV_SEEDS.count).default(64).describe(
     `Held-out episodes (env seeds ${HELD_OUT_ENV_SEEDS.first}+, never trained on) played by the base model and by the trained policy after the last step, and by each checkpoint the run API evaluates; 0: none`,
   ).meta(runApi({ name: "eval_episodes", key: "eval.episodes", default: 32 })),
+  env_id: z.string().min(1).nullable().default(null).describe(
+    "Proxy runs only: the environment their held-out evaluation plays, the one their agents play (e.g. game:GuessTheNumber-v0-easy); null: none. An environment run plays its own",
+  ),
 }).strict();
 
 /** Saving and starting from states. */

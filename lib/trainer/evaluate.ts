@@ -226,7 +226,7 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     onProgress: ({ done }) => i.onProgress?.({ done: options.episodes + done, total }),
   });
   return {
-    env_id: cfg.rollout.env_id,
+    env_id: cfg.eval.env_id ?? cfg.rollout.env_id,
     model: cfg.policy.model,
     episodes: options.episodes,
     env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + options.episodes - 1],

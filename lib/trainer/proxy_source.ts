@@ -27,7 +27,15 @@ import { type RunningProxy, startProxy } from "../proxy/server.ts";
 import type { CompletedTurn } from "../proxy/sessions.ts";
 import type { SamplingClient } from "../tinker/mod.ts";
 import { runSteps } from "./loop.ts";
-import { checkContext, methodSettings, openScoring, rendererFor } from "./rl.ts";
+import {
+  checkContext,
+  envFactory,
+  importEnvModuleOrConfigError,
+  methodSettings,
+  openScoring,
+  rendererFor,
+} from "./rl.ts";
+import { evaluateRun } from "./evaluate.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource, StepGroups } from "./source.ts";
 import type { UpdateResult } from "./update.ts";
@@ -56,6 +64,13 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
   const method = proxyMethodSettings(cfg);
   checkJudge(cfg, method);
   await checkContext(cfg, o.service);
+  // The held-out environment is checked before anything starts, as an env run's is.
+  if (cfg.eval.env_id !== null && cfg.rollout.env_module) {
+    await importEnvModuleOrConfigError(cfg.rollout.env_module);
+  }
+  const makeEvalEnv = cfg.eval.env_id === null
+    ? null
+    : envFactory(cfg.eval.env_id, cfg.rollout.env_wrappers, "eval.env_id");
   const run = await openRun(cfg, o);
   if (run.startStep >= cfg.max_steps) return run.result;
 
@@ -80,7 +95,19 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
     sampler,
     scoring,
     t0,
-    evaluate: "a proxy run has no environment to evaluate on",
+    evaluate: makeEvalEnv
+      ? (trained, step) =>
+        evaluateRun({
+          config: cfg,
+          service: o.service,
+          trained,
+          step,
+          renderer,
+          makeEnv: makeEvalEnv,
+          signal: o.signal,
+          onProgress: o.onEvaluation,
+        })
+      : "a proxy run has no environment of its own: set eval.env_id to the one its agents play",
   });
 }
 

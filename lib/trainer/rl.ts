@@ -50,6 +50,11 @@ export type RLTrainResult = RunResult;
  * await trainRL({ config, service: tinker.service, logDir: ".tinkerbench/runs/demo" });
  */
 export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
+  if (o.config.eval.env_id !== null) {
+    throw new ConfigError(
+      "eval.env_id: for proxy runs (--source proxy) only; an environment run evaluates on its own environment",
+    );
+  }
   checkPipeline(o.config);
   if (o.config.rollout.env_module) await importEnvModuleOrConfigError(o.config.rollout.env_module);
   // With an environments: map, each step mixes them (./mix.ts); num_epochs sets the steps.
@@ -121,7 +126,8 @@ export async function checkContext(cfg: TrainConfig, service: ServiceClient): Pr
   }
 }
 
-async function importEnvModuleOrConfigError(path: string): Promise<void> {
+/** Imports `rollout.env_module`; a module that fails to load is a config error. */
+export async function importEnvModuleOrConfigError(path: string): Promise<void> {
   try {
     await importEnvModule(path);
   } catch (e) {
@@ -130,11 +136,19 @@ async function importEnvModuleOrConfigError(path: string): Promise<void> {
   }
 }
 
-function envFactory(envId: string, wrappers: string): () => AnyEnv {
+/**
+ * A maker of `envId` wrapped in `wrappers`, checked once now: an unknown id or wrapper is a
+ * config error naming `setting` (the key that gave the id).
+ */
+export function envFactory(
+  envId: string,
+  wrappers: string,
+  setting = "rollout.env_id",
+): () => AnyEnv {
   try {
     make(envId);
   } catch (e) {
-    if (e instanceof UnknownEnvError) throw new ConfigError(`rollout.env_id: ${e.message}`);
+    if (e instanceof UnknownEnvError) throw new ConfigError(`${setting}: ${e.message}`);
     throw e;
   }
   try {

@@ -115,6 +115,70 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "loop: a proxy run with eval.env_id plays that environment's held-out episodes, base and trained",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dataDir = await Deno.makeTempDir({ prefix: "tb-loop-proxy-eval-" });
+    const server = await startLocalServer({ dataDir });
+    const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+    const logDir = join(dataDir, "run");
+    try {
+      const config = await loadTrainConfig({
+        flags: {
+          method: "rl",
+          max_steps: 1,
+          batch_size: 1,
+          "eval.episodes": 6,
+          "eval.env_id": "game:GuessTheNumber-v0-easy",
+        },
+        overrides: ["proxy.port=0"],
+      });
+      const stop = new AbortController();
+      let agent: Promise<unknown> = Promise.resolve();
+      const result = await trainFromProxy({
+        config,
+        service,
+        logDir,
+        onListen: (url) => {
+          agent = runAgent({
+            envId: "game:GuessTheNumber-v0-easy",
+            baseUrl: url,
+            episodes: 30,
+            concurrency: 4,
+            maxTokens: 48,
+            sendRewards: true,
+            signal: stop.signal,
+          });
+        },
+      });
+      stop.abort();
+      await agent.catch(() => {});
+      assert.equal(result.evaluationSkipped, undefined);
+      const e = JSON.parse(await Deno.readTextFile(join(logDir, "eval.json")));
+      assert.equal(e.env_id, "game:GuessTheNumber-v0-easy");
+      assert.equal(e.step, 1);
+      assert.equal(e.base.episodes, 6);
+      assert.equal(e.trained.episodes, 6);
+    } finally {
+      service.close();
+      await server.close();
+    }
+  },
+});
+
+Deno.test("loop: eval.env_id is refused outside a proxy run, in one line naming the key", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-eval-env-" });
+    const config = await tinyConfig({ max_steps: 1, "eval.env_id": "debug:EvenFirstByte-v0" });
+    const err = await trainRL({ config, service, logDir }).then(() => null, (e) => e as Error);
+    assert.ok(err, "refused");
+    assert.match(err.message, /^eval\.env_id: for proxy runs \(--source proxy\) only/);
+  });
+});
+
 Deno.test("loop: a step whose every rollout failed stops the run with the first error; the run directory says so", async () => {
   await withService(async (service) => {
     const logDir = await Deno.makeTempDir({ prefix: "tb-loop-fail-" });
