@@ -2,6 +2,8 @@
  * A user environment in a dozen lines: a message-level environment with one tool, registered
  * under its own id. Train on it with
  * `deno task train --env-module examples/my_env.ts --env-id my:Echo-v0 --max-steps 3`.
+ * It needs a model that calls tools (a Qwen3 model on the Tinker cloud): no local model does yet,
+ * so on the embedded backend the run stops after 5 steps that trained nothing, saying why.
  */
 
 import { type Message, type MessageEnv, register } from "../mod.ts";
