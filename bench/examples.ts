@@ -56,11 +56,13 @@ export const EXAMPLES: ExampleCase[] = [
   },
   {
     name: "tool:GuessTheNumber-v0-easy",
-    // The tools' declarations take most of the local context: with the default 256 tokens a
-    // turn the run stops at once and says to lower --max-tokens (a call is about 30 tokens).
+    // The local model that calls tools; a call is about 30 tokens, and with the default 256 a
+    // turn the tools' declarations leave too little of the local context.
     train: [
       "--env-id",
       "tool:GuessTheNumber-v0-easy",
+      "--model-name",
+      "local/tools",
       "--max-tokens",
       "96",
       "--max-steps",
