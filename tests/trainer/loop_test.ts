@@ -51,6 +51,31 @@ class Flat implements Env {
 }
 register("test:Flat-v0", () => new Flat());
 
+/** A proxy run with the reference agent playing GuessTheNumber through it (rewards sent). */
+async function trainWithAgent(o: Parameters<typeof trainFromProxy>[0]) {
+  const stop = new AbortController();
+  let agent: Promise<unknown> = Promise.resolve();
+  try {
+    return await trainFromProxy({
+      ...o,
+      onListen: (url) => {
+        agent = runAgent({
+          envId: "game:GuessTheNumber-v0-easy",
+          baseUrl: url,
+          episodes: 60,
+          concurrency: 4,
+          maxTokens: 48,
+          sendRewards: true,
+          signal: stop.signal,
+        });
+      },
+    });
+  } finally {
+    stop.abort();
+    await agent.catch(() => {});
+  }
+}
+
 Deno.test({
   name: "loop: a proxy run sends weight_decay with every optim_step and writes each step's span",
   sanitizeResources: false,
@@ -77,26 +102,7 @@ Deno.test({
         flags: { method: "rl", max_steps: 2, batch_size: 1, weight_decay: 0.05 },
       });
       config.proxy = ProxySchema.parse({ host: "127.0.0.1", port: 0 });
-      const stop = new AbortController();
-      let agent: Promise<unknown> = Promise.resolve();
-      const result = await trainFromProxy({
-        config,
-        service,
-        logDir,
-        onListen: (url) => {
-          agent = runAgent({
-            envId: "game:GuessTheNumber-v0-easy",
-            baseUrl: url,
-            episodes: 60,
-            concurrency: 4,
-            maxTokens: 48,
-            sendRewards: true,
-            signal: stop.signal,
-          });
-        },
-      });
-      stop.abort();
-      await agent.catch(() => {});
+      const result = await trainWithAgent({ config, service, logDir });
       assert.equal(result.steps, 2);
       assert.ok(optimSteps.length >= 2);
       assert.ok(optimSteps.every((b) => b.adam_params.weight_decay === 0.05), "weight_decay sent");
@@ -136,26 +142,7 @@ Deno.test({
         },
         overrides: ["proxy.port=0"],
       });
-      const stop = new AbortController();
-      let agent: Promise<unknown> = Promise.resolve();
-      const result = await trainFromProxy({
-        config,
-        service,
-        logDir,
-        onListen: (url) => {
-          agent = runAgent({
-            envId: "game:GuessTheNumber-v0-easy",
-            baseUrl: url,
-            episodes: 30,
-            concurrency: 4,
-            maxTokens: 48,
-            sendRewards: true,
-            signal: stop.signal,
-          });
-        },
-      });
-      stop.abort();
-      await agent.catch(() => {});
+      const result = await trainWithAgent({ config, service, logDir });
       assert.equal(result.evaluationSkipped, undefined);
       const e = JSON.parse(await Deno.readTextFile(join(logDir, "eval.json")));
       assert.equal(e.env_id, "game:GuessTheNumber-v0-easy");
