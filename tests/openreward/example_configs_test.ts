@@ -1,6 +1,7 @@
 /**
- * The shipped OpenReward config that mixes a text game and ORS tool environments trains on datums
- * from its first step with its own model (its ORS server started in process).
+ * Shipped tool-using examples that train from their first step: the OpenReward config that mixes
+ * a text game and ORS tool environments (its ORS server started in process), and a tool game on
+ * `local/tools`.
  */
 import { join } from "node:path";
 import { assert } from "../assert.ts";
@@ -42,4 +43,15 @@ Deno.test("configs/openreward-multi.yaml trains on datums from its first step (i
   } finally {
     await server.close();
   }
+});
+
+Deno.test("the tool games train on local/tools from their first step (tool:GuessTheNumber-v0-easy)", async () => {
+  const row = await oneStep([
+    "--env-id=tool:GuessTheNumber-v0-easy",
+    "--model-name=local/tools",
+    "--max-tokens=96",
+    "--max-steps=1",
+    "--eval.episodes=0",
+  ]);
+  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
 });
