@@ -166,6 +166,8 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
   const env = { TINKERBENCH_HOME: home };
   let server: Deno.ChildProcess | undefined;
   let agent: Deno.ChildProcess | undefined;
+  let train: Deno.ChildProcess | undefined;
+  let budget: ReturnType<typeof setTimeout> | undefined;
   const t0 = performance.now();
   try {
     if (c.orsPort) {
@@ -173,8 +175,8 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
       await waitFor(`http://127.0.0.1:${c.orsPort}/health`, 60);
     }
     const args = ["task", "train", ...c.train, "--log-path", runDir];
-    const train = deno(args, env);
-    const budget = setTimeout(() => stop(train, "SIGINT"), EXAMPLE_BUDGET_MINUTES * 60_000);
+    const run = train = deno(args, env);
+    budget = setTimeout(() => stop(run, "SIGINT"), EXAMPLE_BUDGET_MINUTES * 60_000);
     if (c.agent) {
       await waitFor(`http://127.0.0.1:${PROXY_PORT}/healthz`, 120);
       agent = deno(
@@ -189,15 +191,17 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
         false,
       );
     }
-    const out = await train.output();
-    clearTimeout(budget);
+    const out = await run.output();
+    train = undefined;
     const wall = (performance.now() - t0) / 1000;
     const stderr = new TextDecoder().decode(out.stderr);
     const error = stderr.split("\n").find((l) => l.startsWith("error:"));
-    const metrics = await readJsonl(join(runDir, RUN_FILES.metrics)).catch(() => []);
-    const datums = metrics.map((m) => Number((m as Record<string, unknown>)["train/datums"] ?? 0));
-    const evaluation = await readEvaluation(runDir).catch(() => null);
-    const events = await readJsonl(join(runDir, RUN_FILES.events)).catch(() => []);
+    // A run that failed before its first step leaves no metrics or events; anything else it
+    // wrote is read as is, and a file that does not parse fails the benchmark.
+    const metrics = await readJsonl(join(runDir, RUN_FILES.metrics));
+    const datums = metrics.map((m) => Number((m as Record<string, unknown>)["train/datums"]));
+    const evaluation = await readEvaluation(runDir);
+    const events = await readJsonl(join(runDir, RUN_FILES.events));
     const skipped = events.map((e) => e as Record<string, unknown>)
       .find((e) => e.event === "evaluation_skipped");
     const result: ExampleResult = {
@@ -243,8 +247,11 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
     );
     return result;
   } finally {
+    clearTimeout(budget);
+    stop(train);
     stop(agent);
     stop(server);
+    await train?.status;
     await agent?.status;
     await server?.status;
     await Deno.remove(home, { recursive: true }).catch(() => {});
