@@ -197,7 +197,7 @@ export async function runLearningArm(
     const curve: CurvePoint[] = [];
     const checks: GoalCheck[] = [];
     let reachedAt: { step: number; seconds: number } | null = null;
-    let checkedAt = 0;
+    let checkedPolicy: { step: number; path: string } | null = null;
     let run;
     for (;;) {
       const abort = new AbortController();
@@ -230,7 +230,8 @@ export async function runLearningArm(
             }, bisecting ${share(g.bisecting).toFixed(2)} (${seconds.toFixed(0)} s)`,
           );
           if (
-            recent.length === b.goalWindow && avg >= b.goal && m.step >= checkedAt + b.goalWindow
+            recent.length === b.goalWindow && avg >= b.goal &&
+            m.step >= (checkedPolicy?.step ?? 0) + b.goalWindow
           ) {
             check = true;
             abort.abort();
@@ -239,9 +240,10 @@ export async function runLearningArm(
         },
       });
       if (!check) break;
+      checkedPolicy = { step: run.steps, path: await policyOf(tinker.service, run, name) };
       const validation = await evaluate(
         tinker.service,
-        { modelPath: await policyOf(tinker.service, run, name) },
+        { modelPath: checkedPolicy.path },
         config,
         b.evalEpisodes,
         b.evalEpisodes,
@@ -252,13 +254,16 @@ export async function runLearningArm(
         reachedAt = { step: run.steps, seconds: elapsed() };
         break;
       }
-      checkedAt = run.steps;
       if (elapsed() > b.wallBudgetMinutes * 60 || run.steps >= b.maxSteps) break;
     }
     const trainSeconds = elapsed();
+    // The last check's weights when the run ended there (the goal reached), else the end's.
+    const finalPolicy = checkedPolicy?.step === run.steps
+      ? checkedPolicy.path
+      : await policyOf(tinker.service, run, name);
     const evalSuccess = await evaluate(
       tinker.service,
-      { modelPath: await policyOf(tinker.service, run, name) },
+      { modelPath: finalPolicy },
       config,
       b.evalEpisodes,
     );
