@@ -25,7 +25,8 @@ export interface Conversation {
   needs?: Need[];
 }
 
-const GUESS: ToolSpec = {
+/** GuessTheNumber's tool, as the tool games declare it (shared with tools_test.ts). */
+export const GUESS: ToolSpec = {
   name: "guess",
   description: "Guess the hidden number.",
   parameters: {

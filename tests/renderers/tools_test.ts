@@ -4,19 +4,11 @@ import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import { withTools } from "../../lib/renderers/tools.ts";
 import type { Message, ToolSpec } from "../../lib/renderers/types.ts";
+import { GUESS } from "./corpus.ts";
 
 const tok = loadQwen3Tokenizer();
 const r = new Qwen3Renderer();
 
-const GUESS: ToolSpec = {
-  name: "guess",
-  description: "Guess the hidden number.",
-  parameters: {
-    type: "object",
-    properties: { number: { type: "integer", description: "Your guess" } },
-    required: ["number"],
-  },
-};
 const HINT: ToolSpec = {
   name: "hint",
   description: "Ask for a hint (costs a turn).",
