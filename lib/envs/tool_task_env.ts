@@ -13,6 +13,7 @@ import {
   blocksText,
   type RunToolOutput,
   type TaskSession,
+  type TaskSplit,
   type ToolEnvironment,
 } from "./tool_env.ts";
 import type { MessageEnv, MessageStepResult } from "./types.ts";
@@ -30,6 +31,8 @@ export interface TaskProvider {
   /** A turn limit that suits the environment, when it says. */
   readonly maxTurns?: number;
   numTasks(split: string): Promise<number>;
+  /** The splits and what each is for (`GET /{env}/splits`). */
+  splits(): Promise<readonly TaskSplit[]>;
   /** A new session of a task. */
   open(task: TaskRef): Promise<TaskSession>;
 }
@@ -51,6 +54,7 @@ export function localTasks(
       checkSplit(env, split);
       return await env.numTasks(split);
     },
+    splits: () => Promise.resolve(env.splits),
     open: async ({ split, index }) => {
       checkSplit(env, split);
       return await env.open(await env.getTask(split, index), secrets);

@@ -18,10 +18,16 @@ import type { ServiceClient } from "../tinker/mod.ts";
 import { HELD_OUT_ENV_SEEDS, heldOutEnvSeeds } from "../util/random.ts";
 import { formatZodError } from "../util/zod.ts";
 import type { Renderer } from "../renderers/types.ts";
-import { collectGroups, type Sampler } from "../rollout/mod.ts";
+import {
+  collectGroups,
+  type CollectOptions,
+  type GroupSpec,
+  type Sampler,
+} from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
 import type { EnvironmentMix } from "./mix.ts";
-import { episodeConcurrency } from "./rollouts.ts";
+import { episodeConcurrency, toolUseOptions } from "./rollouts.ts";
+import { mixSampling } from "./mix_sources.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -42,6 +48,11 @@ export interface HeldOutOptions {
   /** Episodes in flight (default 32). */
   maxConcurrency?: number;
   maxTokensPerEpisode?: number;
+  maxTotalTokens?: number;
+  /** The environment's own sampling settings (a mix entry's `temperature`, `top_p`, `top_k`). */
+  sampling?: GroupSpec["sampling"];
+  /** How tools are declared and invalid calls scored: as in the run's rollouts. */
+  toolUse?: CollectOptions["toolUse"];
   /** Called as episodes finish. */
   onProgress?: (p: { done: number; total: number }) => void;
   /** Stops the evaluation (Ctrl-C); its score is then partial, and the caller drops it. */
@@ -83,7 +94,12 @@ export const HeldOutEvaluationSchema = z.object({
   environments: z.record(
     z.string(),
     z.union([
-      z.object({ base: PolicyScoreSchema, trained: PolicyScoreSchema }),
+      z.object({
+        base: PolicyScoreSchema,
+        trained: PolicyScoreSchema,
+        /** A task list's: the split played, one the run did not train on. */
+        split: z.string().optional(),
+      }),
       z.object({ skipped: z.string() }),
     ]),
   ).optional(),
@@ -107,13 +123,19 @@ export async function evaluateHeldOut(
   o: HeldOutOptions,
 ): Promise<PolicyScore> {
   const res = await collectGroups(
-    heldOutEnvSeeds(o.episodes, o.firstEpisode).map((envSeed) => ({ makeEnv, envSeed })),
+    heldOutEnvSeeds(o.episodes, o.firstEpisode).map((envSeed) => ({
+      makeEnv,
+      envSeed,
+      sampling: o.sampling,
+    })),
     sampler,
     {
       groupSize: 1,
       maxConcurrency: o.maxConcurrency,
       maxTokensPerTurn: o.maxTokensPerTurn,
       maxTokensPerEpisode: o.maxTokensPerEpisode,
+      maxTotalTokens: o.maxTotalTokens,
+      toolUse: o.toolUse,
       temperature: o.temperature,
       seed: HELD_OUT_SAMPLER_SEED + (o.firstEpisode ?? 0),
       renderer: o.renderer,
@@ -146,8 +168,12 @@ export function heldOutLine(e: HeldOutEvaluation): string {
   })`;
   if (!e.environments) return overall;
   const parts = Object.entries(e.environments).map(([name, x]) =>
-    "skipped" in x ? `${name}: skipped (${x.skipped})` : `${name}: ${line(x.base, x.trained)}`
+    "skipped" in x
+      ? `${name}: skipped (${x.skipped})`
+      : `${name}${x.split ? ` (${x.split} split)` : ""}: ${line(x.base, x.trained)}`
   );
+  // Every environment skipped: no number to print over all.
+  if (e.base.episodes === 0) return `held-out success: none; ${parts.join("; ")}`;
   return `${overall}; ${parts.join("; ")}`;
 }
 
@@ -192,6 +218,8 @@ export interface RunEvaluationInput {
   /** Steps behind the trained policy. */
   step: number;
   makeEnv: () => AnyEnv;
+  /** The environment's own sampling settings, over the run's (a mix entry's). */
+  sampling?: GroupSpec["sampling"];
   renderer: Renderer;
   /** Called as held-out episodes finish, the base model's first (done counts both). */
   onProgress?: (p: { done: number; total: number }) => void;
@@ -210,6 +238,9 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     episodes: cfg.eval.episodes,
     maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
     maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
+    maxTotalTokens: cfg.rollout.max_total_tokens ?? undefined,
+    toolUse: toolUseOptions(cfg),
+    sampling: i.sampling,
     temperature: cfg.rollout.temperature,
     maxConcurrency: episodeConcurrency(cfg),
     renderer: i.renderer,
@@ -244,30 +275,36 @@ export type MixEvaluationInput = Omit<RunEvaluationInput, "makeEnv"> & { mix: En
 
 /**
  * The held-out comparison of a multi-environment run, per environment and over all: each
- * environment whose tasks are drawn from seeds plays `eval.episodes` held-out episodes with the
- * base model and the trained policy; one that draws from a task list is left out with the reason
- * (held-out seeds are not its tasks, and which of its tasks training did not see is not known).
+ * environment plays `eval.episodes` held-out episodes with the base model and the trained
+ * policy, from held-out seeds when its tasks are drawn from seeds, else from a split of its task
+ * list the run does not train on (its `test` split when it trains on `train`); an environment
+ * that trains on every split it has is left out with the reason.
  */
 export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEvaluation> {
   const t0 = performance.now();
   const cfg = i.config;
   const environments: NonNullable<HeldOutEvaluation["environments"]> = {};
-  const seeded = i.mix.environments.filter((e) => e.pools.every((p) => !Number.isFinite(p.size)));
-  const total = 2 * cfg.eval.episodes * seeded.length;
+  const played = i.mix.environments.filter((e) => "split" in e.heldOut);
+  const total = 2 * cfg.eval.episodes * played.length;
   let done = 0;
   const scores: { base: PolicyScore; trained: PolicyScore }[] = [];
   for (const env of i.mix.environments) {
-    if (!seeded.includes(env)) {
-      environments[env.name] = { skipped: "a task list, not seeds: no held-out tasks" };
+    if (!("split" in env.heldOut)) {
+      environments[env.name] = { skipped: env.heldOut.skipped };
       continue;
     }
     const before = done;
     const one = await evaluateRun({
       ...i,
-      makeEnv: env.makeEnv(env.pools[0].split),
+      makeEnv: env.makeEnv(env.heldOut.split),
+      sampling: mixSampling(env.entry),
       onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
     });
-    environments[env.name] = { base: one.base, trained: one.trained };
+    environments[env.name] = {
+      base: one.base,
+      trained: one.trained,
+      ...(env.heldOut.from === "tasks" ? { split: env.heldOut.split } : {}),
+    };
     scores.push(one);
   }
   const pool = (pick: (s: { base: PolicyScore; trained: PolicyScore }) => PolicyScore) => {

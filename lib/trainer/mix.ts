@@ -30,7 +30,12 @@ import type { ExcludedGroup, StepGroups } from "./source.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { rolloutMetrics } from "./metrics.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
-import { type MixEnvironment, resolveEnvironment, type TaskPool } from "./mix_sources.ts";
+import {
+  type MixEnvironment,
+  mixSampling,
+  resolveEnvironment,
+  type TaskPool,
+} from "./mix_sources.ts";
 import { collectionMetrics, failedEpisodes } from "./rollouts.ts";
 
 export type { MixEnvironment } from "./mix_sources.ts";
@@ -105,11 +110,7 @@ export class EnvironmentMix {
           id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
           tags: [env.name, split],
           seedIndex: g,
-          sampling: {
-            temperature: env.entry.temperature ?? undefined,
-            topP: env.entry.top_p ?? undefined,
-            topK: env.entry.top_k ? env.entry.top_k : undefined,
-          },
+          sampling: mixSampling(env.entry),
         });
       }
     });

@@ -13,6 +13,8 @@ import { ConfigError } from "../config/errors.ts";
 import { listEnvs, listToolEnvironments, make } from "../envs/registry.ts";
 import { localTasks, type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
 import type { AnyEnv } from "../envs/types.ts";
+import type { TaskSplit } from "../envs/tool_env.ts";
+import type { GroupSpec } from "../rollout/mod.ts";
 import { OrsClient } from "../openreward/client.ts";
 import { OrsError } from "../openreward/errors.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
@@ -37,7 +39,34 @@ export interface MixEnvironment {
   source: "registry" | "tool" | "ors" | "hosted";
   groupSize: number;
   pools: TaskPool[];
+  /**
+   * Where its held-out episodes come from: the split it trains on when its episodes come from
+   * seeds (held-out seeds are tasks it never drew), else a split of its task list it does not
+   * train on; null, with the reason, when every split is trained on.
+   */
+  heldOut: { split: string; from: "seeds" | "tasks" } | { skipped: string };
   makeEnv(split: string): () => AnyEnv;
+}
+
+/** A held-out split's preference: a test split first, then a validation one, then any. */
+const HELD_OUT_ORDER: Record<TaskSplit["type"], number> = { test: 0, validation: 1, train: 2 };
+
+/**
+ * The split a task-list environment is evaluated on: one it does not train on, a test split
+ * first; or why there is none.
+ *
+ * @example
+ * await heldOutSplit(localTasks(wordProblems()), ["train"]); // { split: "test", from: "tasks" }
+ */
+export async function heldOutSplit(
+  provider: TaskProvider,
+  trained: readonly string[],
+): Promise<MixEnvironment["heldOut"]> {
+  const free = (await provider.splits()).filter((s) => !trained.includes(s.name))
+    .sort((a, b) => HELD_OUT_ORDER[a.type] - HELD_OUT_ORDER[b.type]);
+  return free.length
+    ? { split: free[0].name, from: "tasks" }
+    : { skipped: `trains on every split it has (${trained.join(", ")}): no held-out tasks` };
 }
 
 /** Above this many tasks a split's shuffle is an affine permutation, not an array. */
@@ -113,12 +142,22 @@ export async function resolveEnvironment(
     pools.push(taskPool(split, n, s, new Rng(deriveSeed(cfg.seed, index, -9, pools.length))));
   }
   const p = provider;
+  let heldOut: MixEnvironment["heldOut"] = { split: "train", from: "seeds" };
+  if (p) {
+    try {
+      heldOut = await heldOutSplit(p, Object.keys(entry.splits));
+    } catch (e) {
+      if (!(e instanceof OrsError)) throw e;
+      throw new ConfigError(`${where}: listing its splits: ${e.message}`);
+    }
+  }
   return {
     name,
     entry,
     source,
     groupSize,
     pools,
+    heldOut,
     makeEnv: (split) =>
       p
         ? () =>
@@ -174,4 +213,13 @@ function resolveSecrets(where: string, secrets: Record<string, string | null>) {
     out[k] = value;
   }
   return out;
+}
+
+/** A mix entry's own sampling settings (unset ones fall back to the run's). */
+export function mixSampling(entry: EnvironmentEntry): NonNullable<GroupSpec["sampling"]> {
+  return {
+    temperature: entry.temperature ?? undefined,
+    topP: entry.top_p ?? undefined,
+    topK: entry.top_k ? entry.top_k : undefined,
+  };
 }

@@ -67,12 +67,18 @@ export function collectOptions(
     failures: { onError: r.on_error, maxRetries: r.max_retries },
     renderer: ctx.renderer,
     samplerVersion: version,
-    toolUse: {
-      invalidCallReward: r.invalid_tool_call_reward,
-      ...(r.system_prompt_template
-        ? { declareTools: templateDeclaration(r.system_prompt_template) }
-        : {}),
-    },
+    toolUse: toolUseOptions(ctx.cfg),
+  };
+}
+
+/** How a run's episodes declare tools and score invalid calls (rollouts and held-out alike). */
+export function toolUseOptions(cfg: TrainConfig): NonNullable<CollectOptions["toolUse"]> {
+  const r = cfg.rollout;
+  return {
+    invalidCallReward: r.invalid_tool_call_reward,
+    ...(r.system_prompt_template
+      ? { declareTools: templateDeclaration(r.system_prompt_template) }
+      : {}),
   };
 }
 

@@ -7,6 +7,8 @@ import { loadTrainConfig } from "../../lib/config/mod.ts";
 import { type RLTrainResult, trainRL } from "../../lib/trainer/rl.ts";
 import { heldOutLine } from "../../lib/trainer/evaluate.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { heldOutSplit } from "../../lib/trainer/mix_sources.ts";
+import { localTasks } from "../../lib/envs/tool_task_env.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { type OrsServer, startOrsServer } from "../../lib/openreward/mod.ts";
 import {
@@ -147,27 +149,30 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
       assert.ok(row["train/datums"] > 0, "the even-byte groups train");
     }
     // Every ORS session was closed: one per group (reset's, taken over by its first episode;
-    // the others open theirs only at a first tool call, which never came).
+    // the others open theirs only at a first tool call, which never came), then one per
+    // held-out episode, base and trained.
     assert.equal(ors.app.sessions.open, 0);
-    assert.equal(ors.app.sessions.stats.created, 4);
+    assert.equal(ors.app.sessions.stats.created, 4 + 2 * result.evaluation!.episodes);
     // Secrets never reach config.json.
     const written = JSON.parse(await Deno.readTextFile(join(logDir, "config.json")));
     assert.deepEqual(written.secrets, { some_token: "***" });
     assert.deepEqual(written.environments.coin.secrets, { other: "***" });
     assert.equal(written.advantages.mode, "group_centered");
     assert.equal(written.rollout.concurrency_limit, 8);
-    // Held out per environment: the seeded one plays held-out seeds, the task list is skipped.
+    // Held out per environment: the seeded one plays held-out seeds; the task list, trained on
+    // its test split, plays its train split.
     const evaluation = result.evaluation!;
     assert.equal(evaluation.env_id, "mix:test:EvenFirstByteMix-v0+coin");
     const even = evaluation.environments!["test:EvenFirstByteMix-v0"];
     assert.ok("base" in even && even.base.episodes === evaluation.episodes);
-    assert.deepEqual(evaluation.environments!.coin, {
-      skipped: "a task list, not seeds: no held-out tasks",
-    });
-    assert.equal(evaluation.trained.episodes, evaluation.episodes);
+    assert.equal(even.split, undefined);
+    const coinEval = evaluation.environments!.coin;
+    assert.ok("base" in coinEval && coinEval.split === "train");
+    assert.equal(coinEval.trained.episodes, evaluation.episodes);
+    assert.equal(evaluation.trained.episodes, 2 * evaluation.episodes);
     assert.match(
       heldOutLine(evaluation),
-      /^held-out success: base .* per environment\); test:Even/,
+      /^held-out success: base .* per environment\); test:Even[^;]*: base .*; coin \(train split\): base /,
     );
     // The rollout store keeps every trajectory, tagged with its environment.
     const stored = await readJsonl(join(logDir, "rollouts", "iteration_000001.jsonl"));
@@ -194,5 +199,14 @@ Deno.test("mix: async execution trains two steps; excluded groups are stored wit
       assert.ok(excluded.every((r) => !r.group_kept && r.tags[0] === "coin"));
       assert.ok(stored.some((r) => r.group_kept), "the trained groups are there too");
     }
+  });
+});
+
+Deno.test("mix: a task list is held out on a split it does not train on, a test split first; none when it trains on all", async () => {
+  const tasks = localTasks(coin);
+  assert.deepEqual(await heldOutSplit(tasks, ["train"]), { split: "test", from: "tasks" });
+  assert.deepEqual(await heldOutSplit(tasks, ["test"]), { split: "train", from: "tasks" });
+  assert.deepEqual(await heldOutSplit(tasks, ["train", "test"]), {
+    skipped: "trains on every split it has (train, test): no held-out tasks",
   });
 });
