@@ -1,7 +1,7 @@
 /**
- * Shipped tool-using examples that train from their first step: the OpenReward config that mixes
- * a text game and ORS tool environments (its ORS server started in process), and a tool game on
- * `local/tools`.
+ * Shipped tool-using examples that train from their first step: both OpenReward configs (the
+ * mix's ORS server started in process), a tool game on `local/tools`, and the user environment
+ * of `examples/my_env.ts`, each with the command its header gives, cut to one step.
  */
 import { join } from "node:path";
 import { assert } from "../assert.ts";
@@ -50,6 +50,28 @@ Deno.test("the tool games train on local/tools from their first step (tool:Guess
     "--env-id=tool:GuessTheNumber-v0-easy",
     "--model-name=local/tools",
     "--max-tokens=96",
+    "--max-steps=1",
+    "--eval.episodes=0",
+  ]);
+  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
+});
+
+Deno.test("configs/openreward-single.yaml trains on datums from its first step", async () => {
+  const row = await oneStep([
+    "--config_path=configs/openreward-single.yaml",
+    "--overrides",
+    "max_steps=1",
+    "eval.episodes=0",
+  ]);
+  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
+});
+
+Deno.test("examples/my_env.ts trains on datums from its first step (its partial credit differs within groups)", async () => {
+  const row = await oneStep([
+    "--env-module=examples/my_env.ts",
+    "--env-id=my:Echo-v0",
+    "--model-name=local/tools",
+    "--group-size=8",
     "--max-steps=1",
     "--eval.episodes=0",
   ]);
