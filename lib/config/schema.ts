@@ -84,7 +84,8 @@ export const RolloutSchema = z.object({
     "Action tokens per episode over all its turns; null: only the per-turn limit",
   ),
   max_total_tokens: int().min(1).nullable().default(null).describe(
-    "Tokens of an episode's whole conversation, prompt included; null: no limit",
+    "Tokens of an episode's whole conversation, prompt included; null: the model's context " +
+      "(an episode that fills it ends unsolved)",
   ),
   temperature: z.number().min(0).default(1).describe(
     "Sampling temperature of rollouts and of the held-out evaluation",

@@ -58,12 +58,13 @@ export interface ProxyTrainOptions extends RunOptions {
  *   onListen: (url) => console.log(`point your agent at ${url}`) });
  */
 export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
-  const cfg = o.config;
-  if (!cfg.proxy) throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
+  if (!o.config.proxy) {
+    throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
+  }
+  const cfg = await checkContext(o.config, o.service);
   const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
   checkJudge(cfg, method);
-  await checkContext(cfg, o.service);
   // The held-out environment is checked before anything starts, as an env run's is.
   if (cfg.eval.env_id !== null && cfg.rollout.env_module) {
     await importEnvModuleOrConfigError(cfg.rollout.env_module);

@@ -59,12 +59,11 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   if (o.config.rollout.env_module) await importEnvModuleOrConfigError(o.config.rollout.env_module);
   // With an environments: map, each step mixes them (./mix.ts); num_epochs sets the steps.
   const mix = await EnvironmentMix.open(o.config);
-  const cfg = mix ? { ...o.config, max_steps: mix.steps } : o.config;
+  const cfg = await checkContext(mix ? { ...o.config, max_steps: mix.steps } : o.config, o.service);
   const makeEnv = mix
     ? () => make(cfg.rollout.env_id)
     : envFactory(cfg.rollout.env_id, cfg.rollout.env_wrappers);
   const renderer = rendererFor(cfg);
-  await checkContext(cfg, o.service);
   const run = await openRun(cfg, o);
   if (run.startStep >= cfg.max_steps) return run.result;
 
@@ -114,8 +113,14 @@ function checkPipeline(cfg: TrainConfig): void {
   }
 }
 
-/** A turn's token budget must leave room for a prompt in the model's context. */
-export async function checkContext(cfg: TrainConfig, service: ServiceClient): Promise<void> {
+/**
+ * The config checked against the model's context, `rollout.max_total_tokens` resolved: a turn's
+ * token budget must leave room for a prompt, and an episode's conversation is bounded by the
+ * context when the config leaves it unbounded, so an episode that fills the context ends
+ * unsolved (stop `max_tokens`) in training and held-out play alike, rather than failing and
+ * being left out of both.
+ */
+export async function checkContext(cfg: TrainConfig, service: ServiceClient): Promise<TrainConfig> {
   const context = await service.contextLength(cfg.policy.model);
   const perTurn = cfg.rollout.max_tokens_per_turn;
   if (perTurn >= context) {
@@ -124,6 +129,8 @@ export async function checkContext(cfg: TrainConfig, service: ServiceClient): Pr
         `${cfg.policy.model}'s ${context}-token context; lower --max-tokens below ${context}`,
     );
   }
+  const total = Math.min(cfg.rollout.max_total_tokens ?? context, context);
+  return { ...cfg, rollout: { ...cfg.rollout, max_total_tokens: total } };
 }
 
 /** Imports `rollout.env_module`; a module that fails to load is a config error. */
