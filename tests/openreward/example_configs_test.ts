@@ -45,35 +45,25 @@ Deno.test("configs/openreward-multi.yaml trains on datums from its first step (i
   }
 });
 
-Deno.test("the tool games train on local/tools from their first step (tool:GuessTheNumber-v0-easy)", async () => {
-  const row = await oneStep([
+/** Examples run in process, each with its header's command cut to one step, no evaluation. */
+const ONE_STEP: Record<string, string[]> = {
+  "the tool games on local/tools (tool:GuessTheNumber-v0-easy)": [
     "--env-id=tool:GuessTheNumber-v0-easy",
     "--model-name=local/tools",
     "--max-tokens=96",
-    "--max-steps=1",
-    "--eval.episodes=0",
-  ]);
-  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
-});
-
-Deno.test("configs/openreward-single.yaml trains on datums from its first step", async () => {
-  const row = await oneStep([
-    "--config_path=configs/openreward-single.yaml",
-    "--overrides",
-    "max_steps=1",
-    "eval.episodes=0",
-  ]);
-  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
-});
-
-Deno.test("examples/my_env.ts trains on datums from its first step (its partial credit differs within groups)", async () => {
-  const row = await oneStep([
+  ],
+  "configs/openreward-single.yaml": ["--config_path=configs/openreward-single.yaml"],
+  "examples/my_env.ts (its partial credit differs within groups)": [
     "--env-module=examples/my_env.ts",
     "--env-id=my:Echo-v0",
     "--model-name=local/tools",
     "--group-size=8",
-    "--max-steps=1",
-    "--eval.episodes=0",
-  ]);
-  assert.ok(row["train/datums"] > 0, JSON.stringify(row));
-});
+  ],
+};
+
+for (const [name, args] of Object.entries(ONE_STEP)) {
+  Deno.test(`${name} trains on datums from its first step`, async () => {
+    const row = await oneStep([...args, "--max-steps=1", "--eval.episodes=0"]);
+    assert.ok(row["train/datums"] > 0, JSON.stringify(row));
+  });
+}
