@@ -87,10 +87,12 @@ export class EvalQueue {
       const score = await withPolicy(
         this.#dataDir,
         { checkpoint },
-        (sampler) =>
+        async (sampler, service) =>
           evaluateHeldOut(sampler, () => make(run.environment), {
             episodes: Number(c.eval_episodes),
             maxTokensPerTurn: Number(c.max_token_length),
+            // As the trainer's: an episode that fills the context ends unsolved, not left out.
+            maxTotalTokens: await service.contextLength(String(c.model_name)),
             temperature: Number(c.temperature),
             maxConcurrency: Number(c.max_num_workers),
             renderer: getRenderer(String(c.model_name)),

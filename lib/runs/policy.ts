@@ -20,11 +20,11 @@ export type PolicySource =
 export async function withPolicy<T>(
   dataDir: string,
   from: PolicySource,
-  fn: (sampler: SamplingClient) => Promise<T>,
+  fn: (sampler: SamplingClient, service: ServiceClient) => Promise<T>,
 ): Promise<T> {
   const tinker = await connectTinker({ dataDir });
   try {
-    return await fn(await samplerFor(tinker.service, from));
+    return await fn(await samplerFor(tinker.service, from), tinker.service);
   } finally {
     await tinker.close();
   }

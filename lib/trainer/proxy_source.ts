@@ -28,8 +28,8 @@ import type { CompletedTurn } from "../proxy/sessions.ts";
 import type { SamplingClient } from "../tinker/mod.ts";
 import { runSteps } from "./loop.ts";
 import {
-  checkContext,
   envFactory,
+  fitToContext,
   importEnvModuleOrConfigError,
   methodSettings,
   openScoring,
@@ -61,7 +61,7 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
   if (!o.config.proxy) {
     throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
   }
-  const cfg = await checkContext(o.config, o.service);
+  const cfg = await fitToContext(o.config, o.service);
   const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
   checkJudge(cfg, method);

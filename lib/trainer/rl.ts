@@ -59,7 +59,7 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
   if (o.config.rollout.env_module) await importEnvModuleOrConfigError(o.config.rollout.env_module);
   // With an environments: map, each step mixes them (./mix.ts); num_epochs sets the steps.
   const mix = await EnvironmentMix.open(o.config);
-  const cfg = await checkContext(mix ? { ...o.config, max_steps: mix.steps } : o.config, o.service);
+  const cfg = await fitToContext(mix ? { ...o.config, max_steps: mix.steps } : o.config, o.service);
   const makeEnv = mix
     ? () => make(cfg.rollout.env_id)
     : envFactory(cfg.rollout.env_id, cfg.rollout.env_wrappers);
@@ -120,7 +120,7 @@ function checkPipeline(cfg: TrainConfig): void {
  * unsolved (stop `max_tokens`) in training and held-out play alike, rather than failing and
  * being left out of both.
  */
-export async function checkContext(cfg: TrainConfig, service: ServiceClient): Promise<TrainConfig> {
+export async function fitToContext(cfg: TrainConfig, service: ServiceClient): Promise<TrainConfig> {
   const context = await service.contextLength(cfg.policy.model);
   const perTurn = cfg.rollout.max_tokens_per_turn;
   if (perTurn >= context) {

@@ -15,7 +15,7 @@ import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
 import type { TrainConfig } from "../../lib/config/mod.ts";
 import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
-import { trainRL } from "../../lib/trainer/rl.ts";
+import { fitToContext, trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 
@@ -240,6 +240,27 @@ Deno.test("loop: max_tokens past the model's context is refused before the run s
     assert.match(err.message, /^rollout\.max_tokens_per_turn: 5000 tokens per turn leave no room/);
     const created = await Deno.stat(logDir).then(() => true, () => false);
     assert.ok(!created, "no run directory is left behind");
+  });
+});
+
+Deno.test("loop: an episode's conversation is bounded by the model's context unless the config bounds it tighter", async () => {
+  await withService(async (service) => {
+    const context = await service.contextLength("local/tiny");
+    const open = await fitToContext(await tinyConfig({}), service);
+    assert.equal(open.rollout.max_total_tokens, context, "unset: the model's context");
+    const tight = await fitToContext(await tinyConfig({ max_total_tokens: 100 }), service);
+    assert.equal(tight.rollout.max_total_tokens, 100);
+    const loose = await fitToContext(await tinyConfig({ max_total_tokens: 10 * context }), service);
+    assert.equal(loose.rollout.max_total_tokens, context, "never past the context");
+    // What the run used is what config.json says.
+    const logDir = join(await Deno.makeTempDir({ prefix: "tb-loop-total-" }), "run");
+    await trainRL({
+      config: await tinyConfig({ max_steps: 1, "eval.episodes": 0 }),
+      service,
+      logDir,
+    });
+    const written = JSON.parse(await Deno.readTextFile(join(logDir, "config.json")));
+    assert.equal(written.rollout.max_total_tokens, context);
   });
 });
 
