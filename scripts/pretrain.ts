@@ -56,7 +56,7 @@ const USAGE =
   `usage: deno task pretrain [--model local/games|local/games2|local/tools] [--steps 180] [--batch-size 8]
                           [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
                           [--seed 0] [--out models/<model>.safetensors] [--log-path DIR] [--eval-episodes 0]
-                          [--mix ID=W,…,others=W] [--bisect-share 0] [--init-from local/games2] [--save-every 0]
+                          [--mix ID=W,…,others=W] [--bisect-share 0] [--mistake-share 0] [--init-from local/games2] [--save-every 0]
        deno task pretrain --eval-only [--model local/games] [--eval-episodes 50] [--eval-envs ID,ID]
                           [--seed 0] [--eval-temperature 1]`;
 
@@ -75,6 +75,7 @@ const Flags = z.object({
   "eval-only": z.boolean().default(false),
   "eval-temperature": z.coerce.number().min(0).max(2).default(1),
   "bisect-share": z.coerce.number().min(0).max(1).default(0),
+  "mistake-share": z.coerce.number().min(0).max(0.9).default(0),
   mix: z.string().optional(),
   "eval-envs": z.string().optional().transform((s) => s?.split(",").map((x) => x.trim())),
   "init-from": z.enum(MODELS).optional(),
@@ -117,6 +118,7 @@ await runCli(async () => {
     "eval-temperature": { type: "string" },
     mix: { type: "string" },
     "bisect-share": { type: "string" },
+    "mistake-share": { type: "string" },
     "eval-envs": { type: "string" },
     "init-from": { type: "string" },
     "save-every": { type: "string" },
@@ -188,6 +190,7 @@ await runCli(async () => {
       seed: String(flags.seed),
       mix: flags.mix.map((e) => `${e.envId}=${e.weight}`).join(","),
       bisect_share: String(flags["bisect-share"]),
+      mistake_share: String(flags["mistake-share"]),
       ...(flags["init-from"] ? { init_from: flags["init-from"] } : {}),
     });
     const history = await pretrain(training, {
@@ -199,6 +202,7 @@ await runCli(async () => {
       seed: flags.seed,
       mix: flags.mix,
       bisectShare: flags["bisect-share"],
+      mistakeShare: flags["mistake-share"],
       datumsPerCall: flags["datums-per-call"],
       maxSeconds: flags["max-minutes"] * 60,
       renderer,

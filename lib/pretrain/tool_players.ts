@@ -31,6 +31,12 @@ import { UnseenToolsEnv } from "./unseen_tools.ts";
 export interface ToolPlayer {
   /** The next assistant message, given what the environment said last. */
   act(observation: readonly Message[], rng: Rng): Message;
+  /**
+   * The last move again, given what the environment said to it: a mistake the game answers as
+   * it would a model's (`You already guessed 7.`). Null where there is no last move or repeating
+   * one is not a mistake in the game.
+   */
+  repeat?(observation: readonly Message[]): Message | null;
 }
 
 /** Options of {@link toolPlayer}. */
@@ -84,13 +90,22 @@ function said(observation: readonly Message[]): string {
   return observation.map((m) => m.content).join("\n");
 }
 
+/**
+ * Games whose player reads every answer it is given (so answers to a repeat and to the move
+ * before it can be given together) and in which a repeated move is a mistake the game names.
+ */
+const REPEAT_IS_MISTAKE = new Set(["GuessTheNumber"]);
+
 /** A tool game: the text game's format player on a shadow copy, its moves as tool calls. */
 class GameMover implements ToolPlayer {
   readonly #game;
   readonly #family: string;
   readonly #player;
+  /** What the game said since the player last moved (answers to repeats included). */
   #observation: string;
-  #pending: string | null = null;
+  #unread = false;
+  /** The move the environment was last given, answered by the next observation. */
+  #pending: { move: string; repeated: boolean } | null = null;
 
   constructor(textId: string, seed: number, opts: ToolPlayerOptions) {
     this.#game = makeBuiltin(textId);
@@ -100,19 +115,35 @@ class GameMover implements ToolPlayer {
   }
 
   act(observation: readonly Message[], rng: Rng): Message {
-    if (this.#pending !== null) {
-      const step = this.#game.step(this.#pending);
-      if (!LEGAL_REASONS[this.#family].includes(String(step.info.reason))) {
-        throw new Error(`${this.#game.id}: the player's move ${this.#pending} was illegal`);
-      }
-      if (said(observation) !== step.observation) {
-        throw new Error(`${this.#game.id}: the tool answered other than the game`);
-      }
-      this.#observation = step.observation;
-    }
+    this.#follow(observation);
     const move = this.#player.act(this.#game, this.#observation, rng);
-    this.#pending = move;
+    this.#unread = false;
+    this.#pending = { move, repeated: false };
     return boxedAsCall(this.#family, move);
+  }
+
+  repeat(observation: readonly Message[]): Message | null {
+    if (this.#pending === null || !REPEAT_IS_MISTAKE.has(this.#family)) return null;
+    this.#follow(observation);
+    this.#unread = true;
+    this.#pending = { move: this.#pending.move, repeated: true };
+    return boxedAsCall(this.#family, this.#pending.move);
+  }
+
+  /** Plays the pending move on the shadow and checks the environment answered the same. */
+  #follow(observation: readonly Message[]): void {
+    if (this.#pending === null) return;
+    const { move, repeated } = this.#pending;
+    const step = this.#game.step(move);
+    if (!repeated && !LEGAL_REASONS[this.#family].includes(String(step.info.reason))) {
+      throw new Error(`${this.#game.id}: the player's move ${move} was illegal`);
+    }
+    if (said(observation) !== step.observation) {
+      throw new Error(`${this.#game.id}: the tool answered other than the game`);
+    }
+    this.#observation = this.#unread
+      ? `${this.#observation}\n${step.observation}`
+      : step.observation;
   }
 }
 

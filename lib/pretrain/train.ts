@@ -41,6 +41,8 @@ export interface PretrainOptions {
   mix?: readonly MixEntry[];
   /** Share of GuessTheNumber transcripts played by bisection (default 0: none). */
   bisectShare?: number;
+  /** Chance that a turn of a tool transcript is an untrained mistake (default 0: none). */
+  mistakeShare?: number;
   /** Datums per forward_backward call. */
   datumsPerCall: number;
   /**
@@ -122,6 +124,7 @@ export async function pretrain(
   const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX, {
     renderer,
     bisectShare: opts.bisectShare,
+    mistakeShare: opts.mistakeShare,
   });
   const history: PretrainStepMetrics[] = [];
   const start = performance.now();

@@ -20,6 +20,8 @@ export interface Transcript {
   rewards: number[];
   /** The episode ended (by the rules or the turn limit) within the kept turns. */
   finished: boolean;
+  /** Indices in `messages` of assistant messages that are mistakes, not trained on. */
+  mistakes?: number[];
 }
 
 /** Options of `playTranscript` (./transcripts.ts). */
@@ -32,4 +34,6 @@ export interface TranscriptOptions {
   renderer?: ChatMLRenderer<Tokenizer>;
   /** Share of GuessTheNumber transcripts played by bisection (`formatPlayer`'s option). */
   bisectShare?: number;
+  /** Chance that a turn of a tool transcript is a mistake (`playToolTranscript`; default 0). */
+  mistakeShare?: number;
 }

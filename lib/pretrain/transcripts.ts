@@ -171,12 +171,22 @@ export function playTranscript(
   return { envId, envSeed, messages, reasons, rewards, finished };
 }
 
-/** A transcript as training tokens: weight 1 on every move and its `<|im_end|>`. */
+/**
+ * A transcript as training tokens: weight 1 on every move and its `<|im_end|>`, 0 on its
+ * mistakes. ChatML renders message by message, so a message's tokens start where the rendering
+ * of the messages before it ends.
+ */
 export function transcriptExample(
   t: Transcript,
   renderer: ChatMLRenderer<Tokenizer> = new ChatMLRenderer(),
 ): SupervisedExample {
-  return renderer.buildSupervisedExample(t.messages, { trainOn: "all_assistant" });
+  const ex = renderer.buildSupervisedExample(t.messages, { trainOn: "all_assistant" });
+  for (const i of t.mistakes ?? []) {
+    const from = renderer.buildSupervisedExample(t.messages.slice(0, i)).tokens.length;
+    const to = renderer.buildSupervisedExample(t.messages.slice(0, i + 1)).tokens.length;
+    ex.weights.fill(0, from, to);
+  }
+  return ex;
 }
 
 /** The `cross_entropy` datum of an example: inputs tokens[:-1], targets tokens[1:], weights[1:]. */

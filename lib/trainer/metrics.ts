@@ -57,6 +57,13 @@ function prefixed(prefix: string, groups: Episode[][]): Record<string, number> {
     [`${prefix}/total_ac_tokens`]: acTokens,
     [`${prefix}/total_ob_tokens`]: obTokens,
   };
+  // Episodes of an environment that declares tools count their calls (unset otherwise).
+  if (eps.some((e) => e.toolCalls !== undefined)) {
+    const perEpisode = (f: (e: Episode) => number | undefined) => mean(eps.map((e) => f(e) ?? 0));
+    m[`${prefix}/tool_calls_per_episode`] = perEpisode((e) => e.toolCalls);
+    m[`${prefix}/invalid_tool_calls_per_episode`] = perEpisode((e) => e.invalidToolCalls);
+    m[`${prefix}/failed_tool_calls_per_episode`] = perEpisode((e) => e.failedToolCalls);
+  }
   for (const reason of ["completed", "max_turns", "max_tokens", "parse_error", "error"]) {
     m[`${prefix}/stop/${reason}`] = mean(eps.map((e) => (e.stopReason === reason ? 1 : 0)));
   }

@@ -6,7 +6,6 @@ import type { Tokenizer } from "../../lib/tokenizers/types.ts";
 import { runEpisode } from "../../lib/rollout/mod.ts";
 import type { Sampler } from "../../lib/rollout/episode.ts";
 import type { SampleResponse } from "../../lib/protocol/mod.ts";
-import { formatToolCalls } from "../../lib/renderers/parse.ts";
 import {
   isToolEnvId,
   makeToolEnv,
@@ -18,6 +17,8 @@ import {
   TranscriptStream,
 } from "../../lib/pretrain/transcripts.ts";
 import { boxedAsCall } from "../../lib/pretrain/tool_players.ts";
+import { MISTAKE_KINDS, mistakeOf } from "../../lib/pretrain/tool_mistakes.ts";
+import { formatToolCalls, parseAssistantText } from "../../lib/renderers/parse.ts";
 import {
   generateUnseenToolTask,
   sameCall,
@@ -70,6 +71,71 @@ Deno.test("tool transcripts: token for token what a rollout of the same moves re
     assert.equal(ep.invalidToolCalls ?? 0, 0, envId);
     assert.equal(ep.failedToolCalls ?? 0, 0, envId);
   }
+});
+
+Deno.test("tool transcripts with mistakes: token for token a rollout of the same turns, mistakes answered as the rollout answers them and weighted 0", async () => {
+  let parseErrors = 0, repeats = 0, mistakes = 0;
+  for (const envId of ["tool:GuessTheNumber-v0-easy", "tool:WhoDunIt-v0-easy", UNSEEN_TOOLS_ID]) {
+    for (let seed = 0; seed < 6; seed++) {
+      const t = await playToolTranscript(envId, seed, new Rng(seed + 40), {
+        renderer,
+        mistakeShare: 0.4,
+      });
+      const turns = t.messages.filter((m) => m.role === "assistant");
+      const texts = turns.map((m) =>
+        `${m.content}${formatToolCalls(m.content, m.toolCalls ?? [])}<|im_end|>`
+      );
+      const env = makeToolEnv(envId);
+      const { messages } = await env.reset(seed);
+      const ep = await runEpisode(env, messages, replay(texts), {
+        maxTokensPerTurn: 1024,
+        maxTurns: turns.length,
+        renderer,
+        temperature: 1,
+      });
+      assert.equal(ep.turns.length, turns.length, `${envId} ${seed}`);
+      const last = ep.turns.at(-1)!;
+      const rollout = [...last.observationTokens, ...last.actionTokens];
+      const ex = transcriptExample(t, renderer);
+      assert.deepEqual(rollout, ex.tokens.slice(0, rollout.length), `${envId} ${seed}`);
+      // Each mistake's tokens weigh 0; each move's body and <|im_end|> weigh 1.
+      t.messages.forEach((m, i) => {
+        if (m.role !== "assistant") return;
+        const from = renderer.buildSupervisedExample(t.messages.slice(0, i)).tokens.length;
+        const to = renderer.buildSupervisedExample(t.messages.slice(0, i + 1)).tokens.length;
+        const trained = ex.weights.slice(from, to).reduce((a, w) => a + w, 0);
+        if (t.mistakes?.includes(i)) assert.equal(trained, 0, `${envId} ${seed} message ${i}`);
+        else assert.ok(trained > 0, `${envId} ${seed} message ${i}`);
+      });
+      mistakes += t.mistakes?.length ?? 0;
+      parseErrors += ep.invalidToolCalls ?? 0;
+      repeats += t.messages.filter((m) => m.content.startsWith("You already guessed")).length;
+    }
+  }
+  assert.ok(
+    mistakes >= 10 && parseErrors > 0 && repeats > 0,
+    `${mistakes} ${parseErrors} ${repeats}`,
+  );
+});
+
+Deno.test("tool mistakes: malformed calls fail to parse, calls left out parse as text", () => {
+  const move = {
+    role: "assistant" as const,
+    content: "Above 0, below 11.",
+    toolCalls: [{ name: "guess", arguments: { number: 5 } }],
+  };
+  for (const kind of MISTAKE_KINDS) {
+    const wrong = mistakeOf(move, kind);
+    assert.equal(wrong.toolCalls, undefined, kind);
+    const parsed = parseAssistantText(wrong.content, true);
+    assert.equal(parsed.message.toolCalls?.length ?? 0, 0, kind);
+    const malformed = kind === "unclosed_json" || kind === "empty_call";
+    assert.equal(parsed.error !== undefined, malformed, `${kind}: ${parsed.error}`);
+  }
+  assert.equal(
+    mistakeOf(move, "unclosed_json").content,
+    'Above 0, below 11.\n<tool_call>\n{"name": "guess", "arguments": {"number": 5}\n</tool_call>',
+  );
 });
 
 Deno.test("tool transcripts: every move is a valid call the environment runs, within the context", async () => {
