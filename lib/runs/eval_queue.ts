@@ -8,7 +8,7 @@
 
 import { make } from "../envs/registry.ts";
 import { getRenderer } from "../renderers/mod.ts";
-import { evaluateHeldOut } from "../trainer/evaluate.ts";
+import { evaluateHeldOut, heldOutEnvironment } from "../trainer/evaluate.ts";
 import type { CheckpointRecord } from "../trainer/run_log.ts";
 import { withPolicy } from "./policy.ts";
 import { readCheckpoints } from "./run_files.ts";
@@ -88,15 +88,19 @@ export class EvalQueue {
         this.#dataDir,
         { checkpoint },
         async (sampler, service) =>
-          evaluateHeldOut(sampler, () => make(run.environment), {
-            episodes: Number(c.eval_episodes),
-            maxTokensPerTurn: Number(c.max_token_length),
-            // As the trainer's: an episode that fills the context ends unsolved, not left out.
-            maxTotalTokens: await service.contextLength(String(c.model_name)),
-            temperature: Number(c.temperature),
-            maxConcurrency: Number(c.max_num_workers),
-            renderer: getRenderer(String(c.model_name)),
-          }),
+          evaluateHeldOut(
+            sampler,
+            (await heldOutEnvironment(() => make(run.environment))).makeEnv,
+            {
+              episodes: Number(c.eval_episodes),
+              maxTokensPerTurn: Number(c.max_token_length),
+              // As the trainer's: an episode that fills the context ends unsolved, not left out.
+              maxTotalTokens: await service.contextLength(String(c.model_name)),
+              temperature: Number(c.temperature),
+              maxConcurrency: Number(c.max_num_workers),
+              renderer: getRenderer(String(c.model_name)),
+            },
+          ),
       );
       if (score.episodes === 0) {
         throw new Error(`no held-out episode finished (${score.first_error ?? "no error"})`);

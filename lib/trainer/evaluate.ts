@@ -27,7 +27,8 @@ import {
 import { episodeSucceeded } from "./metrics.ts";
 import type { EnvironmentMix } from "./mix.ts";
 import { episodeConcurrency, toolUseOptions } from "./rollouts.ts";
-import { mixSampling } from "./mix_sources.ts";
+import { heldOutSplit, mixSampling } from "./mix_sources.ts";
+import { ToolTaskEnv } from "../envs/tool_task_env.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -87,6 +88,11 @@ export const HeldOutEvaluationSchema = z.object({
   step: z.number().int().min(0),
   base: PolicyScoreSchema,
   trained: PolicyScoreSchema,
+  /**
+   * A task list's split the episodes played: one the run does not train on, else (`trained_on`)
+   * the only split it has.
+   */
+  split: z.object({ name: z.string(), trained_on: z.boolean() }).optional(),
   /**
    * An environment mix's scores per environment (`base` and `trained` above are over all of
    * them), and the environments left out with the reason.
@@ -163,9 +169,14 @@ export async function evaluateHeldOut(
 export function heldOutLine(e: HeldOutEvaluation): string {
   const line = (base: PolicyScore, trained: PolicyScore) =>
     `base ${base.success.toFixed(2)} → trained ${trained.success.toFixed(2)}`;
+  const split = !e.split
+    ? ""
+    : e.split.trained_on
+    ? `, ${e.split.name} split: its only one, trained on`
+    : `, ${e.split.name} split`;
   const overall = `held-out success: ${line(e.base, e.trained)} (${e.episodes} episodes${
     e.environments ? " per environment" : ""
-  })`;
+  }${split})`;
   if (!e.environments) return overall;
   const parts = Object.entries(e.environments).map(([name, x]) =>
     "skipped" in x
@@ -218,6 +229,8 @@ export interface RunEvaluationInput {
   /** Steps behind the trained policy. */
   step: number;
   makeEnv: () => AnyEnv;
+  /** The task list's split `makeEnv` plays ({@link heldOutEnvironment}), recorded. */
+  split?: HeldOutEvaluation["split"];
   /** The environment's own sampling settings, over the run's (a mix entry's). */
   sampling?: GroupSpec["sampling"];
   renderer: Renderer;
@@ -266,7 +279,33 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     step: i.step,
     base: baseScore,
     trained: trainedScore,
+    ...(i.split ? { split: i.split } : {}),
     seconds: (performance.now() - t0) / 1000,
+  };
+}
+
+/**
+ * The environment held-out episodes play, from a run's environment factory: a task list
+ * (`ToolTaskEnv`) plays a split it does not train on, chosen as a mix entry's is
+ * ({@link heldOutSplit}: `test`, then `validation`, then any), or its training split, said so,
+ * when it has no other; an environment drawn from seeds plays held-out seeds as it is. Without
+ * this, held-out seeds would index the training split's first tasks.
+ *
+ * @example
+ * const { makeEnv, split } = await heldOutEnvironment(() => make("tool:WordProblems-v0"));
+ * // split: { name: "test", trained_on: false }
+ */
+export async function heldOutEnvironment(
+  makeEnv: () => AnyEnv,
+): Promise<{ makeEnv: () => AnyEnv; split?: HeldOutEvaluation["split"] }> {
+  const env = makeEnv();
+  if (!(env instanceof ToolTaskEnv)) return { makeEnv };
+  const held = await heldOutSplit(env.provider, [env.split]);
+  if (!("split" in held)) return { makeEnv, split: { name: env.split, trained_on: true } };
+  const { provider, id, maxTurns } = env;
+  return {
+    makeEnv: () => new ToolTaskEnv(provider, { id, split: held.split, maxTurns }),
+    split: { name: held.split, trained_on: false },
   };
 }
 

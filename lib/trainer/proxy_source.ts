@@ -35,7 +35,7 @@ import {
   openScoring,
   rendererFor,
 } from "./rl.ts";
-import { evaluateRun } from "./evaluate.ts";
+import { evaluateRun, heldOutEnvironment } from "./evaluate.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource, StepGroups } from "./source.ts";
 import type { UpdateResult } from "./update.ts";
@@ -97,14 +97,14 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
     scoring,
     t0,
     evaluate: makeEvalEnv
-      ? (trained, step) =>
+      ? async (trained, step) =>
         evaluateRun({
           config: cfg,
           service: o.service,
           trained,
           step,
           renderer,
-          makeEnv: makeEvalEnv,
+          ...await heldOutEnvironment(makeEvalEnv),
           signal: o.signal,
           onProgress: o.onEvaluation,
         })

@@ -27,7 +27,7 @@ import { ConfigError } from "../config/load.ts";
 import { SyncRollouts } from "./sync_rollouts.ts";
 import { AsyncRollouts } from "./async_rollouts.ts";
 import { EnvironmentMix } from "./mix.ts";
-import { evaluateMixRun, evaluateRun } from "./evaluate.ts";
+import { evaluateMixRun, evaluateRun, heldOutEnvironment } from "./evaluate.ts";
 import { runSteps, type Scoring } from "./loop.ts";
 import { openRun, type RunOptions, type RunResult } from "./run.ts";
 import type { GroupSource } from "./source.ts";
@@ -93,7 +93,9 @@ export async function trainRL(o: RLTrainOptions): Promise<RLTrainResult> {
       const input = { config: cfg, service: o.service, trained, step, renderer, signal: o.signal };
       return mix
         ? evaluateMixRun({ ...input, mix, onProgress: o.onEvaluation })
-        : evaluateRun({ ...input, makeEnv, onProgress: o.onEvaluation });
+        : heldOutEnvironment(makeEnv).then((held) =>
+          evaluateRun({ ...input, ...held, onProgress: o.onEvaluation })
+        );
     },
   });
 }
