@@ -131,6 +131,11 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
     from: ["GEM"],
     value: boolTo("discounted_rebn", "discounted"),
   },
+  terminate_on_parse_error: {
+    path: "rollout.on_invalid_tool_call",
+    from: ["tinker-cookbook"],
+    value: boolTo("end", "continue"),
+  },
   remove_constant_reward_groups: {
     path: "advantages.constant_groups",
     from: ["tinker-cookbook"],

@@ -104,7 +104,10 @@ export const RolloutSchema = z.object({
     "System prompt of tool environments, {tools} standing for one JSON line per tool; null: Qwen3's tool section",
   ),
   invalid_tool_call_reward: z.number().default(0).describe(
-    "Reward of a turn whose tool call does not parse (answered with a corrective message)",
+    "Reward of a turn whose tool call does not parse",
+  ),
+  on_invalid_tool_call: z.enum(["continue", "end"]).default("continue").describe(
+    "A tool call that does not parse: continue (a corrective message, OpenReward's trainer) or end the episode (tinker-cookbook's terminate_on_parse_error)",
   ),
   template: z.enum(["chat", "qwen3_game", "qwen3_general", "no"]).default("chat").describe(
     "How observations become prompts: chat (the model's chat renderer) or GEM's single-prompt templates",

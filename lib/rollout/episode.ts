@@ -82,6 +82,14 @@ export interface ToolUseOptions {
    * ({@link invalidToolCallMessage}) and the episode goes on; the episode counts it.
    */
   invalidCallReward?: number;
+  /**
+   * End the episode at a tool call that does not parse (stop reason `parse_error`), as
+   * tinker-cookbook's `terminate_on_parse_error` does, instead of answering it and going on
+   * (default false, OpenReward's trainer's way). A base model that has rarely seen its own
+   * malformed call can spiral after one, and every spiral token then takes a negative
+   * advantage; ending there keeps a failed episode to what went wrong.
+   */
+  endOnInvalidCall?: boolean;
   /** Declares the tools in the opening messages (default {@link withTools}: Qwen3's format). */
   declareTools?: (opening: Message[], tools: readonly ToolSpec[]) => Message[];
 }
@@ -201,6 +209,10 @@ export async function runEpisode(
         stopReason: parsed.ok ? "stop" : "length",
         samplerVersion: opts.samplerVersion ?? 0,
       });
+      if (invalidCall && opts.toolUse?.endOnInvalidCall) {
+        stopReason = "parse_error";
+        break;
+      }
       if (step.terminated) {
         stopReason = step.info.reason === "invalid_action" ? "parse_error" : "completed";
         break;

@@ -76,6 +76,7 @@ export function toolUseOptions(cfg: TrainConfig): NonNullable<CollectOptions["to
   const r = cfg.rollout;
   return {
     invalidCallReward: r.invalid_tool_call_reward,
+    endOnInvalidCall: r.on_invalid_tool_call === "end",
     ...(r.system_prompt_template
       ? { declareTools: templateDeclaration(r.system_prompt_template) }
       : {}),

@@ -70,6 +70,7 @@ Deno.test("aliases: every alias sets its path, from a file, a flag, the environm
   const translated: Record<string, { text: string; value: unknown }> = {
     use_rebn: { text: "false", value: "discounted" },
     remove_constant_reward_groups: { text: "true", value: "drop_keep_one" },
+    terminate_on_parse_error: { text: "true", value: "end" },
     save_every: { text: "-1", value: 0 },
     advantage_calculation: { text: "centered_normalized", value: "group_zscore" },
   };

@@ -126,6 +126,34 @@ Deno.test("tool rollout: a call that does not parse gets a corrective message, c
   assert.equal(ep.stopReason, "completed");
 });
 
+Deno.test("tool rollout: with endOnInvalidCall a call that does not parse ends the episode (parse_error), its penalty kept", async () => {
+  const policy = scriptedPolicy((prompt, i) =>
+    i === 1
+      ? `<tool_call>\n{"name": "guess", "arguments": {number: 5}}\n</tool_call><|im_end|>`
+      : bisect(prompt)
+  );
+  const ep = await play(policy, {
+    maxTokensPerTurn: 200,
+    toolUse: { invalidCallReward: -0.5, endOnInvalidCall: true },
+  }, 11);
+  assert.equal(ep.turns.length, 2);
+  assert.equal(ep.stopReason, "parse_error");
+  assert.deepEqual([ep.invalidToolCalls, ep.turns[1].reward], [1, -0.5]);
+  assert.match(ep.turns[1].nextState[0].content, /^Tool call parse error/);
+  // Without it the same script goes on to the answer.
+  const on = await play(
+    scriptedPolicy((prompt, i) =>
+      i === 1
+        ? `<tool_call>\n{"name": "guess", "arguments": {number: 5}}\n</tool_call><|im_end|>`
+        : bisect(prompt)
+    ),
+    { maxTokensPerTurn: 200 },
+    11,
+  );
+  assert.equal(on.stopReason, "completed");
+  assert.ok(on.turns.length > 2);
+});
+
 Deno.test("tool rollout: no tool call, unknown tools and bad input are answered, not fatal", async () => {
   let i = 0;
   const script = [
