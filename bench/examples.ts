@@ -64,7 +64,8 @@ export const EXAMPLES: ExampleCase[] = [
   {
     name: "tool:GuessTheNumber-v0-easy",
     // The local model that calls tools; a call is about 30 tokens, and with the default 256 a
-    // turn the tools' declarations leave too little of the local context.
+    // turn the tools' declarations leave too little of the local context. An episode ends at a
+    // malformed call (models/README.md, "RL on the tool GuessTheNumber").
     train: [
       "--env-id",
       "tool:GuessTheNumber-v0-easy",
@@ -72,6 +73,8 @@ export const EXAMPLES: ExampleCase[] = [
       "local/tools",
       "--max-tokens",
       "96",
+      "--terminate-on-parse-error",
+      "true",
       "--max-steps",
       "20",
     ],
