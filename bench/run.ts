@@ -23,6 +23,7 @@ import { benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
 import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
+import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
@@ -34,9 +35,10 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
- * `embed_backward` times the full fine-tuning embedding gradient both ways.
+ * `embed_backward` times the full fine-tuning embedding gradient both ways; `rl_step` measures what
+ * one RL step does to `local/tools` on the tool game.
  */
-const NAMED_ONLY = ["learning", "soak", "viewer", "examples", "embed_backward"];
+const NAMED_ONLY = ["learning", "soak", "viewer", "examples", "embed_backward", "rl_step"];
 const CLI = {
   run: "deno task bench",
   about: "Runs the benchmarks (all default suites, or those named) and writes each suite's " +
@@ -89,6 +91,7 @@ if (only.includes("examples")) await writeResult("examples", await benchExamples
 if (only.includes("embed_backward")) {
   await writeResult("embed_backward", await benchEmbedBackward(log));
 }
+if (only.includes("rl_step")) await writeResult("rl_step", await benchRlStep(log));
 if (!only.includes("local_engine")) Deno.exit(0);
 const ours = {
   lora: [] as number[],
