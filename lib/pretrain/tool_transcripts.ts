@@ -99,9 +99,29 @@ export async function playToolTranscript(
       messages.push(...step.messages);
       observation = step.messages;
     }
-    while (messages.length && messages.at(-1)!.role !== "assistant") messages.pop();
-    while (mistakes.length && mistakes.at(-1)! >= messages.length) mistakes.pop();
-    if (!messages.some((m) => m.role === "assistant")) {
+    // The transcript ends with a trained move: answers after it, and mistakes with nothing
+    // trained after them, teach nothing.
+    const lastMistake = () => mistakes.at(-1) === messages.length - 1;
+    let endedOnMistake = false;
+    while (messages.length && (messages.at(-1)!.role !== "assistant" || lastMistake())) {
+      if (lastMistake()) {
+        endedOnMistake = true;
+        mistakes.pop();
+      }
+      messages.pop();
+    }
+    const trained = messages.some((m) => m.role === "assistant");
+    if (!trained && endedOnMistake) {
+      // The environment ended on a mistake before any move (the unseen tools end at a turn
+      // without the asked call): the episode again without mistakes, so it trains something.
+      return await playToolTranscript(envId, envSeed, rng, {
+        maxTokens,
+        renderer,
+        bisectShare,
+        mistakeShare: 0,
+      });
+    }
+    if (!trained) {
       throw new Error(
         `${envId} (seed ${envSeed}): the first turn alone exceeds ${maxTokens} tokens`,
       );

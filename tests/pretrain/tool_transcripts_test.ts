@@ -107,6 +107,10 @@ Deno.test("tool transcripts with mistakes: token for token a rollout of the same
         if (t.mistakes?.includes(i)) assert.equal(trained, 0, `${envId} ${seed} message ${i}`);
         else assert.ok(trained > 0, `${envId} ${seed} message ${i}`);
       });
+      // It ends with a trained move, never with a mistake (an episode the environment ended on
+      // a mistake before any move is played again without mistakes: unseen tools, seed 3).
+      assert.ok(!t.mistakes?.includes(t.messages.length - 1), `${envId} ${seed}`);
+      assert.equal(t.messages.at(-1)!.role, "assistant");
       mistakes += t.mistakes?.length ?? 0;
       parseErrors += ep.invalidToolCalls ?? 0;
       repeats += t.messages.filter((m) => m.content.startsWith("You already guessed")).length;
