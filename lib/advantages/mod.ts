@@ -5,5 +5,6 @@
  * @module
  */
 
+export * from "./downsample.ts";
 export * from "./pipeline.ts";
 export * from "./shaping.ts";

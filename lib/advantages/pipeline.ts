@@ -14,15 +14,17 @@
  *
  * Before that: turn rewards reduce to an episode reward (`sum`, `mean`, `max`, `min`), an
  * optional `nonTerminalReward` replaces the rewards of non-final turns (./shaping.ts, shared
- * with the OpenReward mix), and constant groups (./shaping.ts's rule: no learning signal for
- * group baselines) are kept, dropped, or dropped but one kept. After: optional clamps of the
- * advantages.
+ * with the OpenReward mix), constant groups (./shaping.ts's rule: no learning signal for
+ * group baselines) are kept, dropped, or dropped but one kept, and with `downsampleTo` each group
+ * is cut to the episodes whose rewards vary most (./downsample.ts, PODS): the mode then sees only
+ * those, and the others get no advantage. After: optional clamps of the advantages.
  *
  * @module
  */
 
 import { z } from "zod";
 import { mean, std } from "../util/stats.ts";
+import { maxVarianceSubset } from "./downsample.ts";
 import {
   isConstantGroup,
   reduceRewards,
@@ -49,6 +51,11 @@ export const AdvantageConfigSchema = z.object({
   gamma: z.number().min(0).max(1).default(0.9),
   /** What to do with groups whose episodes all have the same reward. */
   constantGroups: z.enum(["keep", "drop", "drop_keep_one"]).default("keep"),
+  /**
+   * Train on this many episodes of each larger group, those whose rewards vary most
+   * (./downsample.ts); null: every episode.
+   */
+  downsampleTo: z.number().int().min(2).nullable().default(null),
   /** How a multi-turn episode's turn rewards become its reward (episode modes). */
   rewardReduction: RewardReductionSchema.default("sum"),
   /** Replaces the reward of every non-final turn (e.g. 0: only the outcome counts). */
@@ -90,14 +97,21 @@ export interface AdvantageStats {
   fracAllBad: number;
   /** Groups removed by the constant-group policy. */
   droppedGroups: number;
+  /** Episodes of kept groups left out by down-sampling (`downsampleTo`). */
+  downsampledEpisodes: number;
 }
 
 /** Advantages per kept group, episode and turn, with the stats. */
 export interface AdvantageResult {
-  /** `advantages[group][episode][turn]`, over the kept groups (in `keptGroups` order). */
+  /**
+   * `advantages[group][episode][turn]`, over the kept groups (in `keptGroups` order); 0 on
+   * every turn of a down-sampled episode.
+   */
   advantages: number[][][];
   /** Index (in the input) of each kept group. */
   keptGroups: number[];
+  /** `downsampled[group][episode]`: left out by down-sampling (kept groups, in their order). */
+  downsampled: boolean[][];
   stats: AdvantageStats;
 }
 
@@ -128,32 +142,39 @@ export function computeAdvantages(
     }
   }
 
+  // Down-sampling: the modes below see each kept group's selected episodes only (R, T).
+  const selected = kept.map((i) =>
+    cfg.downsampleTo === null
+      ? episodeRewards[i].map((_, e) => e)
+      : maxVarianceSubset(episodeRewards[i], cfg.downsampleTo)
+  );
+  const R = kept.map((i, k) => selected[k].map((e) => episodeRewards[i][e]));
+  const T = kept.map((i, k) => selected[k].map((e) => turnRewards[i][e]));
+
   let advantages: number[][][];
   switch (cfg.mode) {
     case "raw":
-      advantages = kept.map((i) => broadcast(episodeRewards[i], turnRewards[i]));
+      advantages = kept.map((_, k) => broadcast(R[k], T[k]));
       break;
     case "group_centered":
     case "group_zscore":
-      advantages = kept.map((i) => {
-        const rs = episodeRewards[i];
+      advantages = kept.map((_, k) => {
+        const rs = R[k];
         const { mean, std } = moments(rs);
         const scale = cfg.mode === "group_zscore" ? 1 / (std + cfg.eps) : 1;
-        return broadcast(rs.map((r) => (r - mean) * scale), turnRewards[i]);
+        return broadcast(rs.map((r) => (r - mean) * scale), T[k]);
       });
       break;
     case "batch_zscore": {
-      const { mean, std } = moments(kept.flatMap((i) => episodeRewards[i]));
-      advantages = kept.map((i) =>
-        broadcast(episodeRewards[i].map((r) => (r - mean) / (std + cfg.eps)), turnRewards[i])
+      const { mean, std } = moments(kept.flatMap((_, k) => R[k]));
+      advantages = kept.map((_, k) =>
+        broadcast(R[k].map((r) => (r - mean) / (std + cfg.eps)), T[k])
       );
       break;
     }
     case "discounted":
     case "discounted_rebn": {
-      const returns = kept.map((i) =>
-        turnRewards[i].map((turns) => discountedReturns(turns, cfg.gamma))
-      );
+      const returns = kept.map((_, k) => T[k].map((turns) => discountedReturns(turns, cfg.gamma)));
       if (cfg.mode === "discounted") advantages = returns;
       else {
         const { mean, std } = moments(returns.flat(2));
@@ -166,8 +187,8 @@ export function computeAdvantages(
       // a group's episodes differ mostly in how fast they solve, and the discount turns that
       // into signal; comparing turn t only with the other episodes' turn t keeps a long
       // episode's late, nearly-solved turns from being judged against early ones.
-      advantages = kept.map((i) => {
-        const returns = turnRewards[i].map((turns) => discountedReturns(turns, cfg.gamma));
+      advantages = kept.map((_, k) => {
+        const returns = T[k].map((turns) => discountedReturns(turns, cfg.gamma));
         const longest = Math.max(...returns.map((r) => r.length));
         const baseline = Array.from(
           { length: longest },
@@ -181,11 +202,22 @@ export function computeAdvantages(
   advantages = advantages.map((g) =>
     g.map((e) => e.map((a) => clamp(a, cfg.clampMin, cfg.clampMax)))
   );
-  return {
-    advantages,
-    keptGroups: kept,
-    stats: stats(advantages, episodeRewards, constant, groups.length - kept.length),
-  };
+  const summary = stats(advantages, episodeRewards, constant, groups.length - kept.length);
+
+  // Back to every episode of each kept group: a down-sampled one gets 0 on each turn.
+  const downsampled = kept.map((i, k) => {
+    const chosen = new Set(selected[k]);
+    return episodeRewards[i].map((_, e) => !chosen.has(e));
+  });
+  const full = kept.map((i, k) => {
+    const at = new Map(selected[k].map((e, j) => [e, j]));
+    return turnRewards[i].map((turns, e) => {
+      const j = at.get(e);
+      return j === undefined ? turns.map(() => 0) : advantages[k][j];
+    });
+  });
+  summary.downsampledEpisodes = downsampled.flat().filter(Boolean).length;
+  return { advantages: full, keptGroups: kept, downsampled, stats: summary };
 }
 
 /** Monte Carlo returns `G_t = r_t + γ·G_{t+1}`. */
@@ -230,5 +262,6 @@ function stats(
     fracAllGood: good / n,
     fracAllBad: bad / n,
     droppedGroups: dropped,
+    downsampledEpisodes: 0,
   };
 }

@@ -126,6 +126,9 @@ export const AdvantagesSchema = z.object({
   constant_groups: advantage.constantGroups.describe(
     "Groups whose episodes all have the same reward: keep them, drop them, or drop them but one if all are",
   ),
+  downsample_to: advantage.downsampleTo.describe(
+    "Train on this many episodes of each group, those whose rewards vary most (PODS: sample more than you train on); null: all",
+  ),
   reward_reduction: advantage.rewardReduction.describe(
     "How a multi-turn episode's turn rewards become its reward",
   ),
@@ -353,6 +356,26 @@ export const TrainConfigSchema = z.object({
     "Secrets for environment sessions by name; null: the environment variable of the upper-cased name",
   ),
 }).strict().superRefine((cfg, ctx) => {
+  // Down-sampling a group to its own size or more would train on every episode, not what was asked.
+  const m = cfg.advantages.downsample_to;
+  const sizes = Object.keys(cfg.environments).length
+    ? Object.entries(cfg.environments).map(([name, e]) => ({
+      n: e.num_rollouts ?? cfg.rollout.group_size,
+      what: e.num_rollouts === null
+        ? `rollout.group_size (environment ${name})`
+        : `environments.${name}.num_rollouts`,
+    }))
+    : [{ n: cfg.rollout.group_size, what: "rollout.group_size" }];
+  for (const { n, what } of m === null ? [] : sizes) {
+    if (m! >= n) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["advantages", "downsample_to"],
+        message: `must be less than ${what} (${n}): sample more episodes per group than you ` +
+          `train on, e.g. --group-size ${2 * m!}`,
+      });
+    }
+  }
   // OpenReward's rules, with num_rollouts defaulting to the group size.
   for (const [name, e] of Object.entries(cfg.environments)) {
     const n = e.num_rollouts ?? cfg.rollout.group_size;
@@ -397,6 +420,7 @@ export function advantageConfig(a: TrainConfig["advantages"]): AdvantageConfig {
     mode: a.mode,
     gamma: a.gamma,
     constantGroups: a.constant_groups,
+    downsampleTo: a.downsample_to,
     rewardReduction: a.reward_reduction,
     nonTerminalReward: a.non_terminal_reward,
     clampMin: a.clamp_min,

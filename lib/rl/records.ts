@@ -65,6 +65,10 @@ const TurnRecordSchema = z.object({
   }),
 });
 
+/** `excluded_reason` of an episode that down-sampling left out of its kept group. */
+export const DOWNSAMPLED_REASON =
+  "down-sampled: not among its group's advantages.downsample_to episodes whose rewards vary most";
+
 /** One episode of the rollout store. */
 export const RolloutRecordSchema = z.object({
   schema_version: z.literal(ROLLOUT_SCHEMA_VERSION),
@@ -99,7 +103,7 @@ export function rolloutRecords(
   succeeded: (e: ScoredEpisode["episode"]) => boolean,
 ): RolloutRecord[] {
   return groups.flatMap(({ group, episodes, kept }) =>
-    episodes.map(({ episode: e, turns }, i): RolloutRecord => ({
+    episodes.map(({ episode: e, turns, downsampled }, i): RolloutRecord => ({
       schema_version: ROLLOUT_SCHEMA_VERSION,
       step,
       group_id: group.id,
@@ -113,6 +117,7 @@ export function rolloutRecords(
       stop_reason: e.stopReason,
       ...(e.error ? { error: e.error } : {}),
       ...(kept ? {} : { excluded_reason: "dropped by the constant-group rule" }),
+      ...(kept && downsampled ? { excluded_reason: DOWNSAMPLED_REASON } : {}),
       turns: turns.map(({ turn: t, evidence: ev, score: s, advantages }) => ({
         observation: t.observation,
         action: t.action,

@@ -175,6 +175,8 @@ export interface ScoredTurn {
 export interface ScoredEpisode {
   episode: Episode;
   turns: ScoredTurn[];
+  /** Left out of training by down-sampling (`advantages.downsample_to`); its group is kept. */
+  downsampled?: boolean;
 }
 
 /** A group whose episodes are scored; `kept` is false when the advantage pipeline dropped it. */

@@ -115,6 +115,7 @@ export function composeAdvantages(
 
   // The RL term: the advantage pipeline over every group (it may drop constant groups).
   let kept = new Set(groups.map((_, g) => g));
+  const downsampled: boolean[][] = [];
   let rl: number[][][] | null = null;
   let advantageStats: AdvantageStats | null = null;
   if (s.method !== "opd") {
@@ -130,7 +131,10 @@ export function composeAdvantages(
     kept = new Set(res.keptGroups);
     advantageStats = res.stats;
     rl = groups.map(() => []);
-    res.keptGroups.forEach((g, k) => rl![g] = res.advantages[k]);
+    res.keptGroups.forEach((g, k) => {
+      rl![g] = res.advantages[k];
+      downsampled[g] = res.downsampled[k];
+    });
   }
 
   const scored: ScoredGroup[] = groups.map((group, g) => {
@@ -140,12 +144,14 @@ export function composeAdvantages(
       kept: kept.has(g),
       episodes: group.episodes.map((episode, e) => ({
         episode,
+        ...(downsampled[g]?.[e] ? { downsampled: true } : {}),
         turns: episode.turns.map((turn, t): ScoredTurn => {
           const evid = ev(turn);
           const rlAdvantage = rl?.[g]?.[e]?.[t] ?? 0;
           const base = { turn, evidence: evid };
           const score = { reward: reward(turn), rlAdvantage, dispatch: null as Dispatch };
-          if (!kept.has(g)) {
+          // A down-sampled episode is left out whole, OPD's term included.
+          if (!kept.has(g) || downsampled[g]?.[e]) {
             return { ...base, score: { ...score, trained: false }, advantages: null };
           }
           const n = turn.actionTokens.length;

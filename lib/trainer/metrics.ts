@@ -119,5 +119,6 @@ export function advantageMetrics(s: AdvantageStats | null): Record<string, numbe
     "advantage/min": s.min,
     "advantage/max": s.max,
     "advantage/dropped_groups": s.droppedGroups,
+    "advantage/downsampled_episodes": s.downsampledEpisodes,
   };
 }

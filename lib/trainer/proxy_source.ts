@@ -297,12 +297,19 @@ export function proxyMethodSettings(cfg: TrainConfig): MethodSettings {
       gamma: 0,
       constantGroups: "keep",
       nonTerminalReward: null,
+      downsampleTo: null,
     },
   };
 }
 
 /** `rl` with PRM rewards needs a judge: the local models cannot judge. */
 function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
+  if (cfg.advantages.downsample_to !== null) {
+    throw new ConfigError(
+      `advantages.downsample_to ${cfg.advantages.downsample_to}: proxy turns are trained on ` +
+        "their own rewards, with no groups to down-sample; unset it with --source proxy",
+    );
+  }
   const judgeModel = cfg.teacher.model ?? cfg.policy.model;
   if (
     m.method !== "opd" && m.rewardSource === "prm" && !cfg.judge.base_url &&

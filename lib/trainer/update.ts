@@ -204,6 +204,7 @@ function mergeComposed(parts: ComposedBatch[], groups: ScoredGroup[]): ComposedB
         fracAllGood: avg((s) => s.fracAllGood),
         fracAllBad: avg((s) => s.fracAllBad),
         droppedGroups: stats.reduce((a, s) => a + s.droppedGroups, 0),
+        downsampledEpisodes: stats.reduce((a, s) => a + s.downsampledEpisodes, 0),
       }
       : null,
   };

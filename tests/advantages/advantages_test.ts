@@ -1,5 +1,9 @@
 import { assert, assertClose } from "../assert.ts";
-import { computeAdvantages, discountedReturns } from "../../lib/advantages/mod.ts";
+import {
+  computeAdvantages,
+  discountedReturns,
+  maxVarianceSubset,
+} from "../../lib/advantages/mod.ts";
 
 const ep = (...turnRewards: number[]) => ({ turnRewards });
 const flat = (a: number[][][]) => a.flat(2);
@@ -111,4 +115,49 @@ Deno.test("advantages: bad input is a clear error", () => {
   assert.throws(() => computeAdvantages([[ep(NaN)]]), /non-finite/);
   assert.throws(() => computeAdvantages([[ep(1)]], { mode: "nope" as never }));
   assert.throws(() => computeAdvantages([[ep(1)]], { clampMin: 2, clampMax: 1 }), /clampMin/);
+});
+
+Deno.test("down-sampling: the max-variance subset is some highest rewards with the lowest (PODS)", () => {
+  // The module's worked examples.
+  assert.deepEqual(maxVarianceSubset([1, 1, 0, 1, 1, 1], 4), [0, 1, 2, 3]);
+  assert.deepEqual(maxVarianceSubset([1, 0, 1, 0, 1, 0, 1, 1], 4), [0, 1, 2, 3]);
+  assert.deepEqual(maxVarianceSubset([0.2, 0.9, 0.5, 0.1], 2), [1, 3]);
+  assert.deepEqual(maxVarianceSubset([1, 0], 4), [0, 1], "m ≥ the group: every episode");
+  // Against brute force over every subset of 3 of 7 rewards.
+  const rs = [0.3, 1, 0, 0.7, 0.7, 0.1, 1];
+  const variance = (ix: number[]) => {
+    const m = ix.reduce((a, i) => a + rs[i], 0) / ix.length;
+    return ix.reduce((a, i) => a + (rs[i] - m) ** 2, 0) / ix.length;
+  };
+  let best = 0;
+  for (let a = 0; a < 7; a++) {
+    for (let b = a + 1; b < 7; b++) {
+      for (let c = b + 1; c < 7; c++) best = Math.max(best, variance([a, b, c]));
+    }
+  }
+  assertClose([variance(maxVarianceSubset(rs, 3))], [best], 1e-12);
+  assert.throws(() => maxVarianceSubset(rs, 0), Error, "down-sample size must be ≥ 1");
+});
+
+Deno.test("down-sampling: the mode sees the subset only; the others get 0 and are counted", () => {
+  // 6 episodes, one failure: keep it and three successes; their mean is 0.75.
+  const r = computeAdvantages([[ep(1), ep(1), ep(1), ep(0), ep(1), ep(1)], [ep(1), ep(0)]], {
+    downsampleTo: 4,
+  });
+  assert.deepEqual(r.advantages, [
+    [[0.25], [0.25], [0.25], [-0.75], [0], [0]],
+    [[0.5], [-0.5]],
+  ]);
+  assert.deepEqual(r.downsampled, [[false, false, false, false, true, true], [false, false]]);
+  assert.equal(r.stats.downsampledEpisodes, 2);
+  assertClose([r.stats.mean], [0], 1e-12, "stats over the trained episodes");
+  // Multi-turn episodes keep their turn count; the discounted modes see the subset too.
+  const d = computeAdvantages([[ep(0, 1), ep(0, 0, 0), ep(1)]], {
+    mode: "group_discounted",
+    gamma: 1,
+    downsampleTo: 2,
+  });
+  // Episode rewards 1, 0, 1: the first and the failure; per-turn baselines over those two.
+  assert.deepEqual(d.downsampled, [[false, false, true]]);
+  assert.deepEqual(d.advantages, [[[0.5, 0.5], [-0.5, -0.5, 0], [0]]]);
 });

@@ -159,6 +159,21 @@ Deno.test("config: mistakes are one line naming the source, the key and what is 
     /optimizer.loss_fn_config expects name=value/,
   );
   await fails({ file: { path: "/nonexistent/run.yaml" } }, /--config-path \/nonexistent\/run.yaml/);
+  // Down-sampling to the group's own size or more would train on every episode.
+  await fails(
+    { flags: { "group-size": "8", "advantages.downsample-to": "8" } },
+    /^advantages.downsample_to = 8 .*must be less than rollout.group_size \(8\).*--group-size 16$/,
+  );
+  await fails(
+    {
+      flags: { "advantages.downsample-to": "4" },
+      file: {
+        path: "m.yaml",
+        text: "environments:\n  a: {num_rollouts: 8}\n  b: {num_rollouts: 4}",
+      },
+    },
+    /must be less than environments.b.num_rollouts \(4\)/,
+  );
 });
 
 Deno.test("config: the learning rate resolves for the model; nulls take numbers", async () => {
@@ -201,6 +216,7 @@ Deno.test("config: the loss (dro), its settings and the advantage section for li
     mode: "group_centered",
     gamma: 0.9,
     constantGroups: "drop_keep_one",
+    downsampleTo: null,
     rewardReduction: "max",
     nonTerminalReward: null,
     clampMin: null,

@@ -8,6 +8,7 @@ import {
 import type { EvidenceByTurn } from "../../lib/scoring/evidence.ts";
 import type { Episode, Turn, TurnEvidence } from "../../lib/rl/types.ts";
 import { scoredGroupsToDatums } from "../../lib/datums/mod.ts";
+import { DOWNSAMPLED_REASON, rolloutRecords } from "../../lib/rl/records.ts";
 import { group, RL_SETTINGS, turn } from "../rl/fixtures.ts";
 
 const base: MethodSettings = RL_SETTINGS;
@@ -149,4 +150,39 @@ Deno.test("evidencePlan: what each method asks the network for", () => {
     teacher: true,
     reference: false,
   });
+});
+
+Deno.test("compose with down-sampling: left-out episodes are untrained, even by OPD, and recorded why", () => {
+  const eps = [oneToken(1), oneToken(1), oneToken(0), oneToken(1)];
+  const ev = evidenceOf(eps.map((e) => [e.turns[0], { hint: "h", teacherLogprobs: [-0.5] }]));
+  for (const method of ["rl", "combine"] as const) {
+    const b = composeAdvantages([group("a", eps)], ev, {
+      ...base,
+      method,
+      advantages: { downsampleTo: 2 },
+    });
+    // The failure and the first success: ±0.5; the other two are left out whole.
+    assert.deepEqual(b.groups[0].episodes.map((e) => e.downsampled ?? false), [
+      false,
+      true,
+      false,
+      true,
+    ]);
+    assert.deepEqual(b.groups[0].episodes.map((e) => e.turns[0].score.trained), [
+      true,
+      false,
+      true,
+      false,
+    ]);
+    assert.equal(b.advantageStats?.downsampledEpisodes, 2);
+    assert.equal(scoredGroupsToDatums(b.groups).length, 2);
+    const records = rolloutRecords(1, b.groups, (e) => e.totalReward >= 1);
+    assert.deepEqual(records.map((r) => r.excluded_reason ?? null), [
+      null,
+      DOWNSAMPLED_REASON,
+      null,
+      DOWNSAMPLED_REASON,
+    ]);
+    assert.ok(records.every((r) => r.group_kept));
+  }
 });
