@@ -3,6 +3,7 @@ import { heapBytes } from "../../lib/local/heap.ts";
 import { findLocalModel, loadBaseWeights } from "../../lib/local/models.ts";
 import { LoraSpecSchema } from "../../lib/local/model/config.ts";
 import { Learner, type LearnerDatum } from "../../lib/local/train/mod.ts";
+import { seqLenBucket } from "../../lib/local/train/batching.ts";
 import { LocalSampler, type SampleJob } from "../../lib/local/sampler/mod.ts";
 import { Rng } from "../../lib/util/random.ts";
 import { sampleJob } from "./sample_job.ts";
@@ -33,6 +34,12 @@ function job(n: number, samples: number): SampleJob {
 
 /** A length in the same power-of-two bucket as `n` (so it reaches the same shapes). */
 const sameBucket = (n: number) => n / 2 + 1 + (rng.nextU32() % (n / 2));
+/** A length in the same learner bucket as `n` (`seqLenBucket`: 97–128 for 128). */
+const sameLearnerBucket = (n: number) => {
+  let lo = n - 1;
+  while (lo > 0 && seqLenBucket(lo, Infinity) === n) lo--;
+  return lo + 1 + (rng.nextU32() % (n - lo));
+};
 
 Deno.test("heap: once every shape has run, any mix of batch sizes, lengths and work leaves the heap where it was", async () => {
   const learner = await Learner.create({
@@ -49,11 +56,11 @@ Deno.test("heap: once every shape has run, any mix of batch sizes, lengths and w
     engine: "jax", // this test meters jax-js's heap
   });
   const calls: Array<() => Promise<unknown>> = [];
-  for (const len of [8, 32, 128]) {
+  for (const len of [8, 32, 96, 128]) {
     for (const count of [1, 3, 9, 33]) {
       calls.push(() =>
         learner.forwardBackward(
-          Array.from({ length: count }, () => datum(sameBucket(len))),
+          Array.from({ length: count }, () => datum(sameLearnerBucket(len))),
           "importance_sampling",
           {},
         )

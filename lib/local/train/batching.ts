@@ -2,14 +2,15 @@
  * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks whose
  * stage programs each fit a fixed byte budget, and packing them into flat arrays.
  *
- * Shapes are bucketed to powers of two (`../shapes.ts`, which says why not finer): rows,
- * and sequence length capped at the model's context.
+ * Shapes are bucketed (`../shapes.ts`, which says why not finer): rows to powers of two,
+ * sequence lengths to powers of two and, above 64, their 1.5 multiples, capped at the model's
+ * context.
  *
  * @module
  */
 
 import type { ModelConfig } from "../model/config.ts";
-import { pow2Bucket, prevPow2 } from "../shapes.ts";
+import { halfOctaveBucket, pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { LearnerDatum } from "./types.ts";
 
 /** One micro-batch: which datums go in, and the padded block shape. */
@@ -18,15 +19,16 @@ export interface MicroBatch {
   indices: number[];
   /** Padded row count B (a power of two). */
   rows: number;
-  /** Padded sequence length T (a power of two, or the model's context). */
+  /** Padded sequence length T (a bucket of `seqLenBucket`, or the model's context). */
   seqLen: number;
 }
 
 /**
  * Device bytes one stage program of a micro-batch may allocate. jax-js allocates a program's
  * buffers all at once and reuses a freed buffer only for the same size (`../heap.ts`); with
- * power-of-two rows and lengths every size is a power of two times a model constant, so the
- * heap over all shapes stays under about twice the largest program (tested in `tests/local/heap_test.ts`).
+ * power-of-two rows and lengths of 2^k or 3·2^k every size is one of two model constants times
+ * a power of two, so the heap over all shapes stays under about four times the largest program
+ * (tested in `tests/local/heap_test.ts`).
  */
 export const PROGRAM_BYTES = 256 * 2 ** 20;
 
@@ -45,9 +47,12 @@ export function programBytesPerToken(cfg: ModelConfig, t: number): number {
   return 4 * (Math.max(block, head) + (cfg.nLayers + 1) * cfg.dModel);
 }
 
-/** Sequence-length bucket of a row of `n` tokens: a power of two ≥ 8, capped at the context. */
+/**
+ * Sequence-length bucket of a row of `n` tokens: a power of two ≥ 8 or, above 64, 1.5 times one
+ * (96, 192, …), capped at the context.
+ */
 export function seqLenBucket(n: number, maxSeqLen: number): number {
-  return pow2Bucket(n, 8, maxSeqLen);
+  return halfOctaveBucket(n, 8, maxSeqLen);
 }
 
 /**

@@ -16,7 +16,7 @@ const CFG = ModelConfigSchema.parse({
   maxSeqLen: 48,
 });
 
-Deno.test("batching: sequence buckets are powers of two ≥ 8, capped at the context", () => {
+Deno.test("batching: sequence buckets are powers of two ≥ 8 and, above 64, 1.5 times one, capped at the context", () => {
   assert.deepEqual([1, 8, 9, 16, 17, 33, 48].map((n) => seqLenBucket(n, 48)), [
     8,
     8,
@@ -26,6 +26,19 @@ Deno.test("batching: sequence buckets are powers of two ≥ 8, capped at the con
     48,
     48,
   ]);
+  // The first command's datum lengths: 154 tokens pad to 192, not 256.
+  assert.deepEqual([64, 65, 94, 97, 124, 154, 193, 300, 700].map((n) => seqLenBucket(n, 1024)), [
+    64,
+    96,
+    96,
+    128,
+    128,
+    192,
+    256,
+    384,
+    768,
+  ]);
+  assert.equal(seqLenBucket(900, 1024), 1024);
 });
 
 Deno.test("batching: plan covers every datum once, longest first, within the budget", () => {
