@@ -39,11 +39,21 @@ export interface ExampleCase {
 export const EXAMPLE_BUDGET_MINUTES = 9;
 const PROXY_PORT = 30_917;
 
+/**
+ * The `deno task train` arguments of the README's first command, read from its first lines so
+ * the benchmark runs what a newcomer runs.
+ */
+export function readmeFirstCommand(readme: string): string[] {
+  const m = /deno task train ([^#\n]*)/.exec(readme);
+  if (!m) throw new Error("README.md: no `deno task train` command in its first lines");
+  return m[1].trim().split(/\s+/);
+}
+
 /** The examples the README and the shipped files offer, in the README's order. */
 export const EXAMPLES: ExampleCase[] = [
   {
     name: "README first command",
-    train: ["--max-steps", "20", "--group-size", "8", "--reward-source", "success"],
+    train: readmeFirstCommand(Deno.readTextFileSync(join(ROOT, "README.md"))),
   },
   {
     name: "examples/my_env.ts",
