@@ -99,7 +99,7 @@ export const EXAMPLES: ExampleCase[] = [
     ],
   },
   {
-    // The config's own max_steps (20).
+    // The config's own max_steps (80).
     name: "configs/openreward-single.yaml",
     train: ["--config_path", "configs/openreward-single.yaml"],
   },
