@@ -366,6 +366,14 @@ export const TrainConfigSchema = z.object({
         : `environments.${name}.num_rollouts`,
     }))
     : [{ n: cfg.rollout.group_size, what: "rollout.group_size" }];
+  if (m !== null && cfg.scoring.method === "opd") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["advantages", "downsample_to"],
+      message:
+        "chooses episodes by reward, and --method opd trains on none: unset it, or use rl or combine",
+    });
+  }
   for (const { n, what } of m === null ? [] : sizes) {
     if (m! >= n) {
       ctx.addIssue({

@@ -64,6 +64,7 @@ export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
   const cfg = await fitToContext(o.config, o.service);
   const renderer = rendererFor(cfg, false);
   const method = proxyMethodSettings(cfg);
+  checkNoDownsampling(cfg);
   checkJudge(cfg, method);
   // The held-out environment is checked before anything starts, as an env run's is.
   if (cfg.eval.env_id !== null && cfg.rollout.env_module) {
@@ -302,14 +303,18 @@ export function proxyMethodSettings(cfg: TrainConfig): MethodSettings {
   };
 }
 
-/** `rl` with PRM rewards needs a judge: the local models cannot judge. */
-function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
+/** Down-sampling needs groups; a proxy turn is its own. */
+function checkNoDownsampling(cfg: TrainConfig): void {
   if (cfg.advantages.downsample_to !== null) {
     throw new ConfigError(
       `advantages.downsample_to ${cfg.advantages.downsample_to}: proxy turns are trained on ` +
         "their own rewards, with no groups to down-sample; unset it with --source proxy",
     );
   }
+}
+
+/** `rl` with PRM rewards needs a judge: the local models cannot judge. */
+function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
   const judgeModel = cfg.teacher.model ?? cfg.policy.model;
   if (
     m.method !== "opd" && m.rewardSource === "prm" && !cfg.judge.base_url &&

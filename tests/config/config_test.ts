@@ -174,6 +174,10 @@ Deno.test("config: mistakes are one line naming the source, the key and what is 
     },
     /must be less than environments.b.num_rollouts \(4\)/,
   );
+  await fails(
+    { flags: { "group-size": "8", "advantages.downsample-to": "4", method: "opd" } },
+    /^advantages.downsample_to = 4 .*--method opd trains on none/,
+  );
 });
 
 Deno.test("config: the learning rate resolves for the model; nulls take numbers", async () => {

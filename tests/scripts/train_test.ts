@@ -35,6 +35,12 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
   ));
   assert.equal(judge.code, 2);
   assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games2 cannot judge/);
+  const downsample = await finish(train(
+    ["--source", "proxy", "--proxy-host", "127.0.0.1", "--advantages.downsample-to", "2"],
+    home,
+  ));
+  assert.equal(downsample.code, 2);
+  assert.match(downsample.stderr, /^error: advantages.downsample_to 2: proxy turns .*--source proxy\n/);
 });
 
 Deno.test("train script: --help lists every setting by section, with its alias flags", async () => {
