@@ -40,7 +40,10 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
     home,
   ));
   assert.equal(downsample.code, 2);
-  assert.match(downsample.stderr, /^error: advantages.downsample_to 2: proxy turns .*--source proxy\n/);
+  assert.match(
+    downsample.stderr,
+    /^error: advantages.downsample_to 2: proxy turns .*--source proxy\n/,
+  );
 });
 
 Deno.test("train script: --help lists every setting by section, with its alias flags", async () => {
