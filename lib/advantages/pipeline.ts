@@ -142,39 +142,41 @@ export function computeAdvantages(
     }
   }
 
-  // Down-sampling: the modes below see each kept group's selected episodes only (R, T).
+  // Down-sampling: the modes below see each kept group's selected episodes only.
   const selected = kept.map((i) =>
     cfg.downsampleTo === null
       ? episodeRewards[i].map((_, e) => e)
       : maxVarianceSubset(episodeRewards[i], cfg.downsampleTo)
   );
-  const R = kept.map((i, k) => selected[k].map((e) => episodeRewards[i][e]));
-  const T = kept.map((i, k) => selected[k].map((e) => turnRewards[i][e]));
+  const rewardsOf = kept.map((i, k) => selected[k].map((e) => episodeRewards[i][e]));
+  const turnsOf = kept.map((i, k) => selected[k].map((e) => turnRewards[i][e]));
 
   let advantages: number[][][];
   switch (cfg.mode) {
     case "raw":
-      advantages = kept.map((_, k) => broadcast(R[k], T[k]));
+      advantages = kept.map((_, k) => broadcast(rewardsOf[k], turnsOf[k]));
       break;
     case "group_centered":
     case "group_zscore":
       advantages = kept.map((_, k) => {
-        const rs = R[k];
+        const rs = rewardsOf[k];
         const { mean, std } = moments(rs);
         const scale = cfg.mode === "group_zscore" ? 1 / (std + cfg.eps) : 1;
-        return broadcast(rs.map((r) => (r - mean) * scale), T[k]);
+        return broadcast(rs.map((r) => (r - mean) * scale), turnsOf[k]);
       });
       break;
     case "batch_zscore": {
-      const { mean, std } = moments(kept.flatMap((_, k) => R[k]));
+      const { mean, std } = moments(kept.flatMap((_, k) => rewardsOf[k]));
       advantages = kept.map((_, k) =>
-        broadcast(R[k].map((r) => (r - mean) / (std + cfg.eps)), T[k])
+        broadcast(rewardsOf[k].map((r) => (r - mean) / (std + cfg.eps)), turnsOf[k])
       );
       break;
     }
     case "discounted":
     case "discounted_rebn": {
-      const returns = kept.map((_, k) => T[k].map((turns) => discountedReturns(turns, cfg.gamma)));
+      const returns = kept.map((_, k) =>
+        turnsOf[k].map((turns) => discountedReturns(turns, cfg.gamma))
+      );
       if (cfg.mode === "discounted") advantages = returns;
       else {
         const { mean, std } = moments(returns.flat(2));
@@ -188,7 +190,7 @@ export function computeAdvantages(
       // into signal; comparing turn t only with the other episodes' turn t keeps a long
       // episode's late, nearly-solved turns from being judged against early ones.
       advantages = kept.map((_, k) => {
-        const returns = T[k].map((turns) => discountedReturns(turns, cfg.gamma));
+        const returns = turnsOf[k].map((turns) => discountedReturns(turns, cfg.gamma));
         const longest = Math.max(...returns.map((r) => r.length));
         const baseline = Array.from(
           { length: longest },
