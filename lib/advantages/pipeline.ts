@@ -204,12 +204,13 @@ export function computeAdvantages(
   advantages = advantages.map((g) =>
     g.map((e) => e.map((a) => clamp(a, cfg.clampMin, cfg.clampMax)))
   );
-  const summary = stats(advantages, episodeRewards, constant, groups.length - kept.length);
-
   // Back to every episode of each kept group: a down-sampled one gets 0 on each turn.
   const downsampled = kept.map((i, k) => {
     const chosen = new Set(selected[k]);
     return episodeRewards[i].map((_, e) => !chosen.has(e));
+  });
+  const summary = stats(advantages, episodeRewards, constant, groups.length - kept.length, {
+    downsampled: downsampled.flat().filter(Boolean).length,
   });
   const full = kept.map((i, k) => {
     const at = new Map(selected[k].map((e, j) => [e, j]));
@@ -218,7 +219,6 @@ export function computeAdvantages(
       return j === undefined ? turns.map(() => 0) : advantages[k][j];
     });
   });
-  summary.downsampledEpisodes = downsampled.flat().filter(Boolean).length;
   return { advantages: full, keptGroups: kept, downsampled, stats: summary };
 }
 
@@ -249,6 +249,7 @@ function stats(
   episodeRewards: number[][],
   constant: boolean[],
   dropped: number,
+  { downsampled }: { downsampled: number },
 ): AdvantageStats {
   const all = advantages.flat(2);
   const { mean, std } = moments(all);
@@ -264,6 +265,6 @@ function stats(
     fracAllGood: good / n,
     fracAllBad: bad / n,
     droppedGroups: dropped,
-    downsampledEpisodes: 0,
+    downsampledEpisodes: downsampled,
   };
 }

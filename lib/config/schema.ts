@@ -356,16 +356,18 @@ export const TrainConfigSchema = z.object({
     "Secrets for environment sessions by name; null: the environment variable of the upper-cased name",
   ),
 }).strict().superRefine((cfg, ctx) => {
-  // Down-sampling a group to its own size or more would train on every episode, not what was asked.
+  // Down-sampling chooses by reward, within a group larger than what it keeps.
   const m = cfg.advantages.downsample_to;
-  const sizes = Object.keys(cfg.environments).length
-    ? Object.entries(cfg.environments).map(([name, e]) => ({
-      n: e.num_rollouts ?? cfg.rollout.group_size,
-      what: e.num_rollouts === null
-        ? `rollout.group_size (environment ${name})`
-        : `environments.${name}.num_rollouts`,
-    }))
-    : [{ n: cfg.rollout.group_size, what: "rollout.group_size" }];
+  const tooSmall = (n: number, what: string) => {
+    if (m !== null && m >= n) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["advantages", "downsample_to"],
+        message: `must be less than ${what} (${n}): sample more episodes per group than you ` +
+          `train on, e.g. --group-size ${2 * m}`,
+      });
+    }
+  };
   if (m !== null && cfg.scoring.method === "opd") {
     ctx.addIssue({
       code: "custom",
@@ -374,19 +376,18 @@ export const TrainConfigSchema = z.object({
         "chooses episodes by reward, and --method opd trains on none: unset it, or use rl or combine",
     });
   }
-  for (const { n, what } of m === null ? [] : sizes) {
-    if (m! >= n) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["advantages", "downsample_to"],
-        message: `must be less than ${what} (${n}): sample more episodes per group than you ` +
-          `train on, e.g. --group-size ${2 * m!}`,
-      });
-    }
+  if (Object.keys(cfg.environments).length === 0) {
+    tooSmall(cfg.rollout.group_size, "rollout.group_size");
   }
   // OpenReward's rules, with num_rollouts defaulting to the group size.
   for (const [name, e] of Object.entries(cfg.environments)) {
     const n = e.num_rollouts ?? cfg.rollout.group_size;
+    tooSmall(
+      n,
+      e.num_rollouts === null
+        ? `rollout.group_size (environment ${name})`
+        : `environments.${name}.num_rollouts`,
+    );
     const path = [
       "environments",
       name,
