@@ -2,11 +2,18 @@
  * Runs one decode group on ONNX Runtime (`../onnx/session.ts`): prefill its distinct prompts,
  * copy each prompt's keys and values to its sample rows, then decode step by step with the
  * cache on the host (`host_cache.ts`), drawing each row's next token on the host as the
- * jax-js sampler does (`rows.ts`). Nothing is padded to a bucket here: ONNX Runtime does not
- * compile per shape. Only the slot count is bucketed, so the cache grows by doubling, and
- * rows that finish are compacted away once they are half the batch. With a prefix cache,
- * prompts run only past their longest cached prefix and finished rows are stored in it, as the
- * jax-js sampler does (`generate.ts`).
+ * jax-js sampler does (`rows.ts`). Only the slot count is bucketed, so the cache grows by
+ * doubling, and rows that finish are compacted away once they are half the batch.
+ *
+ * Prompts run in blocks of {@link PREFILL_BLOCK} positions, block `b` over the keys and values
+ * of blocks `< b`, always so, whether those came from the prefix cache or were just run. That
+ * makes a sequence's numbers a function of its own tokens: ONNX Runtime gives bitwise the same
+ * outputs for a row whatever other rows share the run, however many masked slots pad its keys and
+ * whichever positions return log-distributions, but not for a prompt run whole and the same
+ * prompt run in two parts. A prefix cache whose hits depend on which request came first (timing,
+ * in a rollout with many episodes in flight) would otherwise change log-probs in their last
+ * digits, and a run with the same seeds would not replay. So the prefix cache holds only whole
+ * blocks of prompts, stored as they are run; a prompt reuses the whole blocks it shares.
  *
  * @module
  */
@@ -27,17 +34,18 @@ import {
 } from "./rows.ts";
 import type { SampledSequence } from "./types.ts";
 
-/** `n` slots of row `row` of `cache`, which go to slots `at..at+n-1` of a prompt's rows. */
-interface Segment {
+/**
+ * Prompt positions per prefill run, and the prefix cache's granularity. 32 keeps a turn's new
+ * tokens to one or two runs (a GuessTheNumber move and reply are about 30 tokens) and equals the
+ * shortest prefix worth caching.
+ */
+export const PREFILL_BLOCK = 32;
+
+/** A prompt's keys and values (row `row` of `cache`, its first `length` slots) and first draw. */
+interface PromptRun {
   cache: HostKvCache;
   row: number;
-  at: number;
-  n: number;
-}
-
-/** A prompt's keys and values (a cached prefix and/or a run) and its first log-distribution. */
-interface PromptRun {
-  segments: Segment[];
+  length: number;
   firstDraw: Float32Array;
 }
 
@@ -66,19 +74,17 @@ export async function runHostGroup(
     return row;
   });
   let active = rows.filter((r) => !r.done);
-  // With a prefix cache, rows done at their first draw are stored too: they start in the cache.
-  const start = prefix ? rows : active;
-  if (start.length === 0) return;
+  if (active.length === 0) return;
   let cache = new HostKvCache(
     cfg,
-    start.length,
-    slotBucket(cfg, Math.max(...start.map(position)) + 1),
+    active.length,
+    slotBucket(cfg, Math.max(...active.map(position)) + 1),
   );
-  start.forEach((r, i) => {
-    for (const s of promptOf.get(r)!.segments) cache.copySlots(s.cache, s.row, 0, i, s.at, s.n);
+  active.forEach((r, i) => {
+    const p = promptOf.get(r)!;
+    cache.copySlots(p.cache, p.row, 0, i, 0, p.length);
     r.slot = i;
   });
-  if (prefix) storeRows(cfg, prefix, cache, rows.filter((r) => r.done));
   while (active.length > 0) {
     const need = slotBucket(cfg, Math.max(...active.map(position)) + 1);
     if (active.length <= cache.rows / 2 || need > cache.slots) {
@@ -91,30 +97,7 @@ export async function runHostGroup(
       cache.copySlots(step, r.slot, 0, r.slot, position(r), 1);
       advance(r, logprobs.subarray(r.slot * v, (r.slot + 1) * v));
     }
-    if (prefix) storeRows(cfg, prefix, cache, active.filter((r) => r.done));
     active = active.filter((r) => !r.done);
-  }
-}
-
-/**
- * Files finished rows in the prefix store: a copy of each row's keys and values for its prompt
- * and all but its last token (the one never fed back).
- */
-function storeRows(
-  cfg: GptSession["config"],
-  prefix: HostPrefixStore,
-  cache: HostKvCache,
-  finished: Row[],
-): void {
-  for (const r of finished) {
-    const prompt = r.state.job.prompt;
-    const n = prompt.length + r.seq.tokens.length - 1;
-    const tokens = new Int32Array(n);
-    tokens.set(prompt);
-    tokens.set(r.seq.tokens.slice(0, -1), prompt.length);
-    const row = new HostKvCache(cfg, 1, n);
-    row.copySlots(cache, r.slot, 0, 0, 0, n);
-    prefix.cache.insert(prefix.owner, tokens, row);
   }
 }
 
@@ -145,9 +128,10 @@ async function decodeStep(gpt: GptSession, cache: HostKvCache, active: Row[]) {
 }
 
 /**
- * Runs the group's distinct prompts (a GRPO group sends one prompt several times), longest
- * first in chunks whose attention fits the prefill budget, and fills prompt logprobs. Returns
- * each job's prompt run.
+ * Runs the group's distinct prompts (a GRPO group sends one prompt several times) block by
+ * block, past the whole blocks each finds in the prefix cache, stores their new whole blocks
+ * there, and fills prompt logprobs. Prompts that start at the same block run together, longest
+ * first, in chunks whose attention fits the prefill budget. Returns each job's prompt run.
  */
 async function prefillPrompts(
   gpt: GptSession,
@@ -159,134 +143,168 @@ async function prefillPrompts(
   const { repOf, hits, full } = distinctPrompts<PrefixHit<HostKvCache>>(
     jobs,
     group.jobs,
-    prefix && ((p) => prefix.cache.lookup(prefix.owner, p)),
+    prefix && ((p) => prefix.cache.lookup(prefix.owner, p, PREFILL_BLOCK)),
   );
   const length = (r: number) => jobs[r].job.prompt.length;
-  const sorted = full.sort((a, b) => length(b) - length(a));
+  const reused = (r: number) => hits.get(r)?.length ?? 0;
+  const reps = [...full, ...hits.keys()].sort((a, b) =>
+    reused(a) - reused(b) || length(b) - length(a)
+  );
   const runs = new Map<number, PromptRun>();
-  for (let next = 0; next < sorted.length;) {
-    const t = length(sorted[next]);
-    const [chunk] = scoreChunks(cfg, sorted.slice(next), t, t);
+  for (let next = 0; next < reps.length;) {
+    const from = reused(reps[next]);
+    const sameStart = reps.slice(next).filter((r) => reused(r) === from);
+    const slots = blocksOf(length(sameStart[0])) * PREFILL_BLOCK;
+    const [chunk] = scoreChunks(cfg, sameStart, PREFILL_BLOCK, slots + PREFILL_BLOCK);
     next += chunk.length;
-    const wanted = [...repOf].filter(([j, r]) => chunk.includes(r) && wantsPromptLogprobs(jobs[j]));
-    const all = wanted.length > 0;
-    const out = await runPrompts(gpt, chunk.map((r) => jobs[r].job.prompt), t, all);
-    const cache = new HostKvCache(cfg, chunk.length, t, out);
-    const v = cfg.vocabSize;
-    const dist = (i: number, pos: number) => {
-      const at = all ? i * t + pos : i;
-      return out.logprobs.subarray(at * v, (at + 1) * v);
-    };
-    chunk.forEach((r, i) =>
-      runs.set(r, {
-        segments: [{ cache, row: i, at: 0, n: length(r) }],
-        firstDraw: dist(i, length(r) - 1),
-      })
+    const logprobJobs = [...repOf].filter(([j, r]) =>
+      chunk.includes(r) && wantsPromptLogprobs(jobs[j])
     );
-    for (const [j, r] of wanted) fillPromptLogprobs(jobs[j], (pos) => dist(chunk.indexOf(r), pos));
-  }
-  const ids = [...hits.keys()];
-  const suffix = (r: number) => length(r) - hits.get(r)!.length;
-  ids.sort((a, b) => suffix(b) - suffix(a));
-  for (let next = 0; next < ids.length;) {
-    const t = suffix(ids[next]);
-    const slots = Math.max(...ids.slice(next).map((r) => hits.get(r)!.length));
-    const [chunk] = scoreChunks(cfg, ids.slice(next), t, slots + t);
-    next += chunk.length;
-    const out = await extendPrompts(
+    const done = await runBlocks(
       gpt,
-      chunk.map((r) => ({ hit: hits.get(r)!, prompt: jobs[r].job.prompt })),
-      t,
+      chunk.map((r) => ({
+        prompt: jobs[r].job.prompt,
+        hit: hits.get(r),
+        allPositions: logprobJobs.some(([, rep]) => rep === r),
+      })),
       slots,
     );
-    const cache = new HostKvCache(cfg, chunk.length, t, out);
-    const v = cfg.vocabSize;
-    chunk.forEach((r, i) => {
-      const hit = hits.get(r)!;
-      runs.set(r, {
-        segments: [
-          { cache: hit.cache, row: 0, at: 0, n: hit.length },
-          { cache, row: i, at: hit.length, n: suffix(r) },
-        ],
-        firstDraw: out.logprobs.subarray(i * v, (i + 1) * v),
-      });
-    });
+    chunk.forEach((r, i) => runs.set(r, done[i]));
+    for (const [j, r] of logprobJobs) {
+      const dists = done[chunk.indexOf(r)].positions!;
+      fillPromptLogprobs(jobs[j], (pos) => dists[pos]);
+    }
+    if (prefix) storeBlocks(cfg, prefix, chunk.map((r) => jobs[r].job.prompt), done, from);
   }
   const out = new Map<number, PromptRun>();
   for (const [j, r] of repOf) out.set(j, runs.get(r)!);
   return out;
 }
 
+/** Whole and partial blocks of a prompt of `n` tokens. */
+function blocksOf(n: number): number {
+  return Math.ceil(n / PREFILL_BLOCK);
+}
+
 /**
- * Runs the uncached ends of prompts (`t` tokens per row, right-padded) over their cached
- * prefixes, stacked into `slots` past slots; the LM head runs at each prompt's last token.
+ * A prompt to prefill: its cached whole blocks, if any, and whether every position's
+ * log-distribution is wanted (prompt logprobs).
  */
-function extendPrompts(
+interface BlockPrompt {
+  prompt: Int32Array;
+  hit?: PrefixHit<HostKvCache>;
+  allPositions: boolean;
+}
+
+/**
+ * Prefills prompts that start at the same block (`hit` lengths equal) into one cache of
+ * `slots` slots, one run per block: the rows whose prompt has that block, each over the slots it
+ * has written (the rest masked). Returns each prompt's run, with every position's
+ * log-distribution for those that want them.
+ */
+async function runBlocks(
   gpt: GptSession,
-  rows: { hit: PrefixHit<HostKvCache>; prompt: Int32Array }[],
-  t: number,
+  prompts: BlockPrompt[],
   slots: number,
+): Promise<(PromptRun & { positions?: Float32Array[] })[]> {
+  const cfg = gpt.config, v = cfg.vocabSize, t = PREFILL_BLOCK;
+  const cache = new HostKvCache(cfg, prompts.length, slots);
+  const runs = prompts.map((p, i) => {
+    if (p.hit) cache.copySlots(p.hit.cache, 0, 0, i, 0, p.hit.length);
+    return {
+      cache,
+      row: i,
+      length: p.prompt.length,
+      firstDraw: new Float32Array(0),
+      positions: p.allPositions ? new Array<Float32Array>(p.prompt.length) : undefined,
+    };
+  });
+  const first = (prompts[0].hit?.length ?? 0) / t;
+  const last = Math.max(...prompts.map((p) => blocksOf(p.prompt.length))) - 1;
+  const heads = prompts.some((p) => p.allPositions) ? t : 1;
+  for (let b = first; b <= last; b++) {
+    const rows = prompts.flatMap((p, i) => blocksOf(p.prompt.length) > b ? [i] : []);
+    const out = await runBlock(
+      gpt,
+      cache,
+      rows.map((i) => ({ i, prompt: prompts[i].prompt })),
+      b,
+      heads,
+    );
+    const step = new HostKvCache(cfg, rows.length, t, out);
+    rows.forEach((i, k) => {
+      const n = Math.min(t, prompts[i].prompt.length - b * t);
+      cache.copySlots(step, k, 0, i, b * t, n);
+      const dist = (p: number) => {
+        const at = heads === 1 ? k : k * heads + p;
+        return out.logprobs.slice(at * v, (at + 1) * v);
+      };
+      if (b * t + n === prompts[i].prompt.length) runs[i].firstDraw = dist(n - 1);
+      const positions = runs[i].positions;
+      if (positions) { for (let p = 0; p < n; p++) positions[b * t + p] = dist(p); }
+    });
+  }
+  return runs;
+}
+
+/**
+ * One prefill run: block `b` of each row's prompt (right-padded to {@link PREFILL_BLOCK}) over
+ * the first `b` blocks of its row of `cache`. The LM head runs at every position with
+ * `heads` = the block size, else at the prompt's last position in the block.
+ */
+function runBlock(
+  gpt: GptSession,
+  cache: HostKvCache,
+  rows: { i: number; prompt: Int32Array }[],
+  b: number,
+  heads: number,
 ) {
-  const cfg = gpt.config, b = rows.length;
-  const past = new HostKvCache(cfg, b, slots);
-  const ids = new BigInt64Array(b * t), positions = new BigInt64Array(b * t);
-  const keyBias = new Float32Array(b * (slots + t)).fill(MASKED);
-  const headIndex = new BigInt64Array(b);
-  rows.forEach(({ hit, prompt }, i) => {
-    past.copySlots(hit.cache, 0, 0, i, 0, hit.length);
-    keyBias.fill(0, i * (slots + t), i * (slots + t) + hit.length);
-    const rest = prompt.length - hit.length;
+  const cfg = gpt.config, t = PREFILL_BLOCK, slots = cache.slots, n = rows.length;
+  const past = cache.rows === n ? cache : cache.remap(cfg, rows.map((r) => r.i), slots);
+  const ids = new BigInt64Array(n * t), positions = new BigInt64Array(n * t);
+  const keyBias = new Float32Array(n * (slots + t)).fill(MASKED);
+  const headIndex = new BigInt64Array(n * heads);
+  rows.forEach(({ prompt }, k) => {
+    keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
+    const rest = Math.min(t, prompt.length - b * t);
     for (let p = 0; p < t; p++) {
-      ids[i * t + p] = BigInt(p < rest ? prompt[hit.length + p] : 0);
-      positions[i * t + p] = BigInt(Math.min(hit.length + p, cfg.maxSeqLen - 1));
-      if (p < rest) keyBias[i * (slots + t) + slots + p] = 0;
+      ids[k * t + p] = BigInt(p < rest ? prompt[b * t + p] : 0);
+      positions[k * t + p] = BigInt(Math.min(b * t + p, cfg.maxSeqLen - 1));
+      if (p < rest) keyBias[k * (slots + t) + slots + p] = 0;
     }
-    headIndex[i] = BigInt(rest - 1);
+    if (heads === 1) headIndex[k] = BigInt(rest - 1);
+    else for (let p = 0; p < heads; p++) headIndex[k * heads + p] = BigInt(p);
   });
   return gpt.run({
-    rows: b,
+    rows: n,
     tokens: t,
     slots,
     ids,
     positions,
     keyBias,
     headIndex,
-    heads: 1,
+    heads,
     pastKeys: past.keys,
     pastValues: past.values,
   });
 }
 
 /**
- * Prefills right-padded `prompts` (`t` tokens per row): the LM head runs at every position
- * with `all`, else at each prompt's last token only.
+ * Files the whole blocks of each prompt that it did not read from the prefix cache (those past
+ * `from`): one row of keys and values per prompt, superseding the entries it extends.
  */
-function runPrompts(gpt: GptSession, prompts: Int32Array[], t: number, all: boolean) {
-  const b = prompts.length;
-  const ids = new BigInt64Array(b * t), positions = new BigInt64Array(b * t);
-  const keyBias = new Float32Array(b * t);
-  const heads = all ? t : 1;
-  const headIndex = new BigInt64Array(b * heads);
+function storeBlocks(
+  cfg: GptSession["config"],
+  prefix: HostPrefixStore,
+  prompts: Int32Array[],
+  runs: PromptRun[],
+  from: number,
+): void {
   prompts.forEach((prompt, i) => {
-    for (let p = 0; p < t; p++) {
-      ids[i * t + p] = BigInt(p < prompt.length ? prompt[p] : 0);
-      positions[i * t + p] = BigInt(p);
-      if (p >= prompt.length) keyBias[i * t + p] = MASKED;
-      if (all) headIndex[i * t + p] = BigInt(p);
-    }
-    if (!all) headIndex[i] = BigInt(prompt.length - 1);
-  });
-  const empty = Array.from({ length: gpt.config.nLayers }, () => new Float32Array(0));
-  return gpt.run({
-    rows: b,
-    tokens: t,
-    slots: 0,
-    ids,
-    positions,
-    keyBias,
-    headIndex,
-    heads,
-    pastKeys: empty,
-    pastValues: empty,
+    const n = Math.floor(prompt.length / PREFILL_BLOCK) * PREFILL_BLOCK;
+    if (n <= from) return;
+    const row = new HostKvCache(cfg, 1, n);
+    row.copySlots(runs[i].cache, runs[i].row, 0, 0, 0, n);
+    prefix.cache.insert(prefix.owner, prompt.slice(0, n), row);
   });
 }
