@@ -108,6 +108,36 @@ for (const mode of ["sync", "async"]) {
   });
 }
 
+Deno.test("train script: the same command with the same seed replays exactly (episodes, log-probs, metrics)", async () => {
+  // Eight multi-turn episodes in flight: whether a turn finds an earlier one in the prefix
+  // cache, and which requests share a sampler run, depend on timing; no number may.
+  const runOnce = async () => {
+    const logDir = join(await Deno.makeTempDir(), "run");
+    const out = await finish(train([
+      "--max-steps=2",
+      "--batch-size=2",
+      "--group-size=4",
+      "--eval.episodes=0",
+      `--log-path=${logDir}`,
+    ], await Deno.makeTempDir()));
+    assert.equal(out.code, 0, out.stderr);
+    const rollouts = [1, 2].map((s) =>
+      Deno.readTextFileSync(join(logDir, "rollouts", `iteration_00000${s}.jsonl`))
+    );
+    const metrics = (await readJsonl(join(logDir, "metrics.jsonl"))).map((row) =>
+      Object.fromEntries(
+        Object.entries(row as Record<string, unknown>).filter(([k]) => !k.startsWith("time/")),
+      )
+    );
+    return { rollouts, metrics };
+  };
+  const a = await runOnce();
+  const b = await runOnce();
+  assert.ok(a.rollouts[0].includes('"logprobs"'), "the rollouts carry log-probs");
+  assert.deepEqual(b.rollouts, a.rollouts);
+  assert.deepEqual(b.metrics, a.metrics);
+});
+
 Deno.test("train script: Ctrl-C finishes the step, saves a checkpoint and exits cleanly", async () => {
   const home = await Deno.makeTempDir();
   const logDir = join(await Deno.makeTempDir(), "run");
