@@ -4,9 +4,10 @@
  * γ-discounted returns with ReBN, `importance_sampling`), side by side in one run: each arm is
  * its own process with its own embedded backend (one wasm thread each, so on a 2-core machine
  * both arms run at once under the same load). Each arm stops at its step or wall budget or once
- * its policy reaches the goal on validation episodes (checked when the training success of the
- * last `goalWindow` steps reaches it); a held-out evaluation of the final policy closes each arm,
- * and the base model is evaluated on the same held-out seeds.
+ * its policy clears the goal on validation episodes by a standard error ({@link validationBar};
+ * checked when the training success of the last `goalWindow` steps reaches the goal); a held-out
+ * evaluation of the final policy closes each arm, and the base model is evaluated on the same
+ * held-out seeds.
  * Every step also records how the policy used the feedback (consistent, bisecting, repeated
  * guesses) from the run's rollout store.
  *
@@ -192,8 +193,8 @@ export interface GoalCheck {
  * The goal is judged on held-out play, not on training episodes: once the training success of
  * the last `goalWindow` steps reaches it, the run stops, and the policy plays `evalEpisodes`
  * validation episodes (held-out seeds after the reported ones, see {@link evaluate}). At or
- * above {@link validationBar} the arm is done; below it, the run resumes from its checkpoint (the trainer's
- * own resume) and is checked again no sooner than `goalWindow` steps later. Stopping on the
+ * above {@link validationBar} the arm is done; below it, the run resumes from its checkpoint
+ * (the trainer's own resume) and is checked again no sooner than `goalWindow` steps later. Stopping on the
  * training window alone once scored 0.89 held-out after a window of 0.97; checking on the
  * reported episodes themselves would pick a lucky draw of them.
  */
