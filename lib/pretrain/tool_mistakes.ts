@@ -26,7 +26,7 @@ export type MistakeKind = typeof MISTAKE_KINDS[number];
  * - `unclosed_json`: the call's JSON without its last brace (a parse error);
  * - `empty_call`: `<tool_call>` and `</tool_call>` around nothing (a parse error);
  * - `no_call`: the move's text without its call (the environment says no call was detected);
- * - `bare_close`: only `</tool_call>` (no call either).
+ * - `bare_close`: only `</tool_call>` (a parse error: it closes a call that never opened).
  *
  * @example
  * const move = { role: "assistant", content: "", toolCalls: [{ name: "guess", arguments: { number: 5 } }] };

@@ -55,6 +55,12 @@ export function parseAssistantText(text: string, ok: boolean): ParsedResponse {
       rest = rest.slice(0, first).replace(/\n$/, "") + (tail ? `\n${tail}` : "");
     }
   }
+  // A `</tool_call>` that closes no block is a call whose opening the model never wrote (the
+  // sampler stops at that tag because it ends a call): malformed, not plain text, so it meets
+  // the same rules (`rollout.on_invalid_tool_call`) as a call that does not parse.
+  if (!error && rest.replace(TOOL_CALL, "").includes("</tool_call>")) {
+    error = "</tool_call> without its opening <tool_call>";
+  }
   message.content = rest;
   if (calls.length && !error) message.toolCalls = calls;
   return error ? { message, ok, error } : { message, ok };

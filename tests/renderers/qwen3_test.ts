@@ -202,6 +202,16 @@ Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool cal
   assert.match(bad.message.content, /<tool_call>/);
   const open = r.parseResponse(tok.encode('<tool_call>\n{"name": "f", "arguments": {}}<|im_end|>'));
   assert.match(open.error ?? "", /unterminated/);
+  // What a collapsing policy wrote in an RL run (tmp runs of the tool GuessTheNumber): the
+  // closing tag the sampler stops at, with no call before it.
+  const stray = r.parseResponse(tok.encode("Above 6}}\nAbove 8}}\n</tool_call><|im_end|>"));
+  assert.equal(stray.ok, true);
+  assert.match(stray.error ?? "", /without its opening <tool_call>/);
+  assert.equal(stray.message.toolCalls, undefined);
+  const after = r.parseResponse(
+    tok.encode('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\n</tool_call><|im_end|>'),
+  );
+  assert.match(after.error ?? "", /without its opening/);
 });
 
 Deno.test("Qwen3 Instruct-2507: ChatML with no think block anywhere, tools as Qwen3 declares them", () => {
