@@ -54,7 +54,7 @@ export const LEARNING_BENCH = {
    *   (`learning_2026_11_26.json`);
    * - 1.5 on 512 (0.964): ours stopped at step 177 again, on 0.965, held out 0.945
    *   (`learning_2026_11_26_validation_512.json`).
-   * At two standard errors (0.969), a policy at the goal clears the bar by luck on 2 % of checks.
+   * At two standard errors (0.969), a policy at the goal clears the bar by luck on about 2 % of checks.
    */
   validationMarginSe: 2,
   /**

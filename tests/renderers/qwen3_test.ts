@@ -202,8 +202,8 @@ Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool cal
   assert.match(bad.message.content, /<tool_call>/);
   const open = r.parseResponse(tok.encode('<tool_call>\n{"name": "f", "arguments": {}}<|im_end|>'));
   assert.match(open.error ?? "", /unterminated/);
-  // What a collapsing policy wrote in an RL run (tmp runs of the tool GuessTheNumber): the
-  // closing tag the sampler stops at, with no call before it.
+  // What a collapsing policy wrote in an RL run of the ORS GuessTheNumber (bench/results/
+  // hand_runs.json, ors_bare_close_2026_11_26): the closing tag the sampler stops at, no call.
   const stray = r.parseResponse(tok.encode("Above 6}}\nAbove 8}}\n</tool_call><|im_end|>"));
   assert.equal(stray.ok, true);
   assert.match(stray.error ?? "", /without its opening <tool_call>/);
