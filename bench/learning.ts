@@ -4,8 +4,9 @@
  * γ-discounted returns with ReBN, `importance_sampling`), side by side in one run: each arm is
  * its own process with its own embedded backend (one wasm thread each, so on a 2-core machine
  * both arms run at once under the same load). Each arm stops at its step or wall budget or once
- * its policy clears the goal on 512 validation episodes by 2 standard errors ({@link validationBar};
- * checked when the training success of the last `goalWindow` steps reaches the goal); a held-out
+ * its policy clears the goal on validation episodes by a margin of standard errors
+ * ({@link validationBar}: `validationEpisodes`, `validationMarginSe`; checked when the training
+ * success of the last `goalWindow` steps reaches the goal); a held-out
  * evaluation of the final policy closes each arm, and the base model is evaluated on the same
  * held-out seeds.
  * Every step also records how the policy used the feedback (consistent, bisecting, repeated
