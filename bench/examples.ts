@@ -104,9 +104,9 @@ export const EXAMPLES: ExampleCase[] = [
     train: ["--config_path", "configs/openreward-single.yaml"],
   },
   {
-    // The config's own max_steps (30), with the header's batch size.
+    // The config's own max_steps (60), with its ORS game's server beside it.
     name: "configs/openreward-multi.yaml",
-    train: ["--config_path", "configs/openreward-multi.yaml", "--overrides", "batch_size=8"],
+    train: ["--config_path", "configs/openreward-multi.yaml"],
     orsPort: 8080,
   },
   {

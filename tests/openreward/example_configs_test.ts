@@ -28,7 +28,7 @@ async function oneStep(args: string[]): Promise<Record<string, number>> {
 Deno.test("configs/openreward-multi.yaml trains on datums from its first step (its ORS server in process)", async () => {
   const tools = listToolEnvironments();
   const server = await startOrsServer({
-    environments: [tools["tool:GuessTheNumber-v0-easy"], tools["tool:Arithmetic-v0-easy"]],
+    environments: [tools["tool:GuessTheNumber-v0-easy"]],
   });
   try {
     const row = await oneStep([
@@ -37,7 +37,6 @@ Deno.test("configs/openreward-multi.yaml trains on datums from its first step (i
       "max_steps=1",
       "eval.episodes=0",
       `environments.guessthenumber-v0-easy.base_url=${server.url}`,
-      `environments.arithmetic-v0-easy.base_url=${server.url}`,
     ]);
     assert.ok(row["train/datums"] > 0, JSON.stringify(row));
   } finally {
