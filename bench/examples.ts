@@ -75,8 +75,9 @@ export const EXAMPLES: ExampleCase[] = [
     name: "tool:GuessTheNumber-v0-easy",
     // The local model that calls tools; a call is about 30 tokens, and with the default 256 a
     // turn the tools' declarations leave too little of the local context. An episode ends at a
-    // malformed call; each group samples 16 and trains on the 4 whose rewards vary most; 80
-    // steps, held out on 256 episodes (models/README.md, "RL on the tool GuessTheNumber").
+    // malformed call, which scores -1; each group samples 16 and trains on the 4 whose rewards
+    // vary most; 80 steps, held out on 256 episodes (models/README.md, "RL on the tool
+    // GuessTheNumber").
     train: [
       "--env-id",
       "tool:GuessTheNumber-v0-easy",
@@ -86,6 +87,8 @@ export const EXAMPLES: ExampleCase[] = [
       "96",
       "--terminate-on-parse-error",
       "true",
+      "--rollout.invalid-tool-call-reward",
+      "-1",
       "--group-size",
       "16",
       "--advantages.downsample-to",
