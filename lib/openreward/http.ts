@@ -175,7 +175,8 @@ export class OrsTransport {
       } catch (e) {
         if (opts.signal?.aborted || ++attempt >= this.retry.attempts) {
           throw new OrsError(
-            `${target.env}: cannot reach ${this.baseUrl}${path}: ${(e as Error).message}`,
+            `${target.env}: cannot reach ${this.baseUrl}${path}: ${(e as Error).message}` +
+              startHint(this.baseUrl),
           );
         }
         this.stats.retries++;
@@ -262,4 +263,16 @@ function clip(s: string): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * What to do when a server on this machine does not answer: most often it was never started
+ * (the multi config's header starts this project's first).
+ */
+function startHint(baseUrl: string): string {
+  const url = URL.parse(baseUrl);
+  if (!url || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return "";
+  return ` (is its server running? this project's: deno task envs serve --port ${
+    url.port || (url.protocol === "https:" ? "443" : "80")
+  })`;
 }

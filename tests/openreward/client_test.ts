@@ -219,6 +219,25 @@ Deno.test("ors client: 429 at capacity backs off, then succeeds or fails with on
   });
 });
 
+Deno.test("ors client: a server on this machine that does not answer is named with how to start one", async () => {
+  // A port that was just free: nothing listens on it.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const client = new OrsClient({
+    baseUrl: `http://127.0.0.1:${port}`,
+    retry: { ...FAST, attempts: 1 },
+  });
+  const e = await rejection(() => client.environment("probe").numTasks("train"), OrsError);
+  assert.match(e.message, /^probe: cannot reach http:\/\/127\.0\.0\.1:\d+\/probe\/num_tasks: /);
+  assert.ok(
+    e.message.endsWith(
+      `(is its server running? this project's: deno task envs serve --port ${port})`,
+    ),
+    e.message,
+  );
+});
+
 Deno.test("ors client: 404 names the environment (self-hosted and hosted routing)", async () => {
   await withServer({}, async (url) => {
     const client = new OrsClient({ baseUrl: url, retry: FAST });
