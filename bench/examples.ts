@@ -122,14 +122,16 @@ export const EXAMPLES: ExampleCase[] = [
       "--batch-size",
       "8",
       "--max-steps",
-      "40",
+      "80",
       "--proxy-port",
       `${PROXY_PORT}`,
       // The agent plays GuessTheNumber: the held-out line plays it too.
       "--eval.env-id",
       "game:GuessTheNumber-v0-easy",
+      "--eval.episodes",
+      "256",
     ],
-    agent: ["--episodes", "800", "--concurrency", "8"],
+    agent: ["--episodes", "1600", "--concurrency", "8"],
   },
 ];
 
