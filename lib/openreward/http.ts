@@ -272,7 +272,7 @@ function sleep(ms: number): Promise<void> {
 function startHint(baseUrl: string): string {
   const url = URL.parse(baseUrl);
   if (!url || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return "";
-  return ` (is its server running? this project's: deno task envs serve --port ${
-    url.port || (url.protocol === "https:" ? "443" : "80")
-  })`;
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return " (nothing answers there: start its server, e.g. this project's with " +
+    `deno task envs serve --port ${port})`;
 }

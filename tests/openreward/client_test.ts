@@ -232,7 +232,7 @@ Deno.test("ors client: a server on this machine that does not answer is named wi
   assert.match(e.message, /^probe: cannot reach http:\/\/127\.0\.0\.1:\d+\/probe\/num_tasks: /);
   assert.ok(
     e.message.endsWith(
-      `(is its server running? this project's: deno task envs serve --port ${port})`,
+      `(nothing answers there: start its server, e.g. this project's with deno task envs serve --port ${port})`,
     ),
     e.message,
   );
