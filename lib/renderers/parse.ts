@@ -57,8 +57,9 @@ export function parseAssistantText(text: string, ok: boolean): ParsedResponse {
   }
   // A `</tool_call>` that closes no block is a call whose opening the model never wrote (the
   // sampler stops at that tag because it ends a call): malformed, not plain text, so it meets
-  // the same rules (`rollout.on_invalid_tool_call`) as a call that does not parse.
-  if (!error && rest.replace(TOOL_CALL, "").includes("</tool_call>")) {
+  // the same rules (`rollout.on_invalid_tool_call`) as a call that does not parse. Without an
+  // error, `rest` has no whole block left, so any closing tag in it is such a stray.
+  if (!error && rest.includes("</tool_call>")) {
     error = "</tool_call> without its opening <tool_call>";
   }
   message.content = rest;
