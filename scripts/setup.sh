@@ -5,6 +5,8 @@
 # Chromium, which the run viewer's browser test (tests/viewer/browser_test.ts) drives.
 # Without apt (or root/sudo) those tests are skipped, and this says so. Safe to run again, and
 # leaves `git status` clean: both lock files are read, never rewritten (npm ci, --frozen).
+# Its last line is the one way the docs call Deno: the `export PATH=...` line that puts this
+# checkout's Deno first on PATH, so `deno task ...` works as every page writes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x tools/node_modules/.bin/deno ]; then
@@ -58,3 +60,7 @@ setup_chromium() {
   echo "$(chromium --version 2>/dev/null | head -1) installed"
 }
 setup_chromium
+
+# The docs write `deno task ...`: this puts this checkout's Deno on PATH (README.md says the same).
+echo "setup: done. To type \`deno task ...\` in this shell, run:"
+echo "  export PATH=\"$PWD/tools/node_modules/.bin:\$PATH\""
