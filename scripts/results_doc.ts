@@ -10,6 +10,7 @@
  */
 
 import { join } from "node:path";
+import { runCli, UsageError } from "../lib/cli/args.ts";
 
 /** One results file: its name (without `.json`) and its parsed content. */
 export interface ResultsFile {
@@ -315,33 +316,26 @@ export async function readResults(root = ROOT): Promise<ResultsFile[]> {
 }
 
 if (import.meta.main) {
-  const args = Deno.args;
-  if (args.includes("--help")) {
-    console.log(
-      "Writes docs/results.md from bench/results/*.json.\n\n" +
-        "usage: deno task results [--check]\n" +
-        "--check: write nothing; exit 1 when the committed page differs from the files.",
-    );
-    Deno.exit(0);
-  }
-  const unknown = args.filter((a) => a !== "--check");
-  if (unknown.length) {
-    console.error(`error: unknown argument ${unknown[0]} (see deno task results --help)`);
-    Deno.exit(2);
-  }
-  const page = await resultsPage();
-  const path = join(ROOT, RESULTS_PAGE);
-  if (args.includes("--check")) {
-    const committed = await Deno.readTextFile(path).catch(() => "");
-    if (committed !== page) {
-      console.error(
-        `error: ${RESULTS_PAGE} is not what bench/results/ gives: run deno task results`,
-      );
-      Deno.exit(1);
+  await runCli(async () => {
+    const unknown = Deno.args.filter((a) => a !== "--check");
+    if (unknown.length) throw new UsageError(`unknown argument ${unknown[0]}`);
+    const page = await resultsPage();
+    const path = join(ROOT, RESULTS_PAGE);
+    if (Deno.args.includes("--check")) {
+      const committed = await Deno.readTextFile(path).catch(() => "");
+      if (committed !== page) {
+        throw new Error(`${RESULTS_PAGE} is not what bench/results/ gives: run deno task results`);
+      }
+      console.log(`${RESULTS_PAGE} matches bench/results/`);
+    } else {
+      await Deno.writeTextFile(path, page);
+      console.log(`wrote ${RESULTS_PAGE} from ${RESULTS_DIR}/`);
     }
-    console.log(`${RESULTS_PAGE} matches bench/results/`);
-  } else {
-    await Deno.writeTextFile(path, page);
-    console.log(`wrote ${RESULTS_PAGE} from ${RESULTS_DIR}/`);
-  }
+  }, {
+    run: "deno task results",
+    about: "Writes docs/results.md from bench/results/*.json: a table per benchmark suite, and " +
+      "the headline numbers of any other results file.",
+    usage: "usage: deno task results [--check]\n" +
+      "  --check  write nothing; exit 1 when the committed page differs from the files",
+  });
 }

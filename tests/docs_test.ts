@@ -236,6 +236,7 @@ for (const [file, command] of runnableCommands()) {
     if (/deno task train\b/.test(command)) {
       const stdout = new TextDecoder().decode(out.stdout);
       assert.ok(/held-out success: base/.test(stdout), `\`${run}\` printed no held-out line`);
+      assert.ok(/^step 1: /m.test(stdout), `\`${run}\` did not stop after step 1`);
     }
   });
 }

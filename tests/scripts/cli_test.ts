@@ -35,6 +35,7 @@ const TASKS: Record<string, { script: string; bad: string[]; error: RegExp }> = 
   pretrain: { script: "scripts/pretrain.ts", bad: ["--batch-size", "-1"], error: /--batch-size: / },
   proxy: { script: "scripts/proxy.ts", bad: ["--proxy-port", "-5"], error: /--proxy-port: / },
   report: { script: "scripts/report.ts", bad: [], error: /give a run directory/ },
+  results: { script: "scripts/results_doc.ts", bad: ["--nope"], error: /unknown argument --nope/ },
   runs: { script: "scripts/runs.ts", bad: ["--nope"], error: /Unknown option '--nope'/ },
   serve: { script: "scripts/serve.ts", bad: ["--port", "-1"], error: /--port: .*>=0/ },
   sft: { script: "scripts/sft.ts", bad: ["--steps", "-3"], error: /--steps: / },
