@@ -201,12 +201,13 @@ function headlineRows(data: Obj, prefix = "", depth = 0): string[][] {
   return rows;
 }
 
-function genericSection(f: ResultsFile): string {
+function genericSection(f: ResultsFile, skip: string[] = []): string {
   const parts: string[] = [];
-  const rows = headlineRows(f.data);
+  const data = Object.fromEntries(Object.entries(f.data).filter(([k]) => !skip.includes(k)));
+  const rows = headlineRows(data);
   if (rows.length) parts.push(table(["field", "value"], rows.slice(0, 40)));
   if (rows.length > 40) parts.push(`\n${rows.length - 40} more fields are in the file.`);
-  for (const [k, v] of Object.entries(f.data)) {
+  for (const [k, v] of Object.entries(data)) {
     if (isObj(v) && Array.isArray(v.runs) && v.runs.some((r) => isObj(r) && "held_out" in r)) {
       parts.push(`\n**${k}**\n\n${runsTable(v.runs)}`);
     } else if (Array.isArray(v) && v.some((r) => isObj(r) && "held_out" in r)) {
@@ -216,9 +217,12 @@ function genericSection(f: ResultsFile): string {
   return parts.join("\n") || "No headline numbers: see the file.";
 }
 
+/** The key of hand_runs.json that holds the search for the README's first command. */
+const RECIPE_KEY = "first_command_2026_11_26";
+
 /** The recipe search behind the README's first command (hand_runs.json). */
 function recipeSection(f: ResultsFile): string {
-  const search = f.data.first_command_2026_11_26;
+  const search = f.data[RECIPE_KEY];
   if (!isObj(search) || !Array.isArray(search.runs)) return "";
   return [
     "How the README's first command was found, run by run.",
@@ -255,7 +259,11 @@ export function renderResults(input: ResultsFile[]): string {
   if (rollout.length) add("Rollouts", rolloutSection(rollout));
   const soak = pick((f) => f.data.benchmark === "soak");
   if (soak.length) add("Memory soak", soakSection(soak));
-  for (const f of pick(() => true)) add(`\`${f.name}.json\` (${dateOf(f)})`, genericSection(f));
+  for (const f of pick(() => true)) {
+    // The recipe search of hand_runs.json has its own section above.
+    const skip = f.name === "hand_runs" ? [RECIPE_KEY] : [];
+    add(`\`${f.name}.json\` (${dateOf(f)})`, genericSection(f, skip));
+  }
 
   const out = [
     "# Measurements",
