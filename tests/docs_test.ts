@@ -240,3 +240,27 @@ for (const [file, command] of runnableCommands()) {
     }
   });
 }
+
+/** Mean words per sentence of a page's prose: code, tables, headings and link targets left out. */
+function meanSentenceWords(markdown: string): number {
+  const prose = markdown.replace(/```[\s\S]*?```/g, "").split("\n")
+    .filter((l) => !/^\s*(\||#|<!--)/.test(l)).join(" ")
+    .replace(/`[^`]*`/g, "X").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
+  const sentences = prose.split(/(?<=[.!?])\s+/).map((s) => s.split(/\s+/).filter(Boolean).length)
+    .filter((words) => words > 2);
+  return sentences.reduce((a, b) => a + b, 0) / Math.max(1, sentences.length);
+}
+
+Deno.test("docs: the README and the newcomer pages keep sentences short (20 words on average at most)", async () => {
+  const pages = [
+    "README.md",
+    "docs/tutorial.md",
+    "docs/concepts.md",
+    "docs/faq.md",
+    "docs/training.md",
+  ];
+  const all = await docs();
+  const long = pages.map((p) => [p, meanSentenceWords(all.get(p) ?? "")] as const)
+    .filter(([, mean]) => mean > 20).map(([p, mean]) => `${p}: ${mean.toFixed(1)} words`);
+  assert.deepEqual(long, []);
+});
