@@ -215,7 +215,8 @@ for (const [file, command] of runnableCommands()) {
   if (/deno task test\b/.test(command) || seen.has(command)) continue;
   seen.add(command);
   Deno.test(`docs: runs ${file}: ${command.slice(0, 90)}`, async () => {
-    const logDir = await Deno.makeTempDir({ prefix: "docs_run_" });
+    const home = await Deno.makeTempDir({ prefix: "docs_run_" });
+    const logDir = join(home, "run");
     const run = /deno task train\b/.test(command)
       ? `${command} ${TRAIN_OVERRIDES.join(" ")} --log-path ${logDir}`
       : command;
@@ -225,12 +226,19 @@ for (const [file, command] of runnableCommands()) {
     const out = await new Deno.Command("bash", {
       args: ["-c", script],
       cwd: ROOT,
-      env: { PATH: pathWithoutDeno(), NO_COLOR: "1" },
+      // The embedded backend, whatever keys this shell holds; checkpoints in a throwaway home.
+      env: {
+        PATH: pathWithoutDeno(),
+        NO_COLOR: "1",
+        TINKER_API_KEY: "",
+        WANDB_API_KEY: "",
+        TINKERBENCH_HOME: home,
+      },
       stdout: "piped",
       stderr: "piped",
       signal: AbortSignal.timeout(300_000),
     }).output();
-    await Deno.remove(logDir, { recursive: true }).catch(() => {});
+    await Deno.remove(home, { recursive: true }).catch(() => {});
     const tail = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-5).join("\n");
     assert.ok(out.success, `\`${run}\` exited ${out.code}:\n${tail}`);
     if (/deno task train\b/.test(command)) {
