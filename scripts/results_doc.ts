@@ -62,16 +62,24 @@ function heldOut(h: unknown): string {
   return episodes === undefined ? line : `${line} (${episodes})`;
 }
 
-/** A `runs` list of hand runs: command, where it ran, steps, held-out line, wall. */
+/** A `runs` list of hand runs: command, where it ran, steps, held-out line, wall (and error). */
 function runsTable(runs: unknown[]): string {
-  const rows = runs.filter(isObj).map((r) => [
-    `\`${String(r.command ?? r.name ?? "")}\``,
-    String(r.machine ?? ""),
-    fmt(r.steps),
-    heldOut(r.held_out),
-    fmt(r.wall_s),
-  ]);
-  return table(["command", "ran", "steps", "held out: base → trained (episodes)", "wall s"], rows);
+  const rows = runs.filter(isObj);
+  const errors = rows.some((r) => typeof r.error === "string");
+  const head = ["command", "ran", "steps", "held out: base → trained (episodes)", "wall s"];
+  return table(
+    errors ? [...head, "error"] : head,
+    rows.map((r) => {
+      const row = [
+        `\`${String(r.command ?? r.name ?? "")}\``,
+        String(r.machine ?? ""),
+        fmt(r.steps),
+        heldOut(r.held_out),
+        fmt(r.wall_s),
+      ];
+      return errors ? [...row, typeof r.error === "string" ? r.error : ""] : row;
+    }),
+  );
 }
 
 function examplesSection(f: ResultsFile): string {
