@@ -7,8 +7,8 @@
  * | setting | meaning | who names it so |
  * | --- | --- | --- |
  * | `reduction` | sum, mean, max or min of the rewards | cookbook (sum), OpenReward's `reward_reduction` |
- * | `nonFinalTurnReward` | replaces the reward of every turn but the last | GEM's non-terminal reward |
- * | `unfinishedReward` | one more reward when the episode did not complete | OpenReward's `nonterminal_reward` |
+ * | `nonFinalTurnReward` | replaces the reward of every turn but the last | config `advantages.non_final_turn_reward` |
+ * | `unfinishedReward` | one more reward when the episode did not complete | config `environments.*.unfinished_reward` (OpenReward's `nonterminal_reward`) |
  * | `minReward` / `maxReward` | clamps the episode's reward | OpenReward's `min_reward` / `max_reward` |
  *
  * Worked examples (rewards of a 3-turn episode `[0, 0.5, 1]`):

@@ -75,8 +75,9 @@ export const RolloutSchema = z.object({
   group_size: int().min(1).default(4).describe(
     "Episodes per group, all from the same start state",
   ).meta(runApi({ name: "group_size" })),
-  max_concurrency: int().min(1).default(32).describe(
-    "Episodes in flight at once (GEM's num_env; the local backend batches concurrent sampling)",
+  max_concurrency: int().min(1).max(4096).default(32).describe(
+    "Episodes in flight at once, at most (the local backend batches concurrent sampling); " +
+      "OpenReward's max_active_tasks and max_rollout_concurrency given together: the lower",
   ).meta(runApi({ name: "max_num_workers", key: "num_env" })),
   max_tokens_per_turn: int().min(1).default(256).describe("Sampled tokens per turn at most")
     .meta(runApi({ name: "max_token_length", key: "max_tokens" })),
@@ -97,9 +98,6 @@ export const RolloutSchema = z.object({
     "A failed episode (error or timeout): retry it with a fresh seed, drop it, or drop its group",
   ),
   max_retries: int().min(0).default(2).describe("Retries of a failed episode under on_error=retry"),
-  concurrency_limit: int().min(1).nullable().default(null).describe(
-    "Episodes in flight at most, when lower than max_concurrency; null: max_concurrency",
-  ),
   system_prompt_template: z.string().min(1).nullable().default(null).describe(
     "System prompt of tool environments, {tools} standing for one JSON line per tool; null: Qwen3's tool section",
   ),
@@ -132,8 +130,8 @@ export const AdvantagesSchema = z.object({
   reward_reduction: advantage.rewardReduction.describe(
     "How a multi-turn episode's turn rewards become its reward",
   ),
-  non_terminal_reward: advantage.nonTerminalReward.describe(
-    "Replaces the reward of every non-final turn (e.g. 0: only the outcome counts); null: keep",
+  non_final_turn_reward: advantage.nonFinalTurnReward.describe(
+    "Replaces the reward of every turn before the last (e.g. 0: only the outcome counts); null: keep",
   ),
   clamp_min: advantage.clampMin.describe("Lower clamp of the final advantages; null: none"),
   clamp_max: advantage.clampMax.describe("Upper clamp of the final advantages; null: none"),
@@ -148,11 +146,11 @@ export const ScoringSchema = z.object({
   method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
     "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
   ).meta(runApi({ name: "method" })),
-  reward_source: z.enum(["env", "success", "prm"]).default("env").describe(
-    "Where the RL term's turn rewards come from: the environment, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
+  rl_reward: z.enum(["env", "success", "prm"]).default("env").describe(
+    "The RL term's turn rewards: the environment's, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
   ),
-  hint_source: z.enum(["judge", "next_observation"]).default("next_observation").describe(
-    "Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation",
+  opd_hint: z.enum(["judge", "next_observation"]).default("next_observation").describe(
+    "OPD's hindsight hint: written by the hint judge, or the turn's next observation",
   ),
   w_opd: z.number().min(0).default(1).describe("Weight of the OPD term (opd, combine)")
     .meta(runApi({ name: "w_opd" })),
@@ -163,6 +161,12 @@ export const ScoringSchema = z.object({
   ).meta(runApi({ name: "kl_loss_coef" })),
   eval_mode: z.boolean().default(false).describe(
     "With opd: also run the PRM judge, for monitoring only",
+  ),
+  worse_teacher_frac: z.number().min(0.5).max(1).default(0.9).describe(
+    "opd, combine: a step whose OPD tokens have teacher − student < 0 at least this often shows a teacher worse than the student (lib/scoring/teacher_check.ts)",
+  ),
+  worse_teacher_steps: int().min(0).max(1000).default(3).describe(
+    "opd, combine: that many such steps in a row stop the run, before OPD collapses the policy; 0: never stop",
   ),
 }).strict();
 
@@ -304,7 +308,7 @@ export const EnvironmentEntrySchema = z.object({
   reward_reduction: z.enum(["sum", "mean", "max", "min"]).default("sum").describe(
     "How an episode's tool rewards become its reward",
   ),
-  nonterminal_reward: z.number().nullable().default(null).describe(
+  unfinished_reward: z.number().nullable().default(null).describe(
     "Added to the rewards of an episode that did not finish; null: none",
   ),
   min_reward: z.number().nullable().default(null).describe("Lower clamp of episode rewards"),
@@ -431,7 +435,7 @@ export function advantageConfig(a: TrainConfig["advantages"]): AdvantageConfig {
     constantGroups: a.constant_groups,
     downsampleTo: a.downsample_to,
     rewardReduction: a.reward_reduction,
-    nonTerminalReward: a.non_terminal_reward,
+    nonFinalTurnReward: a.non_final_turn_reward,
     clampMin: a.clamp_min,
     clampMax: a.clamp_max,
     eps: a.eps,

@@ -67,7 +67,6 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       c.rollout.max_retries,
       c.rollout.groups_per_batch,
       c.rollout.max_concurrency,
-      c.rollout.concurrency_limit,
       c.rollout.timeout_s,
       c.rollout.system_prompt_template,
     ],
@@ -98,7 +97,8 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       weight_decay: 0.01,
     },
     mode: "raw",
-    rollout: [512, 8192, 4, 16, 64, 12, 900, "You act.\n{tools}"],
+    // max_active_tasks 64 and max_rollout_concurrency 12: one setting, the lower.
+    rollout: [512, 8192, 4, 16, 12, 900, "You act.\n{tools}"],
     top: [3, 42, { openai_api_key: null, other: "x" }],
   });
   assert.deepEqual(c.environments["Acme/Env"], {
@@ -115,7 +115,7 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
     top_p: 0.9,
     top_k: 20,
     reward_reduction: "mean",
-    nonterminal_reward: -0.5,
+    unfinished_reward: -0.5,
     min_reward: -1,
     max_reward: 1,
     max_turns: null,

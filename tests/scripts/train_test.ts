@@ -34,7 +34,7 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
     home,
   ));
   assert.equal(judge.code, 2);
-  assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games2 cannot judge/);
+  assert.match(judge.stderr, /^error: scoring.rl_reward prm: local\/games2 cannot judge/);
   const downsample = await finish(train(
     ["--source", "proxy", "--proxy-host", "127.0.0.1", "--advantages.downsample-to", "2"],
     home,
