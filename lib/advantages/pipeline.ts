@@ -29,6 +29,7 @@ import {
   isConstantGroup,
   reduceRewards,
   RewardReductionSchema,
+  rewardSetting,
   type RewardShaping,
   shapeTurnRewards,
 } from "./shaping.ts";
@@ -55,16 +56,16 @@ export const AdvantageConfigSchema = z.object({
    * Train on this many episodes of each larger group, those whose rewards vary most
    * (./downsample.ts); null: every episode.
    */
-  downsampleTo: z.number().int().min(2).nullable().default(null),
+  downsampleTo: z.number().int().min(2).max(4096).nullable().default(null),
   /** How a multi-turn episode's turn rewards become its reward (episode modes). */
   rewardReduction: RewardReductionSchema.default("sum"),
   /** Replaces the reward of every non-final turn (e.g. 0: only the outcome counts). */
-  nonFinalTurnReward: z.number().nullable().default(null),
+  nonFinalTurnReward: rewardSetting().nullable().default(null),
   /** Clamp the final advantages into [clampMin, clampMax]. */
-  clampMin: z.number().nullable().default(null),
-  clampMax: z.number().nullable().default(null),
+  clampMin: rewardSetting().nullable().default(null),
+  clampMax: rewardSetting().nullable().default(null),
   /** Added to the std of z-scores (GEM uses 1e-9). */
-  eps: z.number().positive().default(1e-9),
+  eps: z.number().positive().max(1).default(1e-9),
 }).refine((c) => c.clampMin === null || c.clampMax === null || c.clampMin <= c.clampMax, {
   message: "clampMin must not exceed clampMax",
 });

@@ -22,6 +22,18 @@
 
 import { z } from "zod";
 
+/**
+ * The largest reward, in absolute value, a reward setting may hold (a replacement, a bonus, a
+ * clamp): environments reward in about [−1, 1], and a value far past this is a typo, or an
+ * overflow waiting to turn an advantage into Infinity.
+ */
+export const REWARD_SETTING_LIMIT = 1000;
+
+/** A reward-valued setting: a finite number within ±{@link REWARD_SETTING_LIMIT}. */
+export function rewardSetting(): z.ZodNumber {
+  return z.number().min(-REWARD_SETTING_LIMIT).max(REWARD_SETTING_LIMIT);
+}
+
 /** How turn rewards reduce to an episode reward. */
 export const RewardReductionSchema = z.enum(["sum", "mean", "max", "min"]);
 

@@ -185,7 +185,7 @@ export function envName(name: string): string {
  *
  * @example
  * listConfigFields().find((f) => f.path === "rollout.group_size");
- * // { type: "integer >= 1", default: 4, aliases: ["group_size"], flags: ["--rollout.group-size",
+ * // { type: "integer in [1, 1024]", default: 4, aliases: ["group_size"], flags: ["--rollout.group-size",
  * //   "--group-size"], env: ["TINKERBENCH_ROLLOUT__GROUP_SIZE", "TINKERBENCH_GROUP_SIZE"], ... }
  */
 export function listConfigFields(): ConfigField[] {

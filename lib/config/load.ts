@@ -83,7 +83,8 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
       let value = a.value;
       if (lowest) {
         value = readSetting(value, r.node, key, a.from);
-        if (value === null) continue; // no limit: the other name's, or the default
+        // An alias's null is no limit: the other name's, or the default.
+        if (value === null && r.alias) continue;
         const before = lowestSet.get(key);
         if (typeof before === "number" && typeof value === "number") {
           value = Math.min(before, value);
@@ -304,5 +305,20 @@ function describe(
   const shown = typeof value === "number" && !Number.isFinite(value)
     ? "not a number"
     : JSON.stringify(value);
-  return `${key} = ${shown} (from ${from}): ${issue.message}`;
+  const range = issue.code === "too_big" || issue.code === "too_small" ? rangeOf(key) : null;
+  const what = range ? `out of range: ${key} is ${range}` : issue.message;
+  return `${key} = ${shown} (from ${from}): ${what}`;
+}
+
+/** A numeric setting's range in words (`an integer in [1, 1024]`), from its schema. */
+function rangeOf(key: string): string | null {
+  let node: SettingNode;
+  try {
+    node = resolveName(key).node;
+  } catch {
+    return null;
+  }
+  if (node.kind !== "leaf" || (node.read !== "integer" && node.read !== "number")) return null;
+  const type = node.type.replace(/ \| null$/, "");
+  return `${type.startsWith("integer") ? "an" : "a"} ${type}${node.nullable ? ", or null" : ""}`;
 }

@@ -52,7 +52,7 @@ Deno.test("train script: --help lists every setting by section, with its alias f
   for (const section of ["policy", "optimizer", "rollout", "advantages", "scoring", "judge"]) {
     assert.match(out.stdout, new RegExp(`^${section}: `, "m"));
   }
-  assert.match(out.stdout, /^ {2}rollout.group_size = 4 \(integer >= 1; --group-size\)/m);
+  assert.match(out.stdout, /^ {2}rollout.group_size = 4 \(integer in \[1, 1024\]; --group-size\)/m);
   assert.match(out.stdout, /--save-interval, --save-every/);
 });
 
