@@ -32,9 +32,11 @@ export interface ConfigAlias {
   /**
    * A limit that a seed splits over two names (OpenReward's `max_active_tasks` and
    * `max_rollout_concurrency`): given beside another name of the same setting in one source,
-   * the lower value wins instead of the two being refused, and null means no limit.
+   * the lower value wins instead of the two being refused.
    */
   lowest?: true;
+  /** A name whose null meant "no limit" (it was a nullable setting): null leaves it unset. */
+  nullIsUnset?: true;
 }
 
 /** A boolean from a config file value or a string of a flag, variable or override. */
@@ -99,12 +101,19 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
     path: "rollout.max_concurrency",
     from: ["OpenReward"],
     lowest: true,
+    nullIsUnset: true,
   },
-  concurrency_limit: { path: "rollout.max_concurrency", from: ["tinkerbench"], lowest: true },
+  concurrency_limit: {
+    path: "rollout.max_concurrency",
+    from: ["tinkerbench"],
+    lowest: true,
+    nullIsUnset: true,
+  },
   "rollout.concurrency_limit": {
     path: "rollout.max_concurrency",
     from: ["tinkerbench"],
     lowest: true,
+    nullIsUnset: true,
   },
   max_total_tokens: { path: "rollout.max_total_tokens", from: ["OpenReward"] },
   max_rollout_retries: { path: "rollout.max_retries", from: ["OpenReward"] },

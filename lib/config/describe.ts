@@ -49,7 +49,10 @@ const code = (s: string) => `\`${s}\``;
 /** What an alias does to its value, when not only naming the setting. */
 function aliasRule(a: ConfigAlias): string {
   if (a.value) return a.value.rule;
-  return a.lowest ? "given beside another name of this setting: the lower; null: no limit" : "";
+  if (!a.lowest) return "";
+  return `given beside another name of this setting: the lower${
+    a.nullIsUnset ? "; null: unset" : ""
+  }`;
 }
 
 /** The docs' tables: one per section, the alias table and OpenClaw's environment variables. */

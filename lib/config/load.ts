@@ -83,8 +83,8 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
       let value = a.value;
       if (lowest) {
         value = readSetting(value, r.node, key, a.from);
-        // An alias's null is no limit: the other name's, or the default.
-        if (value === null && r.alias) continue;
+        // No limit under a name that once took null: the other name's, or the default.
+        if (value === null && r.alias?.nullIsUnset) continue;
         const before = lowestSet.get(key);
         if (typeof before === "number" && typeof value === "number") {
           value = Math.min(before, value);

@@ -80,6 +80,11 @@ Deno.test("names: one concurrency setting, as every seed names it", async () => 
     file(`rollout: { max_concurrency: 32, concurrency_limit: ${limit} }`);
   assert.equal((await recorded(null)).rollout.max_concurrency, 32);
   assert.equal((await recorded(8)).rollout.max_concurrency, 8);
+  // null is "unset" only under a name that once took it.
+  await refused(
+    loadTrainConfig({ overrides: ["max_active_tasks=null"] }),
+    /^rollout.max_concurrency = not a number \(from --overrides max_active_tasks=null\)/,
+  );
   // Two names that are not one seed's split limit are still one setting given twice.
   await refused(
     loadTrainConfig({ overrides: ["num_env=4", "max_active_tasks=8"] }),

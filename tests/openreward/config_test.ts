@@ -131,7 +131,7 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
 Deno.test("openreward config: every validation rule, one line naming the key", async () => {
   const env = (body: string, top = "") => load(`${top}environments:\n  a: { ${body} }\n`);
   const cases: [Promise<unknown>, RegExp][] = [
-    [env("num_rollouts: 1"), /^environments\.a\.num_rollouts = 1 .*>=2/],
+    [env("num_rollouts: 1"), /^environments\.a\.num_rollouts = 1 .*an integer in \[2, 1024\]/],
     [
       env("num_rollouts: 4, max_failing_rollouts: 3"),
       /^environments\.a\.num_rollouts = 4 .*num_rollouts - max_failing_rollouts must be >= 2 \(4 - 3\)$/,
@@ -141,10 +141,13 @@ Deno.test("openreward config: every validation rule, one line naming the key", a
       env("max_failing_rollouts: 3", "group_size: 4\n"),
       /^environments\.a\.max_failing_rollouts = 3 .*\(4 - 3\)$/,
     ],
-    [env("max_failing_rollouts: -1"), /^environments\.a\.max_failing_rollouts = -1 .*>=0/],
-    [env("temperature: 2.5"), /^environments\.a\.temperature = 2\.5 .*<=2/],
-    [env("top_p: 1.5"), /^environments\.a\.top_p = 1\.5 .*<=1/],
-    [env("top_k: -1"), /^environments\.a\.top_k = -1 .*>=0/],
+    [
+      env("max_failing_rollouts: -1"),
+      /^environments\.a\.max_failing_rollouts = -1 .*in \[0, 1024\]/,
+    ],
+    [env("temperature: 2.5"), /^environments\.a\.temperature = 2\.5 .*a number in \[0, 2\]/],
+    [env("top_p: 1.5"), /^environments\.a\.top_p = 1\.5 .*a number in \[0, 1\]/],
+    [env("top_k: -1"), /^environments\.a\.top_k = -1 .*an integer in \[0, 1000000\]/],
     [
       env("reward_reduction: median"),
       /^environments\.a\.reward_reduction = "median" .*"sum"\|"mean"\|"max"\|"min"/,
@@ -314,6 +317,6 @@ Deno.test("train script: --config_path (OpenReward's spelling) loads the file; a
   assert.equal(run.code, 2, err);
   assert.match(
     err,
-    /^error: environments\.tool:WordProblems-v0\.num_rollouts = 1 \(from config file .*tinker-config\.yaml\): Too small/,
+    /^error: environments\.tool:WordProblems-v0\.num_rollouts = 1 \(from config file .*tinker-config\.yaml\): out of range: environments\.tool:WordProblems-v0\.num_rollouts is an integer in \[2, 1024\], or null$/m,
   );
 });
