@@ -14,7 +14,7 @@ import { group, RL_SETTINGS, turn } from "../rl/fixtures.ts";
 const SETTINGS = { negativeFrac: 0.9, steps: 3 };
 
 /** One opd-scored step: a turn whose student log-probs are `student`, the teacher's `teacher`. */
-function scoredStep(student: number[], teacher: number[], method: "opd" | "rl" = "opd") {
+function composed(student: number[], teacher: number[], method: "opd" | "rl" = "opd") {
   const t = {
     ...turn("x", 0, "The number is lower."),
     actionTokens: student.map((_, i) => 100 + i),
@@ -26,8 +26,11 @@ function scoredStep(student: number[], teacher: number[], method: "opd" | "rl" =
     errors: [],
   }]]);
   const g = group("g", [{ envId: "test", totalReward: 0, stopReason: "completed", turns: [t] }]);
-  return composeAdvantages([g], evidence, { ...RL_SETTINGS, method }).groups;
+  return composeAdvantages([g], evidence, { ...RL_SETTINGS, method });
 }
+
+const scoredStep = (student: number[], teacher: number[], method: "opd" | "rl" = "opd") =>
+  composed(student, teacher, method).groups;
 
 const gap = (negativeFrac: number): TeacherGap => ({ tokens: 500, negativeFrac, mean: -3.4 });
 const steps = (...fracs: Array<number | null>) =>
@@ -40,6 +43,10 @@ Deno.test("teacher gap: teacher − student over the tokens that carried an OPD 
   const g = teacherGap(scoredStep(student, teacher))!;
   assert.equal(g.tokens, 5);
   assert.equal(g.negativeFrac, 0.8);
+  // Recorded with the step, so the rule's line is traceable to metrics.jsonl.
+  const { metrics } = composed(student, teacher);
+  assert.equal(metrics["score/opd_tokens"], 5);
+  assert.equal(metrics["score/opd_negative_frac"], 0.8);
   const diffs = teacher.map((t, i) => t - student[i]);
   assert.ok(Math.abs(g.mean - diffs.reduce((a, b) => a + b) / 5) < 1e-12);
   // Without the teacher's log-probs (rl; a turn with no hint) there is nothing to judge.
