@@ -15,7 +15,8 @@ import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel } from "../lib/local/models.ts";
-import { pretrain, type PretrainStepMetrics } from "../lib/pretrain/train.ts";
+import { pretrain } from "../lib/pretrain/train.ts";
+import type { SupervisedStepMetrics } from "../lib/trainer/supervised.ts";
 import {
   type MixEntry,
   parseMix,
@@ -144,6 +145,7 @@ await runCli(async () => {
         temperature: flags["eval-temperature"],
         envIds: flags["eval-envs"] ?? defaultMix(model).map((e) => e.envId),
         renderer,
+        contextLength: spec.config.maxSeqLen,
       });
       return;
     }
@@ -208,7 +210,7 @@ await runCli(async () => {
       renderer,
     }, async (m) => {
       await metrics.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-      bar.update(m.step, { loss: m["train/loss_per_token"], lr: m["optim/learning_rate"] });
+      bar.update(m.step, { loss: m["train/loss_per_token"], lr: m["optim/lr"] });
       if (flags["save-every"] && m.step % flags["save-every"] === 0) {
         // A checkpoint in place of the final file: a run cut short still ships its weights.
         const path = await training.saveWeightsForSampler(`step-${m.step}`);
@@ -247,6 +249,7 @@ await runCli(async () => {
         temperature: flags["eval-temperature"],
         envIds: flags["eval-envs"],
         renderer,
+        contextLength: spec.config.maxSeqLen,
       });
     }
   } finally {
@@ -266,6 +269,7 @@ async function evaluate(
     temperature: number;
     envIds?: string[];
     renderer: ChatMLRenderer<Tokenizer>;
+    contextLength: number;
   },
 ): Promise<void> {
   const sampler = await service.createSamplingClient(from);
@@ -276,6 +280,7 @@ async function evaluate(
     seed: o.seed,
     temperature: o.temperature,
     renderer: o.renderer,
+    contextLength: o.contextLength,
   };
   const report = (e: { envId: string; successRate: number }, rate: string) =>
     console.error(`${e.envId}: success ${(100 * e.successRate).toFixed(1)}%, ${rate}`);
@@ -299,7 +304,7 @@ async function evaluate(
   console.log(`\nevaluation took ${formatDuration((performance.now() - t0) / 1000)}`);
 }
 
-function meanLoss(h: PretrainStepMetrics[]): number {
+function meanLoss(h: SupervisedStepMetrics[]): number {
   return h.reduce((a, m) => a + m["train/loss_per_token"], 0) / Math.max(1, h.length);
 }
 

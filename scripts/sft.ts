@@ -12,7 +12,7 @@ import { connectTinker } from "../lib/local/connect.ts";
 import { findLocalModel, localModelNames } from "../lib/local/models.ts";
 import { Rng } from "../lib/util/random.ts";
 import { alphabetExamples } from "../lib/datasets/alphabet.ts";
-import { trainSupervised } from "../lib/trainer/supervised.ts";
+import { supervisedDatum, trainSupervised } from "../lib/trainer/supervised.ts";
 import { ByteTokenizer } from "../lib/tokenizers/byte.ts";
 import { ModelInput, type SamplingClient } from "../lib/tinker/mod.ts";
 import { ConfigError } from "../lib/config/errors.ts";
@@ -115,10 +115,11 @@ await runCli(async () => {
     tracking.started();
     const history = await trainSupervised({
       training,
-      tokenizer: tok,
       steps: flags.steps,
-      learningRate: flags["learning-rate"],
-      batch: () => alphabetExamples(rng, flags["batch-size"]),
+      batch: () => ({
+        calls: [alphabetExamples(rng, flags["batch-size"]).map((ex) => supervisedDatum(tok, ex))],
+        adam: { learning_rate: flags["learning-rate"] },
+      }),
       onStep: async (m) => {
         await metricsFile.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
         await tracking.step(m);

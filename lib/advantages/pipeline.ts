@@ -13,7 +13,7 @@
  * | `group_discounted` | G_t − mean of G_t over the group's episodes that reach turn t | GRPO with a per-turn baseline (ours) |
  *
  * Before that: turn rewards reduce to an episode reward (`sum`, `mean`, `max`, `min`), an
- * optional `nonTerminalReward` replaces the rewards of non-final turns (./shaping.ts, shared
+ * optional `nonFinalTurnReward` replaces the rewards of non-final turns (./shaping.ts, shared
  * with the OpenReward mix), constant groups (./shaping.ts's rule: no learning signal for
  * group baselines) are kept, dropped, or dropped but one kept, and with `downsampleTo` each group
  * is cut to the episodes whose rewards vary most (./downsample.ts, PODS): the mode then sees only
@@ -29,6 +29,7 @@ import {
   isConstantGroup,
   reduceRewards,
   RewardReductionSchema,
+  rewardSetting,
   type RewardShaping,
   shapeTurnRewards,
 } from "./shaping.ts";
@@ -55,16 +56,16 @@ export const AdvantageConfigSchema = z.object({
    * Train on this many episodes of each larger group, those whose rewards vary most
    * (./downsample.ts); null: every episode.
    */
-  downsampleTo: z.number().int().min(2).nullable().default(null),
+  downsampleTo: z.number().int().min(2).max(4096).nullable().default(null),
   /** How a multi-turn episode's turn rewards become its reward (episode modes). */
   rewardReduction: RewardReductionSchema.default("sum"),
   /** Replaces the reward of every non-final turn (e.g. 0: only the outcome counts). */
-  nonTerminalReward: z.number().nullable().default(null),
+  nonFinalTurnReward: rewardSetting().nullable().default(null),
   /** Clamp the final advantages into [clampMin, clampMax]. */
-  clampMin: z.number().nullable().default(null),
-  clampMax: z.number().nullable().default(null),
+  clampMin: rewardSetting().nullable().default(null),
+  clampMax: rewardSetting().nullable().default(null),
   /** Added to the std of z-scores (GEM uses 1e-9). */
-  eps: z.number().positive().default(1e-9),
+  eps: z.number().positive().max(1).default(1e-9),
 }).refine((c) => c.clampMin === null || c.clampMax === null || c.clampMin <= c.clampMax, {
   message: "clampMin must not exceed clampMax",
 });
@@ -127,7 +128,7 @@ export function computeAdvantages(
   config: Partial<AdvantageConfig> = {},
 ): AdvantageResult {
   const cfg = AdvantageConfigSchema.parse(config);
-  const shaping: RewardShaping = { nonFinalTurnReward: cfg.nonTerminalReward };
+  const shaping: RewardShaping = { nonFinalTurnReward: cfg.nonFinalTurnReward };
   const turnRewards = groups.map((g) => g.map((e) => shapeTurnRewards(e.turnRewards, shaping)));
   const episodeRewards = turnRewards.map((g, i) =>
     g.map((turns, e) => groups[i][e].reward ?? reduceRewards(turns, cfg.rewardReduction))

@@ -7,8 +7,8 @@
  * | setting | meaning | who names it so |
  * | --- | --- | --- |
  * | `reduction` | sum, mean, max or min of the rewards | cookbook (sum), OpenReward's `reward_reduction` |
- * | `nonFinalTurnReward` | replaces the reward of every turn but the last | GEM's non-terminal reward |
- * | `unfinishedReward` | one more reward when the episode did not complete | OpenReward's `nonterminal_reward` |
+ * | `nonFinalTurnReward` | replaces the reward of every turn but the last | config `advantages.non_final_turn_reward` |
+ * | `unfinishedReward` | one more reward when the episode did not complete | config `environments.*.unfinished_reward` (OpenReward's `nonterminal_reward`) |
  * | `minReward` / `maxReward` | clamps the episode's reward | OpenReward's `min_reward` / `max_reward` |
  *
  * Worked examples (rewards of a 3-turn episode `[0, 0.5, 1]`):
@@ -21,6 +21,18 @@
  */
 
 import { z } from "zod";
+
+/**
+ * The largest reward, in absolute value, a reward setting may hold (a replacement, a bonus, a
+ * clamp): environments reward in about [−1, 1], and a value far past this is a typo, or an
+ * overflow waiting to turn an advantage into Infinity.
+ */
+export const REWARD_SETTING_LIMIT = 1000;
+
+/** A reward-valued setting: a finite number within ±{@link REWARD_SETTING_LIMIT}. */
+export function rewardSetting(): z.ZodNumber {
+  return z.number().min(-REWARD_SETTING_LIMIT).max(REWARD_SETTING_LIMIT);
+}
 
 /** How turn rewards reduce to an episode reward. */
 export const RewardReductionSchema = z.enum(["sum", "mean", "max", "min"]);

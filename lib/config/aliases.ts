@@ -29,6 +29,14 @@ export interface ConfigAlias {
    * rule in words. Throws on a value it cannot translate.
    */
   value?: { rule: string; map: (v: unknown) => unknown };
+  /**
+   * A limit that a seed splits over two names (OpenReward's `max_active_tasks` and
+   * `max_rollout_concurrency`): given beside another name of the same setting in one source,
+   * the lower value wins instead of the two being refused.
+   */
+  lowest?: true;
+  /** A name whose null meant "no limit" (it was a nullable setting): null leaves it unset. */
+  nullIsUnset?: true;
 }
 
 /** A boolean from a config file value or a string of a flag, variable or override. */
@@ -87,8 +95,26 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   groups_per_batch: { path: "rollout.groups_per_batch", from: ["tinker-cookbook"] },
   group_size: { path: "rollout.group_size", from: ["GEM", "tinker-cookbook"] },
   num_env: { path: "rollout.max_concurrency", from: ["GEM"] },
-  max_active_tasks: { path: "rollout.max_concurrency", from: ["OpenReward"] },
-  max_rollout_concurrency: { path: "rollout.concurrency_limit", from: ["OpenReward"] },
+  max_concurrency: { path: "rollout.max_concurrency", from: ["tinkerbench"], lowest: true },
+  max_active_tasks: { path: "rollout.max_concurrency", from: ["OpenReward"], lowest: true },
+  max_rollout_concurrency: {
+    path: "rollout.max_concurrency",
+    from: ["OpenReward"],
+    lowest: true,
+    nullIsUnset: true,
+  },
+  concurrency_limit: {
+    path: "rollout.max_concurrency",
+    from: ["tinkerbench"],
+    lowest: true,
+    nullIsUnset: true,
+  },
+  "rollout.concurrency_limit": {
+    path: "rollout.max_concurrency",
+    from: ["tinkerbench"],
+    lowest: true,
+    nullIsUnset: true,
+  },
   max_total_tokens: { path: "rollout.max_total_tokens", from: ["OpenReward"] },
   max_rollout_retries: { path: "rollout.max_retries", from: ["OpenReward"] },
   system_prompt_template: { path: "rollout.system_prompt_template", from: ["OpenReward"] },
@@ -144,15 +170,26 @@ export const CONFIG_ALIASES: Readonly<Record<string, ConfigAlias>> = {
   "advantages.constantGroups": { path: "advantages.constant_groups", from: ["tinkerbench"] },
   "advantages.rewardReduction": { path: "advantages.reward_reduction", from: ["tinkerbench"] },
   "advantages.nonTerminalReward": {
-    path: "advantages.non_terminal_reward",
+    path: "advantages.non_final_turn_reward",
     from: ["tinkerbench"],
+  },
+  "advantages.non_terminal_reward": {
+    path: "advantages.non_final_turn_reward",
+    from: ["tinkerbench"],
+  },
+  // ---- environments (an entry's field: `<name>` stands for the entry) ----
+  "environments.<name>.nonterminal_reward": {
+    path: "environments.<name>.unfinished_reward",
+    from: ["OpenReward"],
   },
   "advantages.clampMin": { path: "advantages.clamp_min", from: ["tinkerbench"] },
   "advantages.clampMax": { path: "advantages.clamp_max", from: ["tinkerbench"] },
   // ---- scoring ----
   method: { path: "scoring.method", from: ["OpenClaw"] },
-  reward_source: { path: "scoring.reward_source", from: ["tinkerbench"] },
-  hint_source: { path: "scoring.hint_source", from: ["tinkerbench"] },
+  reward_source: { path: "scoring.rl_reward", from: ["tinkerbench"] },
+  "scoring.reward_source": { path: "scoring.rl_reward", from: ["tinkerbench"] },
+  hint_source: { path: "scoring.opd_hint", from: ["tinkerbench"] },
+  "scoring.hint_source": { path: "scoring.opd_hint", from: ["tinkerbench"] },
   w_opd: { path: "scoring.w_opd", from: ["OpenClaw"] },
   w_rl: { path: "scoring.w_rl", from: ["OpenClaw"] },
   kl_loss_coef: { path: "scoring.kl_loss_coef", from: ["OpenClaw"] },

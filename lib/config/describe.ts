@@ -5,7 +5,7 @@
  * @module
  */
 
-import { CONFIG_ALIASES, CONFIG_ENV_ALIASES } from "./aliases.ts";
+import { CONFIG_ALIASES, CONFIG_ENV_ALIASES, type ConfigAlias } from "./aliases.ts";
 import { type ConfigField, listConfigFields, listConfigSections } from "./fields.ts";
 
 const shown = (v: unknown) => JSON.stringify(v);
@@ -46,6 +46,15 @@ export function configHelp(): string {
 const cell = (s: string) => s.replaceAll("|", "\\|");
 const code = (s: string) => `\`${s}\``;
 
+/** What an alias does to its value, when not only naming the setting. */
+function aliasRule(a: ConfigAlias): string {
+  if (a.value) return a.value.rule;
+  if (!a.lowest) return "";
+  return `given beside another name of this setting: the lower${
+    a.nullIsUnset ? "; null: unset" : ""
+  }`;
+}
+
 /** The docs' tables: one per section, the alias table and OpenClaw's environment variables. */
 export function configMarkdown(): string {
   const out: string[] = [];
@@ -69,7 +78,7 @@ export function configMarkdown(): string {
   out.push("### Aliases", "", "| name | path | used by | values |", "| --- | --- | --- | --- |");
   for (const [name, a] of Object.entries(CONFIG_ALIASES)) {
     out.push(
-      `| ${code(name)} | ${code(a.path)} | ${a.from.join(", ")} | ${cell(a.value?.rule ?? "")} |`,
+      `| ${code(name)} | ${code(a.path)} | ${a.from.join(", ")} | ${cell(aliasRule(a))} |`,
     );
   }
   out.push("", "### OpenClaw's environment variables", "", "| variable | alias |", "| --- | --- |");

@@ -185,7 +185,7 @@ export function envName(name: string): string {
  *
  * @example
  * listConfigFields().find((f) => f.path === "rollout.group_size");
- * // { type: "integer >= 1", default: 4, aliases: ["group_size"], flags: ["--rollout.group-size",
+ * // { type: "integer in [1, 1024]", default: 4, aliases: ["group_size"], flags: ["--rollout.group-size",
  * //   "--group-size"], env: ["TINKERBENCH_ROLLOUT__GROUP_SIZE", "TINKERBENCH_GROUP_SIZE"], ... }
  */
 export function listConfigFields(): ConfigField[] {
@@ -281,7 +281,8 @@ export interface Resolved {
  * resolveName("rollout.group_size").path; // the same
  */
 export function resolveName(name: string): Resolved {
-  const alias = CONFIG_ALIASES[name] ?? CONFIG_ALIASES[name.replaceAll("-", "_")];
+  const entry = entryAlias(name.replaceAll("-", "_"));
+  const alias = CONFIG_ALIASES[name] ?? CONFIG_ALIASES[name.replaceAll("-", "_")] ?? entry;
   if (alias) {
     const r = walk(alias.path.split("."));
     if (typeof r === "string") throw new Error(`alias ${name}: ${r}`); // a broken table
@@ -290,6 +291,39 @@ export function resolveName(name: string): Resolved {
   const r = walk(name.split("."));
   if (typeof r === "string") throw new Error(r);
   return r;
+}
+
+/**
+ * The alias of a map entry's field (`environments.<name>.nonterminal_reward`) that `name`
+ * (`environments.Acme/Env.nonterminal_reward`) matches, its path with the entry's name in.
+ */
+function entryAlias(name: string): ConfigAlias | undefined {
+  for (const [key, a] of Object.entries(CONFIG_ALIASES)) {
+    const at = key.indexOf(".<name>.");
+    if (at < 0) continue;
+    const map = key.slice(0, at + 1);
+    const field = key.slice(at + ".<name>".length);
+    if (!name.startsWith(map) || !name.endsWith(field)) continue;
+    const entry = name.slice(map.length, name.length - field.length);
+    if (entry === "" || entry.includes(".")) continue;
+    return { ...a, path: a.path.replace("<name>", entry) };
+  }
+  return undefined;
+}
+
+/**
+ * The old names of a map section's entry fields by the field they set (`nonterminal_reward` →
+ * `unfinished_reward` for `environments`), from the `<name>` aliases.
+ */
+export function entryFieldAliases(mapPath: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const prefix = `${mapPath}.<name>.`;
+  for (const [key, a] of Object.entries(CONFIG_ALIASES)) {
+    if (key.startsWith(prefix) && a.path.startsWith(prefix)) {
+      out.set(key.slice(prefix.length), a.path.slice(prefix.length));
+    }
+  }
+  return out;
 }
 
 /** The node at a path, or what is wrong with the path. */

@@ -10,9 +10,22 @@
 
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import { CONFIG_ENV_ALIASES, ENV_PREFIX, NON_CONFIG_ENV_VARS, parseBoolean } from "./aliases.ts";
+import {
+  CONFIG_ALIASES,
+  CONFIG_ENV_ALIASES,
+  ENV_PREFIX,
+  NON_CONFIG_ENV_VARS,
+  parseBoolean,
+} from "./aliases.ts";
 import { ConfigError } from "./errors.ts";
-import { defaultsOf, type Resolved, resolveName, type SettingNode, SETTINGS } from "./fields.ts";
+import {
+  defaultsOf,
+  entryFieldAliases,
+  type Resolved,
+  resolveName,
+  type SettingNode,
+  SETTINGS,
+} from "./fields.ts";
 import { resolveLearningRate, type TrainConfig, TrainConfigSchema } from "./schema.ts";
 
 export { ConfigError };
@@ -55,7 +68,9 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
   const merged = defaultsOf(SETTINGS) as Record<string, unknown>;
   const origin = new Map<string, string>();
   const apply = (source: string, assignments: Assignment[]) => {
-    const seen: Array<{ key: string; label: string }> = [];
+    const seen: Array<{ key: string; label: string; lowest: boolean }> = [];
+    // Values this source gave a `lowest` setting (see ConfigAlias.lowest), by path.
+    const lowestSet = new Map<string, unknown>();
     for (const a of assignments) {
       let r: Resolved;
       try {
@@ -64,15 +79,27 @@ export async function loadTrainConfig(sources: ConfigSources = {}): Promise<Trai
         throw new ConfigError(`${a.from}: ${(e as Error).message}`);
       }
       const key = r.path.join(".");
+      const lowest = r.alias ? r.alias.lowest === true : LOWEST_PATHS.has(key);
+      let value = a.value;
+      if (lowest) {
+        value = readSetting(value, r.node, key, a.from);
+        // No limit under a name that once took null: the other name's, or the default.
+        if (value === null && r.alias?.nullIsUnset) continue;
+        const before = lowestSet.get(key);
+        if (typeof before === "number" && typeof value === "number") {
+          value = Math.min(before, value);
+        }
+        lowestSet.set(key, value);
+      }
       const twice = seen.find((s) =>
-        s.label !== a.label &&
+        s.label !== a.label && !(lowest && s.lowest && s.key === key) &&
         (s.key === key || s.key.startsWith(`${key}.`) || key.startsWith(`${s.key}.`))
       );
       if (twice) {
         throw new ConfigError(`${source}: ${twice.label} and ${a.label} both set ${key}`);
       }
-      seen.push({ key, label: a.label });
-      assign(merged, r, a.value, a.from);
+      seen.push({ key, label: a.label, lowest });
+      assign(merged, r, value, a.from);
       origin.set(key, a.from);
     }
   };
@@ -167,7 +194,38 @@ function assign(merged: Record<string, unknown>, r: Resolved, raw: unknown, from
     if (!isMapping(target[seg])) target[seg] = node.kind === "section" ? defaultsOf(node) : {};
     target = target[seg] as Record<string, unknown>;
   }
-  target[r.path.at(-1)!] = readSetting(value, r.node, r.path.join("."), from);
+  const read = readSetting(value, r.node, r.path.join("."), from);
+  target[r.path.at(-1)!] = r.node.kind === "map"
+    ? renameEntryFields(read, r.path.join("."), from)
+    : read;
+}
+
+/** Settings whose `lowest` aliases may be given beside their own name (ConfigAlias.lowest). */
+const LOWEST_PATHS: ReadonlySet<string> = new Set(
+  Object.values(CONFIG_ALIASES).filter((a) => a.lowest).map((a) => a.path),
+);
+
+/** A map section's entries with their fields' old names (`nonterminal_reward`) renamed. */
+function renameEntryFields(value: unknown, mapPath: string, from: string): unknown {
+  const renames = entryFieldAliases(mapPath);
+  if (renames.size === 0 || !isMapping(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, entry]) => {
+      if (!isMapping(entry)) return [name, entry];
+      const out: Record<string, unknown> = { ...entry };
+      for (const [old, now] of renames) {
+        if (!(old in out)) continue;
+        if (now in out) {
+          throw new ConfigError(
+            `${from}: ${mapPath}.${name}: ${old} and ${now} both set ${mapPath}.${name}.${now}`,
+          );
+        }
+        out[now] = out[old];
+        delete out[old];
+      }
+      return [name, out];
+    }),
+  );
 }
 
 /**
@@ -247,5 +305,20 @@ function describe(
   const shown = typeof value === "number" && !Number.isFinite(value)
     ? "not a number"
     : JSON.stringify(value);
-  return `${key} = ${shown} (from ${from}): ${issue.message}`;
+  const range = issue.code === "too_big" || issue.code === "too_small" ? rangeOf(key) : null;
+  const what = range ? `out of range: ${key} is ${range}` : issue.message;
+  return `${key} = ${shown} (from ${from}): ${what}`;
+}
+
+/** A numeric setting's range in words (`an integer in [1, 1024]`), from its schema. */
+function rangeOf(key: string): string | null {
+  let node: SettingNode;
+  try {
+    node = resolveName(key).node;
+  } catch {
+    return null;
+  }
+  if (node.kind !== "leaf" || (node.read !== "integer" && node.read !== "number")) return null;
+  const type = node.type.replace(/ \| null$/, "");
+  return `${type.startsWith("integer") ? "an" : "a"} ${type}${node.nullable ? ", or null" : ""}`;
 }

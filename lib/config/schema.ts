@@ -10,13 +10,22 @@
  */
 
 import { z } from "zod";
-import { type AdvantageConfig, AdvantageConfigSchema } from "../advantages/mod.ts";
+import { type AdvantageConfig, AdvantageConfigSchema, rewardSetting } from "../advantages/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
 import { runApi } from "./run_api.ts";
 
 export type { RunApiMeta } from "./run_api.ts";
 
 const int = () => z.number().int();
+
+// Every numeric setting has a range, here and nowhere else: the CLI, a config file and the run
+// API all check values with this schema. The shared bounds:
+/** Training steps (and step counts) a run can ask for. */
+const MAX_STEPS = 1_000_000;
+/** Tokens: a million is past every served model's context. */
+const MAX_TOKENS = 1_048_576;
+/** Wall-clock limits in seconds: a week. */
+const WEEK_S = 7 * 24 * 3600;
 const advantage = AdvantageConfigSchema.shape;
 
 /** The base model when none is named: the embedded backend's games model (models/README.md). */
@@ -48,13 +57,13 @@ export const OptimizerSchema = z.object({
   loss_fn: z.enum(["importance_sampling", "ppo", "cispo", "dro"]).default("importance_sampling")
     .describe("Tinker's RL loss (all four run on the local backend too)")
     .meta(runApi({ name: "loss_fn" })),
-  loss_fn_config: z.record(z.string(), z.number()).default({}).describe(
+  loss_fn_config: z.record(z.string(), z.number().min(-1e6).max(1e6)).default({}).describe(
     "The loss's settings, e.g. clip_low_threshold / clip_high_threshold (ppo, cispo), beta (dro); empty: the server's defaults",
   ),
-  train_epochs: int().min(1).default(1).describe(
+  train_epochs: int().min(1).max(100).default(1).describe(
     "forward_backward + optim_step passes over each step's batch",
   ).meta(runApi({ name: "train_epochs" })),
-  weight_decay: z.number().min(0).default(0).describe("Adam's decoupled weight decay"),
+  weight_decay: z.number().min(0).max(1).default(0).describe("Adam's decoupled weight decay"),
 }).strict();
 
 /** Collecting episodes: the environment, the batch, sampling and failures. */
@@ -69,41 +78,43 @@ export const RolloutSchema = z.object({
   env_module: z.string().min(1).nullable().default(null).describe(
     "A module imported before the environment is made (e.g. ./my_env.ts), which registers it",
   ).meta(runApi({ name: "env_module", locked: "follows the selected environment" })),
-  groups_per_batch: int().min(1).default(4).describe(
+  groups_per_batch: int().min(1).max(4096).default(4).describe(
     "GRPO groups collected per training step (OpenClaw's, OpenReward's batch_size)",
   ).meta(runApi({ name: "batch_size" })),
-  group_size: int().min(1).default(4).describe(
+  group_size: int().min(1).max(1024).default(4).describe(
     "Episodes per group, all from the same start state",
   ).meta(runApi({ name: "group_size" })),
-  max_concurrency: int().min(1).default(32).describe(
-    "Episodes in flight at once (GEM's num_env; the local backend batches concurrent sampling)",
+  max_concurrency: int().min(1).max(4096).default(32).describe(
+    "Episodes in flight at once, at most (the local backend batches concurrent sampling); " +
+      "OpenReward's max_active_tasks and max_rollout_concurrency given together: the lower",
   ).meta(runApi({ name: "max_num_workers", key: "num_env" })),
-  max_tokens_per_turn: int().min(1).default(256).describe("Sampled tokens per turn at most")
+  max_tokens_per_turn: int().min(1).max(MAX_TOKENS).default(256).describe(
+    "Sampled tokens per turn at most",
+  )
     .meta(runApi({ name: "max_token_length", key: "max_tokens" })),
-  max_tokens_per_episode: int().min(1).nullable().default(null).describe(
+  max_tokens_per_episode: int().min(1).max(MAX_TOKENS).nullable().default(null).describe(
     "Action tokens per episode over all its turns; null: only the per-turn limit",
   ),
-  max_total_tokens: int().min(1).nullable().default(null).describe(
+  max_total_tokens: int().min(1).max(MAX_TOKENS).nullable().default(null).describe(
     "Tokens of an episode's whole conversation, prompt included; null: the model's context " +
       "(an episode that fills it ends unsolved)",
   ),
-  temperature: z.number().min(0).default(1).describe(
+  temperature: z.number().min(0).max(10).default(1).describe(
     "Sampling temperature of rollouts and of the held-out evaluation",
   ).meta(runApi({ name: "temperature" })),
-  timeout_s: z.number().positive().nullable().default(null).describe(
+  timeout_s: z.number().positive().max(WEEK_S).nullable().default(null).describe(
     "Wall-clock limit per episode in seconds; null: none",
   ),
   on_error: z.enum(["retry", "drop_episode", "drop_group"]).default("retry").describe(
     "A failed episode (error or timeout): retry it with a fresh seed, drop it, or drop its group",
   ),
-  max_retries: int().min(0).default(2).describe("Retries of a failed episode under on_error=retry"),
-  concurrency_limit: int().min(1).nullable().default(null).describe(
-    "Episodes in flight at most, when lower than max_concurrency; null: max_concurrency",
+  max_retries: int().min(0).max(100).default(2).describe(
+    "Retries of a failed episode under on_error=retry",
   ),
   system_prompt_template: z.string().min(1).nullable().default(null).describe(
     "System prompt of tool environments, {tools} standing for one JSON line per tool; null: Qwen3's tool section",
   ),
-  invalid_tool_call_reward: z.number().default(0).describe(
+  invalid_tool_call_reward: rewardSetting().default(0).describe(
     "Reward of a turn whose tool call does not parse",
   ),
   on_invalid_tool_call: z.enum(["continue", "end"]).default("continue").describe(
@@ -132,8 +143,8 @@ export const AdvantagesSchema = z.object({
   reward_reduction: advantage.rewardReduction.describe(
     "How a multi-turn episode's turn rewards become its reward",
   ),
-  non_terminal_reward: advantage.nonTerminalReward.describe(
-    "Replaces the reward of every non-final turn (e.g. 0: only the outcome counts); null: keep",
+  non_final_turn_reward: advantage.nonFinalTurnReward.describe(
+    "Replaces the reward of every turn before the last (e.g. 0: only the outcome counts); null: keep",
   ),
   clamp_min: advantage.clampMin.describe("Lower clamp of the final advantages; null: none"),
   clamp_max: advantage.clampMax.describe("Upper clamp of the final advantages; null: none"),
@@ -148,29 +159,37 @@ export const ScoringSchema = z.object({
   method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
     "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
   ).meta(runApi({ name: "method" })),
-  reward_source: z.enum(["env", "success", "prm"]).default("env").describe(
-    "Where the RL term's turn rewards come from: the environment, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
+  rl_reward: z.enum(["env", "success", "prm"]).default("env").describe(
+    "The RL term's turn rewards: the environment's, its success part (1 solved, penalties kept, partial credit 0), or PRM judge votes",
   ),
-  hint_source: z.enum(["judge", "next_observation"]).default("next_observation").describe(
-    "Where OPD's hindsight hint comes from: the hint judge, or the turn's next observation",
+  opd_hint: z.enum(["judge", "next_observation"]).default("next_observation").describe(
+    "OPD's hindsight hint: written by the hint judge, or the turn's next observation",
   ),
-  w_opd: z.number().min(0).default(1).describe("Weight of the OPD term (opd, combine)")
+  w_opd: z.number().min(0).max(100).default(1).describe("Weight of the OPD term (opd, combine)")
     .meta(runApi({ name: "w_opd" })),
-  w_rl: z.number().min(0).default(1).describe("Weight of the RL term (combine)")
+  w_rl: z.number().min(0).max(100).default(1).describe("Weight of the RL term (combine)")
     .meta(runApi({ name: "w_rl" })),
-  kl_loss_coef: z.number().min(0).default(0).describe(
+  kl_loss_coef: z.number().min(0).max(100).default(0).describe(
     "Adds −coef · (student_lp − base_lp) per token (a KL penalty towards the teacher / base)",
   ).meta(runApi({ name: "kl_loss_coef" })),
   eval_mode: z.boolean().default(false).describe(
     "With opd: also run the PRM judge, for monitoring only",
   ),
+  worse_teacher_frac: z.number().min(0.5).max(1).default(0.9).describe(
+    "opd, combine: a step whose OPD tokens have teacher − student < 0 at least this often shows a teacher worse than the student (lib/scoring/teacher_check.ts)",
+  ),
+  worse_teacher_steps: int().min(0).max(1000).default(3).describe(
+    "opd, combine: that many such steps in a row stop the run, before OPD collapses the policy; 0: never stop",
+  ),
 }).strict();
 
 /** The PRM and hint judge. */
 export const JudgeSchema = z.object({
-  votes: int().min(1).default(3).describe("PRM judge votes per turn (OpenClaw's M)"),
-  temperature: z.number().min(0).default(0.6).describe("Sampling temperature of the judge"),
-  max_tokens: int().min(1).default(4096).describe("Tokens per judge answer at most"),
+  votes: int().min(1).max(64).default(3).describe("PRM judge votes per turn (OpenClaw's M)"),
+  temperature: z.number().min(0).max(10).default(0.6).describe("Sampling temperature of the judge"),
+  max_tokens: int().min(1).max(MAX_TOKENS).default(4096).describe(
+    "Tokens per judge answer at most",
+  ),
   base_url: z.url().nullable().default(null).describe(
     "An OpenAI-compatible judge (…/v1, key in JUDGE_API_KEY); null: the teacher model on Tinker",
   ),
@@ -219,7 +238,7 @@ export const EvalSchema = z.object({
 
 /** Saving and starting from states. */
 export const CheckpointsSchema = z.object({
-  save_every: int().min(0).default(20).describe(
+  save_every: int().min(0).max(MAX_STEPS).default(20).describe(
     "Save the state every N steps (0: only at the end or on Ctrl-C); the run API evaluates each checkpoint",
   ).meta(runApi({ name: "steps_per_eval", key: "save_interval", default: 25 })),
   resume_from: z.string().min(1).nullable().default(null).describe(
@@ -232,13 +251,13 @@ export const PipelineSchema = z.object({
   mode: z.enum(["sync", "stream", "async"]).default("sync").describe(
     "sync: sample the batch, then train; stream: train each minibatch as soon as its groups are in; async: keep sampling while training",
   ),
-  num_minibatches: int().min(1).default(1).describe(
+  num_minibatches: int().min(1).max(4096).default(1).describe(
     "stream: forward_backward passes a step's groups are split into, each sent when ready",
   ),
-  max_steps_off_policy: int().min(0).default(1).describe(
+  max_steps_off_policy: int().min(0).max(1000).default(1).describe(
     "async and proxy: most optimizer steps between the weights that sampled a group (a turn) and the step that trains it",
   ),
-  max_steps_without_datums: int().min(1).default(5).describe(
+  max_steps_without_datums: int().min(1).max(MAX_STEPS).default(5).describe(
     "Steps in a row with nothing to train (steps whose groups all solved their tasks aside) before the run stops as failed",
   ).meta(runApi({ name: "max_steps_without_datums", key: "pipeline.max_steps_without_datums" })),
 }).strict();
@@ -255,13 +274,13 @@ export const ProxySchema = z.object({
   default_turn_type: z.enum(["main", "side"]).default("main").describe(
     "Turn type of requests without X-Turn-Type: main turns are trained, side turns are not",
   ),
-  session_idle_s: z.number().positive().nullable().default(600).describe(
+  session_idle_s: z.number().positive().max(WEEK_S).nullable().default(600).describe(
     "A session idle this long ends, its last turn without a next state (OpenClaw never says done); null: never",
   ),
   pause_during_step: z.boolean().default(false).describe(
     "The seed's mode: requests wait while a training step runs (503 after pause_timeout_s); false: served by the current sampler",
   ),
-  pause_timeout_s: z.number().positive().default(300).describe(
+  pause_timeout_s: z.number().positive().max(WEEK_S).default(300).describe(
     "How long a request waits for a paused step before a 503",
   ),
 }).strict();
@@ -269,7 +288,7 @@ export const ProxySchema = z.object({
 /** A split of an environment's tasks in a multi-environment run. */
 export const SplitEntrySchema = z.object({
   shuffle: z.boolean().default(true).describe("Shuffle the split's tasks (with the run's seed)"),
-  num_samples: int().min(1).nullable().default(null).describe(
+  num_samples: int().min(1).max(1e9).nullable().default(null).describe(
     "Tasks taken from the split (after shuffling); null: all",
   ),
 }).strict();
@@ -284,32 +303,34 @@ export const EnvironmentEntrySchema = z.object({
   base_url: z.url().nullable().default(null).describe(
     "An ORS server that serves this environment under the entry's name (e.g. deno task envs serve)",
   ),
-  weight: z.number().positive().default(1).describe(
+  weight: z.number().positive().max(1e6).default(1).describe(
     "Relative share of each step's groups drawn from this environment",
   ),
   splits: z.record(z.string().min(1), SplitEntrySchema).default({
     train: { shuffle: true, num_samples: null },
   }).describe("Splits whose tasks are drawn, with their sampling"),
-  num_rollouts: int().min(2).nullable().default(null).describe(
+  num_rollouts: int().min(2).max(1024).nullable().default(null).describe(
     "Episodes per task group (at least 2); null: rollout.group_size",
   ),
-  max_failing_rollouts: int().min(0).default(0).describe(
+  max_failing_rollouts: int().min(0).max(1024).default(0).describe(
     "A group with more failed episodes is left out; fewer are dropped from it",
   ),
   temperature: z.number().min(0).max(2).nullable().default(null).describe(
     "Sampling temperature; null: rollout.temperature",
   ),
   top_p: z.number().min(0).max(1).nullable().default(null).describe("Nucleus sampling; null: off"),
-  top_k: int().min(0).nullable().default(null).describe("Top-k sampling; null or 0: off"),
+  top_k: int().min(0).max(1_000_000).nullable().default(null).describe(
+    "Top-k sampling; null or 0: off",
+  ),
   reward_reduction: z.enum(["sum", "mean", "max", "min"]).default("sum").describe(
     "How an episode's tool rewards become its reward",
   ),
-  nonterminal_reward: z.number().nullable().default(null).describe(
+  unfinished_reward: rewardSetting().nullable().default(null).describe(
     "Added to the rewards of an episode that did not finish; null: none",
   ),
-  min_reward: z.number().nullable().default(null).describe("Lower clamp of episode rewards"),
-  max_reward: z.number().nullable().default(null).describe("Upper clamp of episode rewards"),
-  max_turns: int().min(1).nullable().default(null).describe(
+  min_reward: rewardSetting().nullable().default(null).describe("Lower clamp of episode rewards"),
+  max_reward: rewardSetting().nullable().default(null).describe("Upper clamp of episode rewards"),
+  max_turns: int().min(1).max(10_000).nullable().default(null).describe(
     "Turn limit of an episode; null: the environment's (32 for an ORS server's)",
   ),
   secrets: secretsMap().nullable().default(null).describe(
@@ -321,12 +342,12 @@ export const EnvironmentEntrySchema = z.object({
 );
 /** Every setting of a training run, with its default. */
 export const TrainConfigSchema = z.object({
-  max_steps: int().min(1).default(1000).describe("Training steps of the run")
+  max_steps: int().min(1).max(MAX_STEPS).default(1000).describe("Training steps of the run")
     .meta(runApi({ name: "total_steps", key: "max_steps", default: 50 })),
-  num_epochs: int().min(1).nullable().default(null).describe(
+  num_epochs: int().min(1).max(10_000).nullable().default(null).describe(
     "With environments: passes over their tasks, num_epochs × (tasks ÷ groups per batch) steps instead of max_steps",
   ),
-  seed: int().default(0).describe(
+  seed: int().min(0).max(2 ** 32 - 1).default(0).describe(
     "Seed of the LoRA init, environments and sampling (each a function of seed, step, group)",
   ).meta(runApi({ name: "seed" })),
   policy: PolicySchema.prefault({}).describe("The policy being trained"),
@@ -431,7 +452,7 @@ export function advantageConfig(a: TrainConfig["advantages"]): AdvantageConfig {
     constantGroups: a.constant_groups,
     downsampleTo: a.downsample_to,
     rewardReduction: a.reward_reduction,
-    nonTerminalReward: a.non_terminal_reward,
+    nonFinalTurnReward: a.non_final_turn_reward,
     clampMin: a.clamp_min,
     clampMax: a.clamp_max,
     eps: a.eps,

@@ -1,7 +1,7 @@
 /**
  * An episode's reward as OpenReward's trainer computes it: the rewards its tool calls gave (calls
- * that gave none are left out), plus `nonterminal_reward` when the episode did not finish,
- * reduced (`sum`, `mean`, `max`, `min`) and clamped: OpenReward's keys mapped onto the one
+ * that gave none are left out), plus `unfinished_reward` (OpenReward's `nonterminal_reward`) when the episode did not finish,
+ * reduced (`sum`, `mean`, `max`, `min`) and clamped: an environment entry's keys mapped onto the one
  * reward-shaping module (lib/advantages/shaping.ts). An episode with no reward at all has none
  * (null), and counts as a failed rollout.
  *
@@ -11,19 +11,19 @@
 import { type RewardShaping, shapeEpisodeReward } from "../advantages/shaping.ts";
 import type { Episode } from "../rl/types.ts";
 
-/** The per-environment reward settings (OpenReward's keys). */
+/** The per-environment reward settings (an `environments.<name>` entry's keys). */
 export interface RewardSettings {
   reward_reduction: "sum" | "mean" | "max" | "min";
-  nonterminal_reward: number | null;
+  unfinished_reward: number | null;
   min_reward: number | null;
   max_reward: number | null;
 }
 
-/** OpenReward's keys as the shaping module's settings. */
+/** An entry's keys as the shaping module's settings. */
 export function rewardShaping(s: RewardSettings): RewardShaping {
   return {
     reduction: s.reward_reduction,
-    unfinishedReward: s.nonterminal_reward,
+    unfinishedReward: s.unfinished_reward,
     minReward: s.min_reward,
     maxReward: s.max_reward,
   };
@@ -33,18 +33,11 @@ export function rewardShaping(s: RewardSettings): RewardShaping {
  * The episode's reward, or null when nothing gave one.
  *
  * @example
- * episodeReward(ep, { reward_reduction: "sum", nonterminal_reward: 0, min_reward: null,
+ * episodeReward(ep, { reward_reduction: "sum", unfinished_reward: 0, min_reward: null,
  *   max_reward: null }); // sum of the tool rewards, or 0 when it did not finish
  */
 export function episodeReward(e: Episode, s: RewardSettings): number | null {
   return shapeEpisodeReward(e.turns.flatMap((t) => t.rewards ?? [t.reward]), rewardShaping(s), {
     finished: e.stopReason === "completed",
   });
-}
-
-/** The sample standard deviation (Python's `statistics.stdev`; 0 below two values). */
-export function sampleStd(xs: readonly number[]): number {
-  if (xs.length < 2) return 0;
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
 }

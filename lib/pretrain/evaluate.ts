@@ -5,18 +5,17 @@
  * with the feedback so far (whether the model reads the feedback at all). Long games can fill
  * the model's context before they end; such episodes stop there and are counted as such.
  *
- * Episodes are the rollouts RL plays ({@link runEpisode}); each is replayed on a fresh env
- * with the same seed to recover every move's `info.reason`.
+ * Episodes are played as a run plays them (lib/rollout's {@link collectGroups}); each is
+ * replayed on a fresh env with the same seed to recover every move's `info.reason`.
  *
  * @module
  */
 
 import type { SamplingClient } from "../tinker/mod.ts";
 import { makeBuiltin } from "../envs/registry.ts";
-import { runEpisode, type Sampler } from "../rollout/mod.ts";
-import { type Awaitable, type Episode, isSolved } from "../rl/types.ts";
+import { collectGroups, type Sampler } from "../rollout/mod.ts";
+import { type Episode, isSolved } from "../rl/types.ts";
 import type { AnyEnv } from "../envs/types.ts";
-import type { Message } from "../renderers/types.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { analyzeGuesses } from "../envs/guess_the_number.ts";
@@ -29,7 +28,7 @@ const FORMAT_ERRORS = new Set(["invalid_action", "format_error"]);
 export interface EvaluateOptions {
   /** Episodes per environment. */
   episodes: number;
-  /** Episode i uses env seed `seed + i` and sampler seeds from `(seed + i) * 1000`. */
+  /** Episode i uses env seed `seed + i`; sampler seeds derive from `seed` (as a run's do). */
   seed: number;
   temperature: number;
   maxTokensPerTurn: number;
@@ -38,13 +37,18 @@ export interface EvaluateOptions {
    * `local/games` at 1024-token context ran out of jax-js's 4 GiB heap on this machine.
    */
   concurrency: number;
+  /**
+   * The model's context in tokens: an episode whose conversation fills it ends there, unsolved
+   * (every local model's is 1024 but local/tiny's; lib/local/models.ts).
+   */
+  contextLength: number;
   /** The evaluated model's renderer (default ChatML over bytes, as `local/games`). */
   renderer?: ChatMLRenderer<Tokenizer>;
 }
 
 /**
  * Defaults: temperature 1.0, 40 tokens per move (the longest, a GuessTheNumber-hard move with its
- * range, is 31 bytes with `<|im_end|>`), 4 in flight.
+ * range, is 31 bytes with `<|im_end|>`), 4 in flight, a 1024-token context (the games models').
  */
 export const EVALUATE_DEFAULTS: EvaluateOptions = {
   episodes: 50,
@@ -52,6 +56,7 @@ export const EVALUATE_DEFAULTS: EvaluateOptions = {
   temperature: 1,
   maxTokensPerTurn: 40,
   concurrency: 4,
+  contextLength: 1024,
 };
 
 /** One environment's results. */
@@ -78,40 +83,47 @@ export interface EnvEvaluation {
 }
 
 /**
- * Plays episodes `seed + i` (i < `episodes`) of `envId`, `concurrency` at a time, each opened by
- * `open`: the one episode loop of the pretraining evaluations. An episode that failed for any
- * reason but a full context is an error naming it.
+ * Plays episodes `seed + i` (i < `episodes`) of `envId`, each on a fresh env from `makeEnv`: the
+ * pretraining evaluations' episodes, played by the shared rollout loop ({@link collectGroups},
+ * one episode per group, `concurrency` at a time, sampler seeds derived from `seed` as a run's
+ * are). An episode that fills the model's context (`contextLength`) ends there, as a run's
+ * does; any other failure is an error naming the episode.
  */
 export async function playEvaluationEpisodes(
   sampler: Sampler,
   envId: string,
   o: EvaluateOptions,
   renderer: ChatMLRenderer<Tokenizer>,
-  open: (envSeed: number) => Awaitable<{ env: AnyEnv; messages: Message[] }>,
-): Promise<{ episode: Episode; index: number }[]> {
-  const out: { episode: Episode; index: number }[] = [];
-  for (let start = 0; start < o.episodes; start += o.concurrency) {
-    const ids = Array.from(
-      { length: Math.min(o.concurrency, o.episodes - start) },
-      (_, k) => start + k,
-    );
-    const episodes = await Promise.all(ids.map(async (i) => {
-      const { env, messages } = await open(o.seed + i);
-      return runEpisode(env, messages, sampler, {
-        maxTokensPerTurn: o.maxTokensPerTurn,
-        temperature: o.temperature,
-        seed: (o.seed + i) * 1000,
-        renderer,
-      });
-    }));
-    episodes.forEach((episode, k) => {
-      if (episode.error && !/exceeds the model's context/.test(episode.error)) {
-        throw new Error(`${envId} episode ${ids[k]}: ${episode.error}`);
-      }
-      out.push({ episode, index: ids[k] });
-    });
+  makeEnv: () => AnyEnv,
+): Promise<{ episode: Episode; index: number; contextFull: boolean }[]> {
+  const res = await collectGroups(
+    Array.from({ length: o.episodes }, (_, i) => ({ makeEnv, envSeed: o.seed + i, id: `${i}` })),
+    sampler,
+    {
+      groupSize: 1,
+      maxConcurrency: o.concurrency,
+      maxTokensPerTurn: o.maxTokensPerTurn,
+      maxTotalTokens: o.contextLength,
+      temperature: o.temperature,
+      seed: o.seed,
+      renderer,
+      failures: { onError: "drop_episode" },
+    },
+  );
+  if (res.failed.length > 0) {
+    const f = res.failed[0];
+    throw new Error(`${envId} episode ${f.groupIndex}: ${f.message}`);
   }
-  return out;
+  return res.groups.map((g) => {
+    const episode = g.episodes[0];
+    const last = episode.turns.at(-1);
+    // Out of context: the next turn's prompt and reply would not fit (a reply cut short by
+    // maxTokensPerTurn far from it is an unclosed move, not a full context).
+    const contextFull = episode.stopReason === "max_tokens" && last !== undefined &&
+      last.observationTokens.length + last.actionTokens.length + o.maxTokensPerTurn >
+        o.contextLength;
+    return { episode, index: Number(g.id), contextFull };
+  });
 }
 
 /** Plays `episodes` episodes of `envId` and scores them. */
@@ -127,12 +139,15 @@ export async function evaluateEnv(
   let solved = 0, moves = 0, invalid = 0, formatErrors = 0, reward = 0, turns = 0;
   let guesses = 0, consistent = 0, contextFull = 0;
   const byTurn: Array<{ moves: number; consistent: number }> = [];
-  const played = await playEvaluationEpisodes(sampler, envId, o, renderer, (seed) => {
-    const env = makeBuiltin(envId);
-    return { env, messages: [{ role: "user", content: env.reset(seed).observation }] };
-  });
-  for (const { episode: ep, index } of played) {
-    if (ep.error) contextFull++;
+  const played = await playEvaluationEpisodes(
+    sampler,
+    envId,
+    o,
+    renderer,
+    () => makeBuiltin(envId),
+  );
+  for (const { episode: ep, index, contextFull: full } of played) {
+    if (full) contextFull++;
     if (isSolved(ep.totalReward)) solved++;
     reward += ep.totalReward;
     turns += ep.turns.length;

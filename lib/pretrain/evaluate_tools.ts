@@ -48,12 +48,15 @@ export async function evaluateToolEnv(
   const o = { ...EVALUATE_TOOLS_DEFAULTS, ...options };
   const renderer = o.renderer ?? new ChatMLRenderer<Tokenizer>();
   let solved = 0, valid = 0, turns = 0, reward = 0, tokens = 0, contextFull = 0;
-  const played = await playEvaluationEpisodes(sampler, envId, o, renderer, async (seed) => {
-    const env = makeToolEnv(envId);
-    return { env, messages: (await env.reset(seed)).messages };
-  });
-  for (const { episode: ep } of played) {
-    if (ep.error) contextFull++;
+  const played = await playEvaluationEpisodes(
+    sampler,
+    envId,
+    o,
+    renderer,
+    () => makeToolEnv(envId),
+  );
+  for (const { episode: ep, contextFull: full } of played) {
+    if (full) contextFull++;
     if (isSolved(ep.totalReward)) solved++;
     reward += ep.totalReward;
     turns += ep.turns.length;

@@ -1,7 +1,7 @@
 /**
- * The pretraining loop of `local/games`: batches of transcripts trained with `cross_entropy`
- * over a Tinker training client (a full fine-tune on the local backend), with a warmup +
- * cosine learning-rate schedule.
+ * Pretraining of the local models: batches of transcripts trained with `cross_entropy` over a
+ * Tinker training client (a full fine-tune on the local backend) by the one supervised loop
+ * (lib/trainer/supervised.ts), with a warmup + cosine learning-rate schedule.
  *
  * Each step's datums are sorted by length and sent in small forward_backward calls (their
  * gradients add up until the step's optim_step, as on Tinker): short transcripts then share
@@ -12,7 +12,7 @@
 
 import type { TrainingClient } from "../tinker/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
-import { sum } from "../util/mod.ts";
+import { type SupervisedStepMetrics, trainSupervised } from "../trainer/supervised.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import {
@@ -53,17 +53,6 @@ export interface PretrainOptions {
   maxSeconds?: number;
   /** Renders transcripts to tokens: the trained model's tokenizer (default bytes). */
   renderer?: ChatMLRenderer<Tokenizer>;
-}
-
-/** Metrics of one pretraining step. */
-export interface PretrainStepMetrics {
-  step: number;
-  /** Mean negative log-likelihood per trained (action) token. */
-  "train/loss_per_token": number;
-  "train/action_tokens": number;
-  "train/tokens": number;
-  "optim/learning_rate": number;
-  "time/step_s": number;
 }
 
 /** The learning rate of `step` (1-based): linear warmup, then cosine down to the floor. */
@@ -111,49 +100,38 @@ export function batchCalls(
 }
 
 /**
- * Runs the pretraining steps on `training`; a step's forward_backward calls and its
- * optim_step are submitted together (pipelined) and awaited before the next batch is built.
- * Returns the steps' metrics (fewer than `steps` when they did not fit in `maxSeconds`).
+ * Runs the pretraining steps on `training` through the one supervised loop
+ * ({@link trainSupervised}): each step's batch of transcripts, its learning rate from the
+ * schedule, and no step past the time budget. Returns the steps' metrics (fewer than `steps`
+ * when they did not fit in `maxSeconds`).
  */
 export async function pretrain(
   training: TrainingClient,
   opts: PretrainOptions,
-  onStep?: (m: PretrainStepMetrics) => void | Promise<void>,
-): Promise<PretrainStepMetrics[]> {
+  onStep?: (m: SupervisedStepMetrics) => void | Promise<void>,
+): Promise<SupervisedStepMetrics[]> {
   const renderer = opts.renderer ?? new ChatMLRenderer();
   const stream = new TranscriptStream(opts.seed, opts.mix ?? PRETRAIN_MIX, {
     renderer,
     bisectShare: opts.bisectShare,
     mistakeShare: opts.mistakeShare,
   });
-  const history: PretrainStepMetrics[] = [];
   const start = performance.now();
   let planned = opts.steps;
-  for (let step = 1; step <= planned; step++) {
-    const t0 = performance.now();
-    if (opts.maxSeconds !== undefined) {
-      if ((t0 - start) / 1000 > opts.maxSeconds) break;
-      planned = fitSteps(planned, step - 1, (t0 - start) / 1000, opts.maxSeconds);
-    }
-    const calls = batchCalls(await stream.next(opts.batchSize), opts.datumsPerCall, renderer);
-    const lr = learningRateAt(step, { ...opts, steps: planned });
-    const outs = calls.map((c) => training.forwardBackward(c, "cross_entropy"));
-    const optim = training.optimStep({ learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
-    let loss = 0;
-    for (const o of outs) loss += (await o).metrics["loss:sum"];
-    await optim;
-    const weights = calls.flat().map((d) => d.loss_fn_inputs.weights.data);
-    const actionTokens = weights.reduce((n, w) => n + sum(w), 0);
-    const m: PretrainStepMetrics = {
-      step,
-      "train/loss_per_token": loss / actionTokens,
-      "train/action_tokens": actionTokens,
-      "train/tokens": weights.reduce((n, w) => n + w.length, 0),
-      "optim/learning_rate": lr,
-      "time/step_s": (performance.now() - t0) / 1000,
-    };
-    history.push(m);
-    await onStep?.(m);
-  }
-  return history;
+  return await trainSupervised({
+    training,
+    steps: opts.steps,
+    batch: async (step) => {
+      const elapsed = (performance.now() - start) / 1000;
+      if (opts.maxSeconds !== undefined) {
+        if (elapsed > opts.maxSeconds) return null;
+        planned = fitSteps(planned, step - 1, elapsed, opts.maxSeconds);
+      }
+      if (step > planned) return null;
+      const calls = batchCalls(await stream.next(opts.batchSize), opts.datumsPerCall, renderer);
+      const lr = learningRateAt(step, { ...opts, steps: planned });
+      return { calls, adam: { learning_rate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8 } };
+    },
+    onStep,
+  });
 }

@@ -30,6 +30,7 @@ import { isSolved } from "../rl/types.ts";
 import { mean } from "../util/stats.ts";
 import type { EvidenceByTurn, EvidencePlan } from "./evidence.ts";
 import { AtLeastOneRule, combineDispatch, opdAdvantages } from "./rules.ts";
+import { teacherGap } from "./teacher_check.ts";
 
 /** A method and its settings: all that composition (and the evidence plan) depends on. */
 export interface MethodSettings {
@@ -227,6 +228,12 @@ function scoreMetrics(groups: ScoredGroup[], s: MethodSettings): Record<string, 
       : 0;
     const withOpd = all.filter((t) => t.score.opdMean !== undefined);
     if (withOpd.length) m["score/opd_advantage_mean"] = mean(withOpd.map((t) => t.score.opdMean!));
+    // What the worse-teacher rule reads (./teacher_check.ts), recorded with every step.
+    const gap = teacherGap(groups);
+    if (gap) {
+      m["score/opd_tokens"] = gap.tokens;
+      m["score/opd_negative_frac"] = gap.negativeFrac;
+    }
     for (const d of ["opd+rl", "opd", "rl"] as const) {
       m[`score/${d}_samples`] = all.filter((t) => t.score.dispatch === d).length;
     }

@@ -4,7 +4,8 @@
  * nothing to train says why in one line; and {@link StepFailures} stops a run whose every
  * rollout failed in a step, or that trained nothing for `pipeline.max_steps_without_datums`
  * steps in a row (steps whose groups all solved their tasks aside: that is success, not a
- * failure), with one line naming the first error and the setting to change.
+ * failure), with one line naming the first error and the setting to change. It also stops an
+ * opd/combine run whose teacher is worse than the student (lib/scoring/teacher_check.ts).
  *
  * @module
  */
@@ -12,6 +13,7 @@
 import type { TrainConfig } from "../config/mod.ts";
 import { ROLLOUT_SCHEMA_VERSION, type RolloutRecord, rolloutRecords } from "../rl/records.ts";
 import type { ScoredGroup } from "../rl/types.ts";
+import { teacherGap, WorseTeacherCheck } from "../scoring/teacher_check.ts";
 import type { ExcludedGroup, FailedEpisode, StepGroups } from "./source.ts";
 import { episodeSucceeded } from "./metrics.ts";
 import type { UpdateResult } from "./update.ts";
@@ -112,16 +114,24 @@ function allSolved(taken: StepGroups): boolean {
 export class StepFailures {
   #idle = 0;
   readonly #limit: number;
+  readonly #teacher: WorseTeacherCheck;
 
   constructor(cfg: TrainConfig) {
     this.#limit = cfg.pipeline.max_steps_without_datums;
+    this.#teacher = new WorseTeacherCheck({
+      negativeFrac: cfg.scoring.worse_teacher_frac,
+      steps: cfg.scoring.worse_teacher_steps,
+    });
   }
 
   /**
-   * Throws {@link RunFailedError} when the run should stop, given the step's groups and its
-   * nothing-trained reason ({@link nothingTrainedReason}; null when it trained).
+   * Throws {@link RunFailedError} when the run should stop, given the step's groups, its
+   * nothing-trained reason ({@link nothingTrainedReason}; null when it trained) and its scored
+   * groups (for the worse-teacher rule of opd and combine, lib/scoring/teacher_check.ts).
    */
-  check(step: number, taken: StepGroups, reason: string | null): void {
+  check(step: number, taken: StepGroups, reason: string | null, scored: ScoredGroup[] = []): void {
+    const worse = this.#teacher.observe(step, teacherGap(scored));
+    if (worse !== null) throw new RunFailedError(worse);
     // Groups a mix left out as failing played nothing either.
     const played = taken.groups.length +
       (taken.excluded ?? []).filter((x) => !x.reason.startsWith("failing")).length;

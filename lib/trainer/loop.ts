@@ -156,7 +156,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
         o.onNotice?.(`step ${step} trained nothing: ${idle}`);
       }
       // Stops the run (after the step is recorded) when it cannot train.
-      failures.check(step, taken, idle);
+      failures.check(step, taken, idle, out.groups);
 
       if (
         cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { sampleStd } from "../openreward/rewards.ts";
+import { sampleStd } from "../util/stats.ts";
 import type { Episode, EpisodeStopReason } from "../rl/types.ts";
 
 /** What happened to one group of a step. */

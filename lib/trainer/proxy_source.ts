@@ -297,7 +297,7 @@ export function proxyMethodSettings(cfg: TrainConfig): MethodSettings {
       mode: "discounted",
       gamma: 0,
       constantGroups: "keep",
-      nonTerminalReward: null,
+      nonFinalTurnReward: null,
       downsampleTo: null,
     },
   };
@@ -321,7 +321,7 @@ function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
     judgeModel.startsWith("local/")
   ) {
     throw new ConfigError(
-      `scoring.reward_source prm: ${judgeModel} cannot judge; pass --judge-base-url URL (an ` +
+      `scoring.rl_reward prm: ${judgeModel} cannot judge; pass --judge-base-url URL (an ` +
         "OpenAI-compatible judge), or train on client rewards (--reward-source env and " +
         "X-Turn-Reward from the agent)",
     );

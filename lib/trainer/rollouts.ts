@@ -83,9 +83,9 @@ export function toolUseOptions(cfg: TrainConfig): NonNullable<CollectOptions["to
   };
 }
 
-/** Episodes in flight at once: `rollout.concurrency_limit` (OpenReward's) over `max_concurrency`. */
+/** Episodes in flight at once (`rollout.max_concurrency`). */
 export function episodeConcurrency(cfg: TrainConfig): number {
-  return cfg.rollout.concurrency_limit ?? cfg.rollout.max_concurrency;
+  return cfg.rollout.max_concurrency;
 }
 
 /** `rollout_errors/*` and sampler-version metrics of a step's collections. */

@@ -16,6 +16,16 @@ export function mean(xs: readonly number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
+/**
+ * The sample standard deviation (divides by n − 1, as Python's `statistics.stdev`, which
+ * OpenReward's metrics use), 0 for < 2 items.
+ */
+export function sampleStd(xs: readonly number[]): number {
+  if (xs.length < 2) return 0;
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+
 /** The population standard deviation (divides by n, as numpy's default), 0 for < 2 items. */
 export function std(xs: readonly number[]): number {
   if (xs.length < 2) return 0;

@@ -93,7 +93,7 @@ Deno.test("advantages: reward reduction, non-terminal reward and clamps", () => 
     [3, 3, 3, 0],
   );
   assert.deepEqual(
-    flat(computeAdvantages(groups, { mode: "raw", nonTerminalReward: 0 }).advantages),
+    flat(computeAdvantages(groups, { mode: "raw", nonFinalTurnReward: 0 }).advantages),
     [3, 3, 3, 0],
   );
   assert.deepEqual(

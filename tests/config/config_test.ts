@@ -187,7 +187,7 @@ Deno.test("config: the learning rate resolves for the model; nulls take numbers"
   });
   assert.equal(c.optimizer.learning_rate, 3e-5);
   assert.equal(c.advantages.clamp_min, -2, "the earlier camelCase path still works");
-  assert.equal(c.advantages.non_terminal_reward, 0);
+  assert.equal(c.advantages.non_final_turn_reward, 0, "the earlier name still works");
   assert.equal((await loadTrainConfig()).optimizer.learning_rate, 1e-3, "local/* default");
   const cloud = await loadTrainConfig({ flags: { "model-name": "Qwen/Qwen3-8B" } });
   assert.equal(cloud.optimizer.learning_rate, 1e-4, "OpenClaw's default on cloud models");
@@ -222,7 +222,7 @@ Deno.test("config: the loss (dro), its settings and the advantage section for li
     constantGroups: "drop_keep_one",
     downsampleTo: null,
     rewardReduction: "max",
-    nonTerminalReward: null,
+    nonFinalTurnReward: null,
     clampMin: null,
     clampMax: null,
     eps: 1e-9,

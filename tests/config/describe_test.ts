@@ -42,7 +42,7 @@ Deno.test("describe: --help text lists every section and field with its alias fl
   const help = configHelp();
   for (const s of listConfigSections()) assert.match(help, new RegExp(`^${s.name}: `, "m"));
   for (const f of listConfigFields()) assert.ok(help.includes(`  ${f.path} = `), f.path);
-  assert.match(help, /rollout.group_size = 4 \(integer >= 1; --group-size\)/);
+  assert.match(help, /rollout.group_size = 4 \(integer in \[1, 1024\]; --group-size\)/);
   assert.match(help, /--use-rebn \(true → discounted_rebn, false → discounted\)/);
 });
 

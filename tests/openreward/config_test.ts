@@ -67,7 +67,6 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       c.rollout.max_retries,
       c.rollout.groups_per_batch,
       c.rollout.max_concurrency,
-      c.rollout.concurrency_limit,
       c.rollout.timeout_s,
       c.rollout.system_prompt_template,
     ],
@@ -98,7 +97,8 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
       weight_decay: 0.01,
     },
     mode: "raw",
-    rollout: [512, 8192, 4, 16, 64, 12, 900, "You act.\n{tools}"],
+    // max_active_tasks 64 and max_rollout_concurrency 12: one setting, the lower.
+    rollout: [512, 8192, 4, 16, 12, 900, "You act.\n{tools}"],
     top: [3, 42, { openai_api_key: null, other: "x" }],
   });
   assert.deepEqual(c.environments["Acme/Env"], {
@@ -115,7 +115,7 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
     top_p: 0.9,
     top_k: 20,
     reward_reduction: "mean",
-    nonterminal_reward: -0.5,
+    unfinished_reward: -0.5,
     min_reward: -1,
     max_reward: 1,
     max_turns: null,
@@ -131,7 +131,7 @@ Deno.test("openreward config: every key of the trainer's YAML lands on its setti
 Deno.test("openreward config: every validation rule, one line naming the key", async () => {
   const env = (body: string, top = "") => load(`${top}environments:\n  a: { ${body} }\n`);
   const cases: [Promise<unknown>, RegExp][] = [
-    [env("num_rollouts: 1"), /^environments\.a\.num_rollouts = 1 .*>=2/],
+    [env("num_rollouts: 1"), /^environments\.a\.num_rollouts = 1 .*an integer in \[2, 1024\]/],
     [
       env("num_rollouts: 4, max_failing_rollouts: 3"),
       /^environments\.a\.num_rollouts = 4 .*num_rollouts - max_failing_rollouts must be >= 2 \(4 - 3\)$/,
@@ -141,10 +141,13 @@ Deno.test("openreward config: every validation rule, one line naming the key", a
       env("max_failing_rollouts: 3", "group_size: 4\n"),
       /^environments\.a\.max_failing_rollouts = 3 .*\(4 - 3\)$/,
     ],
-    [env("max_failing_rollouts: -1"), /^environments\.a\.max_failing_rollouts = -1 .*>=0/],
-    [env("temperature: 2.5"), /^environments\.a\.temperature = 2\.5 .*<=2/],
-    [env("top_p: 1.5"), /^environments\.a\.top_p = 1\.5 .*<=1/],
-    [env("top_k: -1"), /^environments\.a\.top_k = -1 .*>=0/],
+    [
+      env("max_failing_rollouts: -1"),
+      /^environments\.a\.max_failing_rollouts = -1 .*in \[0, 1024\]/,
+    ],
+    [env("temperature: 2.5"), /^environments\.a\.temperature = 2\.5 .*a number in \[0, 2\]/],
+    [env("top_p: 1.5"), /^environments\.a\.top_p = 1\.5 .*a number in \[0, 1\]/],
+    [env("top_k: -1"), /^environments\.a\.top_k = -1 .*an integer in \[0, 1000000\]/],
     [
       env("reward_reduction: median"),
       /^environments\.a\.reward_reduction = "median" .*"sum"\|"mean"\|"max"\|"min"/,
@@ -314,6 +317,6 @@ Deno.test("train script: --config_path (OpenReward's spelling) loads the file; a
   assert.equal(run.code, 2, err);
   assert.match(
     err,
-    /^error: environments\.tool:WordProblems-v0\.num_rollouts = 1 \(from config file .*tinker-config\.yaml\): Too small/,
+    /^error: environments\.tool:WordProblems-v0\.num_rollouts = 1 \(from config file .*tinker-config\.yaml\): out of range: environments\.tool:WordProblems-v0\.num_rollouts is an integer in \[2, 1024\], or null$/m,
   );
 });

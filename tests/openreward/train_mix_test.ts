@@ -158,7 +158,11 @@ Deno.test("mix: two environments (registry and ORS), two steps on the local back
     assert.deepEqual(written.secrets, { some_token: "***" });
     assert.deepEqual(written.environments.coin.secrets, { other: "***" });
     assert.equal(written.advantages.mode, "group_centered");
-    assert.equal(written.rollout.concurrency_limit, 8);
+    assert.equal(
+      written.rollout.max_concurrency,
+      8,
+      "the lower of max_active_tasks and max_rollout_concurrency",
+    );
     // Held out per environment: the seeded one plays held-out seeds; the task list, trained on
     // its test split, plays its train split.
     const evaluation = result.evaluation!;

@@ -55,6 +55,7 @@ for (const model of ["local/games", "local/games2"]) {
         seed: check.seed,
         temperature: 1,
         renderer: new ChatMLRenderer<Tokenizer>(getTokenizer(model)),
+        contextLength: findLocalModel(model)!.config.maxSeqLen,
       });
       const near = (a: number, b: number) => Math.abs(a - b) <= check.tolerance + 1e-9;
       assert.ok(

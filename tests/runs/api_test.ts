@@ -116,7 +116,7 @@ Deno.test("runs API: every bad input is a clear 4xx with a JSON error, and nothi
         "/config",
         '{"field":"total_steps","value":-1}',
         400,
-        /total_steps must be an integer >= 1/,
+        /total_steps must be an integer in \[1, 1000000\]/,
       ],
       ["/config", '{"field":"temperature","value":[1]}', 400, /temperature must be a number/],
       ["/config", '{"field":"group_size",', 400, /request body is not valid JSON/],

@@ -42,7 +42,7 @@ const TASKS: Record<string, { script: string; bad: string[]; error: RegExp }> = 
   train: {
     script: "scripts/train.ts",
     bad: ["--batch-size", "-1"],
-    error: /groups_per_batch = -1 .*>= ?1/,
+    error: /groups_per_batch = -1 .*integer in \[1, 4096\]/,
   },
 };
 

@@ -34,7 +34,7 @@ Deno.test("train script: a bad value is one line naming the flag, the value and 
     home,
   ));
   assert.equal(judge.code, 2);
-  assert.match(judge.stderr, /^error: scoring.reward_source prm: local\/games2 cannot judge/);
+  assert.match(judge.stderr, /^error: scoring.rl_reward prm: local\/games2 cannot judge/);
   const downsample = await finish(train(
     ["--source", "proxy", "--proxy-host", "127.0.0.1", "--advantages.downsample-to", "2"],
     home,
@@ -52,7 +52,7 @@ Deno.test("train script: --help lists every setting by section, with its alias f
   for (const section of ["policy", "optimizer", "rollout", "advantages", "scoring", "judge"]) {
     assert.match(out.stdout, new RegExp(`^${section}: `, "m"));
   }
-  assert.match(out.stdout, /^ {2}rollout.group_size = 4 \(integer >= 1; --group-size\)/m);
+  assert.match(out.stdout, /^ {2}rollout.group_size = 4 \(integer in \[1, 1024\]; --group-size\)/m);
   assert.match(out.stdout, /--save-interval, --save-every/);
 });
 

@@ -13,7 +13,7 @@ import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
-import type { TrainConfig } from "../../lib/config/mod.ts";
+import { TrainConfigSchema } from "../../lib/config/mod.ts";
 import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
 import { fitToContext, trainRL } from "../../lib/trainer/rl.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
@@ -303,7 +303,9 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
 });
 
 Deno.test("loop: a mix step whose groups all failed stops the run like one whose rollouts all did", () => {
-  const failures = new StepFailures({ pipeline: { max_steps_without_datums: 5 } } as TrainConfig);
+  const failures = new StepFailures(
+    TrainConfigSchema.parse({ pipeline: { max_steps_without_datums: 5 } }),
+  );
   const group = { id: "s000001-g000", envId: "coin", envSeed: 3, tags: ["coin"], episodes: [] };
   const taken = {
     groups: [],
