@@ -120,7 +120,7 @@ export const DEFAULT_TEMPERATURE = 0.6;
  *
  * @example
  * const req = parseChatRequest(await c.req.json(), { maxN: 8 });
- * renderer.buildGenerationPrompt(withTools(req.messages, req.tools));
+ * renderer.buildGenerationPrompt(renderer.declareTools(req.messages, req.tools));
  */
 export function parseChatRequest(json: unknown, { maxN }: { maxN: number }): ParsedRequest {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {

@@ -17,7 +17,15 @@
 import { ByteTokenizer } from "../tokenizers/byte.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import { qwen3DeclareTools } from "./tools.ts";
+import type {
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
 
 export type { Message, ParsedResponse } from "./types.ts";
 
@@ -94,6 +102,11 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
    */
   continuation(messages: Message[]): number[] {
     return [...this.tokenizer.encode("\n"), ...this.generationPrompt(messages)];
+  }
+
+  /** The messages with the tools declared as Qwen3 declares them (the local models' format). */
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return qwen3DeclareTools(messages, tools);
   }
 
   /** Sampling stops at the end of the assistant's message. */

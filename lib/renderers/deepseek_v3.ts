@@ -71,7 +71,7 @@ export class DeepSeekV3Renderer extends PieceRenderer {
     this.thinking = thinking;
   }
 
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
 

@@ -121,7 +121,7 @@ export class GptOssRenderer extends PieceRenderer {
     this.date = date;
   }
 
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
 

@@ -47,7 +47,7 @@ export class KimiK2Renderer extends PieceRenderer {
   }
 
   /** A declaration-only system message still gets the default system turn written. */
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
 

@@ -16,7 +16,13 @@ export type {
   ToolSpec,
   TrainOn,
 } from "./types.ts";
-export { openAiTools, toolsOnSystem, toolsSection, withTools } from "./tools.ts";
+export {
+  openAiTools,
+  qwen3DeclareTools,
+  toolsInSystemText,
+  toolsOnSystem,
+  toolsSection,
+} from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
 export { Qwen3Renderer, type Qwen3RendererOptions, type Qwen3Variant } from "./qwen3.ts";
 export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts";

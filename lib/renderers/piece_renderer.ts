@@ -11,7 +11,15 @@
 
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { encodePieces, type Piece, piecesText, untilStop } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import { qwen3DeclareTools } from "./tools.ts";
+import type {
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
 
 /**
  * A chat format rendered from pieces. Subclasses implement {@link PieceRenderer.pieces} and
@@ -75,6 +83,14 @@ export abstract class PieceRenderer implements Renderer {
     const pieces = this.pieces(messages, false, trainOn);
     if (this.#afterStop && pieces.at(-1)?.text === this.#afterStop) pieces.pop();
     return encodePieces(this.tokenizer, pieces);
+  }
+
+  /**
+   * The messages with the tools declared: Qwen3's `# Tools` section in the system message,
+   * which formats with their own declaration override.
+   */
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return qwen3DeclareTools(messages, tools);
   }
 
   /** Token ids that end sampling. */

@@ -38,7 +38,8 @@ export interface Message {
   toolCallId?: string;
   /**
    * On the leading system message: the tools declared to the model, for the formats that write
-   * declarations themselves (Llama 3, DeepSeek V3, gpt-oss); see {@link Renderer.declareTools}.
+   * declarations where the format puts them (Llama 3, DeepSeek V3, gpt-oss, Kimi); set by
+   * {@link Renderer.declareTools}.
    */
   tools?: readonly ToolSpec[];
 }
@@ -84,8 +85,14 @@ export interface Renderer {
    */
   continuation?(messages: Message[]): number[];
   /**
-   * The messages with the tools declared as this format declares them. Absent: Qwen3's `# Tools`
-   * section in the system message (`withTools`), which the ChatML formats share.
+   * The messages with `tools` declared as this format declares them (the counterpart of the
+   * cookbook's `create_conversation_prefix_with_tools`): most formats write a section into the
+   * leading system message, using its text as the system prompt (adding one when there is
+   * none); some keep the specs on the message and write them where the format puts them.
+   * Unchanged when there are no tools. The one way callers declare tools.
+   *
+   * @example
+   * renderer.buildGenerationPrompt(renderer.declareTools(messages, env.tools ?? []));
    */
-  declareTools?(messages: Message[], tools: readonly ToolSpec[]): Message[];
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[];
 }

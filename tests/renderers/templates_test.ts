@@ -1,6 +1,6 @@
 import { assert } from "../assert.ts";
 import { checkFamily, CORPUS, hfMessages, tokenizerWithTemplate } from "./corpus.ts";
-import { openAiTools, withTools } from "../../lib/renderers/tools.ts";
+import { openAiTools } from "../../lib/renderers/tools.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { Llama3Renderer, llamaToday } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
@@ -161,7 +161,7 @@ Deno.test("templates: gpt-oss declares rich tool schemas as its template does", 
     addGenerationPrompt: true,
     tools: openAiTools(tools),
   });
-  assert.equal(r.renderText(withTools(messages, tools, r), true), text);
+  assert.equal(r.renderText(r.declareTools(messages, tools), true), text);
 });
 
 /** Kimi's special tokens, in a word-level tokenizer built from the corpus's text. */
