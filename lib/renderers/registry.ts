@@ -18,6 +18,7 @@ import { ChatMLRenderer } from "./chatml.ts";
 import { DeepSeekV3Renderer } from "./deepseek_v3.ts";
 import { type GemTemplateName, GemTemplateRenderer } from "./gem_templates.ts";
 import { GptOssRenderer } from "./gpt_oss.ts";
+import { GptOssTemplateRenderer } from "./gpt_oss_template.ts";
 import { KimiK2Renderer } from "./kimi_k2.ts";
 import { Llama3Renderer, llamaToday } from "./llama3.ts";
 import { Qwen3Renderer } from "./qwen3.ts";
@@ -86,10 +87,16 @@ const RENDERERS: Readonly<Record<string, Make>> = {
   deepseekv3: (tok) => new DeepSeekV3Renderer(tok, { thinking: false }),
   deepseekv3_disable_thinking: (tok) => new DeepSeekV3Renderer(tok, { thinking: false }),
   deepseekv3_thinking: (tok) => new DeepSeekV3Renderer(tok, { thinking: true }),
-  gpt_oss_template_low_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "low" }),
+  gpt_oss_no_sysprompt: (tok) => new GptOssRenderer(tok),
+  gpt_oss_low_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "low" }),
+  gpt_oss_medium_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "medium" }),
+  gpt_oss_high_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "high" }),
+  gpt_oss_template_low_reasoning: (tok) =>
+    new GptOssTemplateRenderer(tok, { reasoningEffort: "low" }),
   gpt_oss_template_medium_reasoning: (tok) =>
-    new GptOssRenderer(tok, { reasoningEffort: "medium" }),
-  gpt_oss_template_high_reasoning: (tok) => new GptOssRenderer(tok, { reasoningEffort: "high" }),
+    new GptOssTemplateRenderer(tok, { reasoningEffort: "medium" }),
+  gpt_oss_template_high_reasoning: (tok) =>
+    new GptOssTemplateRenderer(tok, { reasoningEffort: "high" }),
   kimi_k2: (tok) => new KimiK2Renderer(tok),
   role_colon: (tok) => new RoleColonRenderer(tok),
   chatml: (tok) => new ChatMLRenderer(tok),
@@ -112,22 +119,6 @@ const MISSING: Readonly<Record<string, string>> = {
       n,
       `the cookbook's ${n} renderer is not built here yet (--renderer kimi_k2 renders K2-Thinking's format)`,
     ]),
-  ),
-  ...Object.fromEntries(
-    [
-      "gpt_oss_no_sysprompt",
-      "gpt_oss_low_reasoning",
-      "gpt_oss_medium_reasoning",
-      "gpt_oss_high_reasoning",
-    ]
-      .map((
-        n,
-      ) => [
-        n,
-        `the cookbook's ${n} renderer is not built here yet (--renderer ${
-          n.replace("gpt_oss_", "gpt_oss_template_").replace("_no_sysprompt", "_medium_reasoning")
-        } renders gpt-oss's own template)`,
-      ]),
   ),
 };
 
