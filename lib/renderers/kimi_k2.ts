@@ -12,6 +12,12 @@
  * renders a final answer as history), so here the datum follows what the model produced, and its
  * prompt is the generation prompt the turn was sampled from.
  *
+ * Kimi K2.5 and K2.6 (`kimi_k25`, `kimi_k26` and their `_disable_thinking` variants, as the
+ * cookbook names them) render the same turns with the generation prompt opening the think block
+ * (`<think>`) or closing it (`<think></think>`); `kimi_k26_preserve_thinking` keeps every earlier
+ * turn's reasoning. Their tool declarations are TypeScript-style, which is not built here:
+ * declaring tools on them says so in one line.
+ *
  * @module
  */
 
@@ -35,19 +41,38 @@ export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string>
   return ids;
 }
 
+/** Options of {@link KimiK2Renderer}: K2.5/K2.6's thinking switch and history. */
+export interface KimiOptions {
+  /** K2.5/K2.6: the generation prompt opens (true) or closes (false) the think block. */
+  thinking?: boolean;
+  /** Keep every earlier turn's reasoning (K2.6's `preserve_thinking`). */
+  preserveThinking?: boolean;
+}
+
 /**
- * Kimi K2 chat format.
+ * Kimi K2 chat format (K2.5/K2.6 with {@link KimiOptions}).
  *
  * @example
  * const r = new KimiK2Renderer(tokenizer); // a tokenizer with Kimi's special tokens
  */
 export class KimiK2Renderer extends PieceRenderer {
-  constructor(tokenizer: Tokenizer) {
+  /** K2.5/K2.6's prompt tail (`<think>` or `<think></think>`); undefined for K2. */
+  readonly prefill: string | undefined;
+  readonly preserveThinking: boolean;
+
+  constructor(tokenizer: Tokenizer, { thinking, preserveThinking = false }: KimiOptions = {}) {
     super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")]);
+    this.prefill = thinking === undefined ? undefined : thinking ? "<think>" : "<think></think>";
+    this.preserveThinking = preserveThinking;
   }
 
   /** A declaration-only system message still gets the default system turn written. */
   override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    if (this.prefill !== undefined && tools.length) {
+      throw new Error(
+        "Kimi K2.5/K2.6 declare tools in TypeScript style, which is not built here (kimi_k2 declares them as JSON)",
+      );
+    }
     return toolsOnSystem(messages, tools);
   }
 
@@ -103,7 +128,7 @@ export class KimiK2Renderer extends PieceRenderer {
       if (i === 0 && declOnly) return;
       if (m.role === "assistant") {
         put("<|im_assistant|>assistant<|im_middle|>");
-        const keep = i > lastFinal;
+        const keep = this.preserveThinking || i > lastFinal;
         const calls = (m.toolCalls ?? []).map((c) => {
           pending.push(ids.get(c)!);
           const args = typeof c.arguments === "string" ? c.arguments : pyJson(c.arguments);
@@ -114,10 +139,23 @@ export class KimiK2Renderer extends PieceRenderer {
         const section = calls.length
           ? `<|tool_calls_section_begin|>${calls.join("")}<|tool_calls_section_end|>`
           : "";
-        put(
-          `<think>${keep ? m.thinking ?? "" : ""}</think>${m.content}${section}<|im_end|>`,
-          trainedTurn(messages, i, trainOn),
-        );
+        const train = trainedTurn(messages, i, trainOn);
+        const thinking = keep ? m.thinking ?? "" : "";
+        if (this.prefill !== undefined && i === n - 1 && !addGenerationPrompt) {
+          // The produced turn: its prompt wrote the prefill, the model the rest.
+          if (this.prefill !== "<think>" && thinking) {
+            throw new Error(
+              "kimi with thinking off: this turn has reasoning, but its prompt closes the think block; use the thinking renderer, or drop the reasoning",
+            );
+          }
+          put(this.prefill);
+          put(
+            `${
+              this.prefill === "<think>" ? `${thinking}</think>` : ""
+            }${m.content}${section}<|im_end|>`,
+            train,
+          );
+        } else put(`<think>${thinking}</think>${m.content}${section}<|im_end|>`, train);
       } else if (m.role === "tool") {
         // A result names its call; unnamed results answer the calls in order.
         const id = m.toolCallId ?? pending.shift() ?? "unknown";
@@ -127,7 +165,7 @@ export class KimiK2Renderer extends PieceRenderer {
       } else if (m.role === "user") put(`<|im_user|>user<|im_middle|>${m.content}<|im_end|>`);
       else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
     });
-    if (addGenerationPrompt) put("<|im_assistant|>assistant<|im_middle|>");
+    if (addGenerationPrompt) put(`<|im_assistant|>assistant<|im_middle|>${this.prefill ?? ""}`);
     return out;
   }
 }

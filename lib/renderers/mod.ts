@@ -37,7 +37,7 @@ export {
 } from "./gpt_oss.ts";
 export { type GptOssTemplateOptions, GptOssTemplateRenderer } from "./gpt_oss_template.ts";
 export { parseXmlToolCall, type QwenXmlFormat, QwenXmlRenderer } from "./qwen3_5.ts";
-export { KimiK2Renderer } from "./kimi_k2.ts";
+export { KimiK2Renderer, type KimiOptions } from "./kimi_k2.ts";
 export {
   GEM_TEMPLATE_NAMES,
   GEM_TEMPLATES,

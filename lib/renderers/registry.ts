@@ -98,6 +98,12 @@ const RENDERERS: Readonly<Record<string, Make>> = {
   gpt_oss_template_high_reasoning: (tok) =>
     new GptOssTemplateRenderer(tok, { reasoningEffort: "high" }),
   kimi_k2: (tok) => new KimiK2Renderer(tok),
+  kimi_k25: (tok) => new KimiK2Renderer(tok, { thinking: true }),
+  kimi_k25_disable_thinking: (tok) => new KimiK2Renderer(tok, { thinking: false }),
+  kimi_k26: (tok) => new KimiK2Renderer(tok, { thinking: true }),
+  kimi_k26_disable_thinking: (tok) => new KimiK2Renderer(tok, { thinking: false }),
+  kimi_k26_preserve_thinking: (tok) =>
+    new KimiK2Renderer(tok, { thinking: true, preserveThinking: true }),
   role_colon: (tok) => new RoleColonRenderer(tok),
   chatml: (tok) => new ChatMLRenderer(tok),
 };
@@ -106,20 +112,6 @@ const RENDERERS: Readonly<Record<string, Make>> = {
 const MISSING: Readonly<Record<string, string>> = {
   tml_v0:
     "Inkling's format (tml_v0, rendered through the tml-renderers package) cannot be learned from public sources here",
-  ...Object.fromEntries(
-    [
-      "kimi_k25",
-      "kimi_k25_disable_thinking",
-      "kimi_k26",
-      "kimi_k26_disable_thinking",
-      "kimi_k26_preserve_thinking",
-    ].map((
-      n,
-    ) => [
-      n,
-      `the cookbook's ${n} renderer is not built here yet (--renderer kimi_k2 renders K2-Thinking's format)`,
-    ]),
-  ),
 };
 
 /** The renderer names `--renderer` accepts, and those of the model table (some not built). */
