@@ -19,7 +19,7 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { argumentsObject, pyJson } from "./parse.ts";
+import { argumentsObject, pyJsonAscii } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
 import { encodePieces, type Piece, piecesText, trainedTurn } from "./pieces.ts";
 import { toolsInSystemText } from "./tools.ts";
@@ -75,14 +75,6 @@ const CALL_EXAMPLE = "If you choose to call a function ONLY reply in the followi
   "call, but NOT after\n- If there is no function call available, answer the question like " +
   "normal with your current knowledge and do not tell the user about function calls\n" +
   "</IMPORTANT>";
-
-/** JSON as Python's `json.dumps` writes it by default (", " and ": ", non-ASCII escaped). */
-export function pyJsonAscii(value: unknown): string {
-  return pyJson(value).replace(
-    /[\u0080-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
 
 /** A scalar as Python's `str()` writes it (`True`, `None`). */
 function pyStr(v: unknown): string {
