@@ -83,3 +83,10 @@ Deno.test("getRenderer: --renderer overrides the table; unknown names say what i
   );
   assert.throws(() => getRenderer("acme/unknown"), /not in the model table.*--renderer NAME/);
 });
+
+Deno.test("getRenderer: Inkling's tml_v0 says in one line that its format cannot be had here", () => {
+  assert.throws(
+    () => getRenderer("thinkingmachines/Inkling"),
+    /^Error: no renderer for thinkingmachines\/Inkling: Inkling's format \(tml_v0[^\n]*cannot be learned from public sources here$/,
+  );
+});
