@@ -17,6 +17,7 @@
 import { ByteTokenizer } from "../tokenizers/byte.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
+import { refuseImages } from "./pieces.ts";
 import { qwen3DeclareTools } from "./tools.ts";
 import type {
   Message,
@@ -61,6 +62,7 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
 
   /** Tokens of the messages followed by the opening of the assistant's turn. */
   generationPrompt(messages: Message[]): number[] {
+    refuseImages(messages, "ChatML");
     return [...this.renderMessages(messages), ...this.tokenizer.encode("<|im_start|>assistant\n")];
   }
 
@@ -77,6 +79,7 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
     messages: Message[],
     { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
+    refuseImages(messages, "ChatML");
     const lastAssistant = chatTurns(messages).findLastIndex((m) => m.role === "assistant");
     const tokens: number[] = [];
     const weights: number[] = [];

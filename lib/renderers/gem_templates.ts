@@ -11,7 +11,7 @@
  */
 
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { untilStop } from "./pieces.ts";
+import { refuseImages, untilStop } from "./pieces.ts";
 import type { Message, ParsedResponse, Renderer, SupervisedExample, ToolSpec } from "./types.ts";
 
 /** GEM's template names. */
@@ -55,6 +55,7 @@ export class GemTemplateRenderer implements Renderer {
   }
 
   buildGenerationPrompt(messages: Message[]): number[] {
+    refuseImages(messages, `GEM's ${this.template} template`);
     return this.tokenizer.encode(this.renderText(messages));
   }
 

@@ -24,9 +24,9 @@
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
-import { type Piece, trainedTurn } from "./pieces.ts";
+import { contentWithImages, type Piece, trainedTurn } from "./pieces.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
-import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
+import type { InputChunk, Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
 const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
@@ -74,6 +74,18 @@ export class KimiK2Renderer extends PieceRenderer {
       );
     }
     return toolsOnSystem(messages, tools);
+  }
+
+  /** K2.5/K2.6 take images (`<|media_begin|>image<|media_content|>…<|media_end|>\n`). */
+  protected override imageMarkup(slot: string): string | null {
+    return this.prefill === undefined
+      ? null
+      : `<|media_begin|>image<|media_content|>${slot}<|media_end|>\n`;
+  }
+
+  /** The generation prompt as wire chunks, each image an image chunk in its media markup. */
+  buildGenerationInput(messages: Message[]): InputChunk[] {
+    return this.inputWithImages(messages);
   }
 
   /** The assistant message: `<think>` reasoning, content, and the tool-call section. */
@@ -162,8 +174,10 @@ export class KimiK2Renderer extends PieceRenderer {
         const at = pending.indexOf(id);
         if (at >= 0) pending.splice(at, 1);
         put(`<|im_system|>tool<|im_middle|>## Return of ${id}\n${m.content}<|im_end|>`);
-      } else if (m.role === "user") put(`<|im_user|>user<|im_middle|>${m.content}<|im_end|>`);
-      else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
+      } else if (m.role === "user") {
+        const content = contentWithImages(m, (slot) => this.imageMarkup(slot) ?? slot);
+        put(`<|im_user|>user<|im_middle|>${content}<|im_end|>`);
+      } else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
     });
     if (addGenerationPrompt) put(`<|im_assistant|>assistant<|im_middle|>${this.prefill ?? ""}`);
     return out;

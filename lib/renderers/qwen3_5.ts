@@ -21,9 +21,17 @@
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { argumentsObject, pyJsonAscii } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
-import { encodePieces, type Piece, piecesText, trainedTurn } from "./pieces.ts";
+import {
+  contentWithImages,
+  encodePieces,
+  messageImages,
+  type Piece,
+  piecesText,
+  trainedTurn,
+} from "./pieces.ts";
 import { toolsInSystemText } from "./tools.ts";
 import type {
+  InputChunk,
   Message,
   ParsedResponse,
   SupervisedExample,
@@ -303,6 +311,9 @@ export class QwenXmlRenderer extends PieceRenderer {
     messages: Message[],
     opts: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
+    if (messageImages(messages).length) {
+      throw new Error(`${this.format}: supervised examples with images are not built here`);
+    }
     const pieces = this.pieces(messages, false, opts.trainOn ?? "last_assistant");
     const n = messages.length;
     if (n > 0 && messages[n - 1].role === "assistant") {
@@ -315,6 +326,16 @@ export class QwenXmlRenderer extends PieceRenderer {
       }
     }
     return encodePieces(this.tokenizer, pieces);
+  }
+
+  /** Qwen3.5 and 3.8 take images (`<|vision_start|>…<|vision_end|>`); Nemotron 3 none. */
+  protected override imageMarkup(slot: string): string | null {
+    return this.format.startsWith("qwen") ? `<|vision_start|>${slot}<|vision_end|>` : null;
+  }
+
+  /** The generation prompt as wire chunks, each image an image chunk in its vision markup. */
+  buildGenerationInput(messages: Message[]): InputChunk[] {
+    return this.inputWithImages(messages);
   }
 
   /** Qwen3.8's effort sentence and empty-system rule; Nemotron's always-present system turn. */
@@ -377,7 +398,9 @@ export class QwenXmlRenderer extends PieceRenderer {
     const suffix = `<|im_start|>assistant\n${this.#openTail()}`;
     msgs.forEach((m, i) => {
       const nl = i > 0 ? "\n" : "";
-      let content = m.thinking === undefined ? m.content.trim() : m.content;
+      // String content is stripped; content given as parts (with images) is not.
+      const text = contentWithImages(m, (slot) => this.imageMarkup(slot) ?? slot);
+      let content = m.thinking === undefined && !m.parts ? text.trim() : text;
       if (m.role === "user" && i === lastUser && this.effort && nemotron) {
         content = `${content}\n\n{reasoning effort: ${this.effort === "low" ? "low" : "efficient"}}`
           .trim();

@@ -26,10 +26,33 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** An image in a message (the cookbook's `ImagePart`): its bytes, base64, and their format. */
+export interface ImagePart {
+  type: "image";
+  data: string;
+  format: "png" | "jpeg";
+}
+
+/** A piece of a message's content, in order: text or an image. */
+export type ContentPart = { type: "text"; text: string } | ImagePart;
+
+/**
+ * A chunk of a model input as Tinker's wire and the official SDK carry it (`EncodedTextChunk`,
+ * `ImageChunk`; `expected_tokens` is advisory, and left to the server here).
+ */
+export type InputChunk =
+  | { type: "encoded_text"; tokens: number[] }
+  | { type: "image"; data: string; format: "png" | "jpeg"; expected_tokens?: number | null };
+
 /** A chat message. `thinking` and `toolCalls` only occur on assistant messages. */
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /**
+   * The content in order with its images, when it has any (`content` is then its text): the
+   * vision renderers place each image where it is, the others refuse a message with one.
+   */
+  parts?: ContentPart[];
   /** The reasoning of an assistant turn (the text inside `<think>…</think>`). */
   thinking?: string;
   /** Tool calls of an assistant turn (the `<tool_call>{json}</tool_call>` blocks). */
@@ -73,6 +96,12 @@ export interface Renderer {
    * assistant turns (through the stop token) and 0 elsewhere. Default: the last assistant turn.
    */
   buildSupervisedExample(messages: Message[], opts?: { trainOn?: TrainOn }): SupervisedExample;
+  /**
+   * Vision formats only: the generation prompt as wire chunks, each image of the messages an
+   * image chunk where the format places it (`buildGenerationPrompt` refuses images: tokens
+   * alone cannot carry them).
+   */
+  buildGenerationInput?(messages: Message[]): InputChunk[];
   /** Token ids that end sampling (the end of the assistant's message). */
   stopSequences(): number[];
   /** The assistant message in sampled tokens. */
