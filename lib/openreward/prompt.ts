@@ -1,7 +1,7 @@
 /**
  * OpenReward's `system_prompt_template`: a system prompt with `{tools}` standing for the tools,
  * one JSON line each (`{{` and `}}` are literal braces, as in Python's `str.format`). Without a
- * template the rollout declares tools in Qwen3's format (`withTools`).
+ * template the rollout declares tools as its renderer does (`Renderer.declareTools`).
  *
  * @module
  */

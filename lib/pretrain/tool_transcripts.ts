@@ -1,7 +1,7 @@
 /**
  * Pretraining transcripts of the tool environments: an episode played by its format player
  * (`tool_players.ts`) and written as the conversation a rollout renders, the tools declared in
- * the system message in Qwen3's format (`withTools`), each move an assistant message with its
+ * the system message in Qwen3's format (`declareTools`), each move an assistant message with its
  * `<tool_call>`, each answer a `tool` message (one `<tool_response>` user turn in ChatML).
  *
  * @module
@@ -11,7 +11,6 @@ import { make } from "../envs/registry.ts";
 import { isMessageEnv, type MessageEnv } from "../envs/types.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import { parseAssistantText } from "../renderers/parse.ts";
-import { withTools } from "../renderers/tools.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { invalidToolCallMessage } from "../rollout/episode.ts";
@@ -56,7 +55,7 @@ export async function playToolTranscript(
   try {
     const reset = await env.reset(envSeed);
     const player = toolPlayer(envId, env, { bisectShare });
-    const messages: Message[] = withTools(reset.messages, env.tools ?? []);
+    const messages: Message[] = r.declareTools(reset.messages, env.tools ?? []);
     const mistakes: number[] = [];
     let observation = reset.messages;
     const reasons: string[] = [], rewards: number[] = [];

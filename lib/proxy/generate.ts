@@ -9,7 +9,6 @@
  */
 
 import type { SampleResponse } from "../protocol/mod.ts";
-import { withTools } from "../renderers/tools.ts";
 import type { Message, Renderer } from "../renderers/types.ts";
 import type { Sampler } from "../rollout/mod.ts";
 import { ModelInput, RequestFailedError } from "../tinker/mod.ts";
@@ -37,7 +36,7 @@ export function renderPrompt(
   req: ParsedRequest,
   o: { contextLength: number; defaultMaxTokens: number },
 ): RenderedPrompt {
-  const messages = withTools(req.messages, req.tools, renderer);
+  const messages = renderer.declareTools(req.messages, req.tools);
   const tokens = renderer.buildGenerationPrompt(messages);
   const room = o.contextLength - tokens.length;
   if (room < 1) {

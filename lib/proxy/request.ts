@@ -14,7 +14,7 @@
  */
 
 import { z } from "zod";
-import type { Message, ToolCall, ToolSpec } from "../renderers/types.ts";
+import type { ContentPart, Message, ToolCall, ToolSpec } from "../renderers/types.ts";
 import { ProxyError, requestError } from "./errors.ts";
 
 const ContentPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -120,7 +120,7 @@ export const DEFAULT_TEMPERATURE = 0.6;
  *
  * @example
  * const req = parseChatRequest(await c.req.json(), { maxN: 8 });
- * renderer.buildGenerationPrompt(withTools(req.messages, req.tools));
+ * renderer.buildGenerationPrompt(renderer.declareTools(req.messages, req.tools));
  */
 export function parseChatRequest(json: unknown, { maxN }: { maxN: number }): ParsedRequest {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
@@ -178,7 +178,7 @@ function toMessage(m: ChatMessage, i: number): Message {
     case "developer":
       return { role: "system", content };
     case "user":
-      return { role: "user", content };
+      return { role: "user", content, ...imageParts(m.content, i) };
     case "tool":
       return { role: "tool", content, ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}) };
     case "assistant": {
@@ -191,7 +191,33 @@ function toMessage(m: ChatMessage, i: number): Message {
   }
 }
 
-/** Text parts joined by a space (the seed's rule); other parts (images, audio) are dropped. */
+/**
+ * A user message's content in order with its `image_url` parts as image parts (data: URLs of
+ * PNG or JPEG; the proxy fetches nothing), when it has any.
+ */
+function imageParts(content: ChatMessage["content"], i: number): { parts?: ContentPart[] } {
+  if (!Array.isArray(content) || !content.some((p) => p.type === "image_url")) return {};
+  return {
+    parts: content.flatMap((p): ContentPart[] => {
+      if (p.type !== "image_url") {
+        return typeof p.text === "string" ? [{ type: "text", text: p.text }] : [];
+      }
+      const raw = p.image_url as { url?: unknown } | string | undefined;
+      const url = typeof raw === "string" ? raw : raw?.url;
+      const m = typeof url === "string" && /^data:image\/(png|jpe?g);base64,(.+)$/s.exec(url);
+      if (!m) {
+        throw new ProxyError(
+          400,
+          `messages[${i}].content: an image_url must be a data: URL of a PNG or JPEG image (the proxy fetches nothing)`,
+          { param: `messages[${i}].content` },
+        );
+      }
+      return [{ type: "image", format: m[1] === "png" ? "png" : "jpeg", data: m[2] }];
+    }),
+  };
+}
+
+/** Text parts joined by a space (the seed's rule); images go to `parts` (user messages). */
 function flatten(content: ChatMessage["content"]): string {
   if (content == null) return "";
   if (typeof content === "string") return content;

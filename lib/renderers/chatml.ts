@@ -17,7 +17,16 @@
 import { ByteTokenizer } from "../tokenizers/byte.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { formatToolCalls, parseAssistantText } from "./parse.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import { refuseImages } from "./pieces.ts";
+import { qwen3DeclareTools } from "./tools.ts";
+import type {
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
 
 export type { Message, ParsedResponse } from "./types.ts";
 
@@ -53,6 +62,7 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
 
   /** Tokens of the messages followed by the opening of the assistant's turn. */
   generationPrompt(messages: Message[]): number[] {
+    refuseImages(messages, "ChatML");
     return [...this.renderMessages(messages), ...this.tokenizer.encode("<|im_start|>assistant\n")];
   }
 
@@ -69,6 +79,7 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
     messages: Message[],
     { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
+    refuseImages(messages, "ChatML");
     const lastAssistant = chatTurns(messages).findLastIndex((m) => m.role === "assistant");
     const tokens: number[] = [];
     const weights: number[] = [];
@@ -94,6 +105,11 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
    */
   continuation(messages: Message[]): number[] {
     return [...this.tokenizer.encode("\n"), ...this.generationPrompt(messages)];
+  }
+
+  /** The messages with the tools declared as Qwen3 declares them (the local models' format). */
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return qwen3DeclareTools(messages, tools);
   }
 
   /** Sampling stops at the end of the assistant's message. */

@@ -6,8 +6,8 @@
  * thinking on); earlier reasoning dropped; tool calls as
  * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>name<｜tool▁sep｜>{json}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`;
  * tool results as `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`, after which the model
- * continues with no assistant marker. Declared tools go in the system prompt as the model card's
- * "## Tools" section (the template of llama.cpp's copy writes none; later revisions write this).
+ * continues with no assistant marker. Declared tools go in the system prompt as the cookbook's
+ * "## Tools" section (the template of llama.cpp's copy writes none).
  *
  * With thinking on, a supervised example keeps the last turn's reasoning
  * (`<think>` in the prompt, then `reasoning</think>answer`): the template cannot render a turn's
@@ -17,10 +17,10 @@
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
+import { leadingThinking, malformedCall, pyJsonAscii } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
 import { type Piece, trainedTurn } from "./pieces.ts";
-import { toolsOnSystem } from "./tools.ts";
+import { toolsInSystemText } from "./tools.ts";
 import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
@@ -32,18 +32,21 @@ const CALL_END = "<｜tool▁call▁end｜>";
 const SEP = "<｜tool▁sep｜>";
 const CALL = /<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>/gs;
 
-/** The model card's tool section, appended to the system prompt. */
+/**
+ * The tool section the cookbook's `create_conversation_prefix_with_tools` appends to the system
+ * prompt (after the model card's, without its `{{additional_tool_calls}}` placeholder).
+ */
 export function deepseekToolsSection(tools: readonly ToolSpec[]): string {
-  return "## Tools\nYou have access to the following tools:\n" +
+  return "\n\n## Tools\nYou have access to the following tools:\n\n" +
     tools.map((t) =>
-      `\n### ${t.name}\nDescription: ${t.description}\n\nParameters: ${pyJson(t.parameters)}\n`
-    ).join("") +
-    "\nIMPORTANT: ALWAYS adhere to this exact format for tool use:\n" +
-    `${CALLS_BEGIN}${CALL_BEGIN}tool_call_name${SEP}tool_call_arguments${CALL_END}` +
-    `{{additional_tool_calls}}${CALLS_END}\n\nWhere:\n\n` +
+      `### ${t.name}\nDescription: ${t.description}\n\nParameters: ${pyJsonAscii(t.parameters)}`
+    ).join("\n") +
+    "\n\nIMPORTANT: ALWAYS adhere to this exact format for tool use:\n" +
+    `${CALLS_BEGIN}${CALL_BEGIN}tool_call_name${SEP}tool_call_arguments${CALL_END}${CALLS_END}` +
+    "\n\nWhere:\n" +
     "- `tool_call_name` must be an exact match to one of the available tools\n" +
     "- `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n" +
-    "- For multiple tool calls, chain them directly without separators or spaces\n";
+    "- For multiple tool calls, chain them directly without separators or spaces";
 }
 
 /** A call's arguments as the JSON text the format writes (as given when already text). */
@@ -71,8 +74,9 @@ export class DeepSeekV3Renderer extends PieceRenderer {
     this.thinking = thinking;
   }
 
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    return toolsOnSystem(messages, tools);
+  /** The cookbook's tool section after the system prompt (the system message is its text). */
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return toolsInSystemText(messages, tools, (t, system) => system + deepseekToolsSection(t));
   }
 
   /** The assistant message: reasoning up to `</think>` (thinking on), content, tool calls. */
@@ -106,9 +110,7 @@ export class DeepSeekV3Renderer extends PieceRenderer {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
     const systems = messages.filter((m) => m.role === "system");
-    let system = systems.map((m) => m.content).join("\n\n");
-    const tools = systems[0]?.tools;
-    if (tools?.length) system += "\n\n" + deepseekToolsSection(tools);
+    const system = systems.map((m) => m.content).join("\n\n");
     put(BOS + system);
     let lastUser = false;
     let inTool = false;

@@ -11,8 +11,8 @@
  */
 
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { untilStop } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample } from "./types.ts";
+import { refuseImages, untilStop } from "./pieces.ts";
+import type { Message, ParsedResponse, Renderer, SupervisedExample, ToolSpec } from "./types.ts";
 
 /** GEM's template names. */
 export const GEM_TEMPLATE_NAMES = ["qwen3_game", "qwen3_general", "no"] as const;
@@ -55,6 +55,7 @@ export class GemTemplateRenderer implements Renderer {
   }
 
   buildGenerationPrompt(messages: Message[]): number[] {
+    refuseImages(messages, `GEM's ${this.template} template`);
     return this.tokenizer.encode(this.renderText(messages));
   }
 
@@ -68,6 +69,14 @@ export class GemTemplateRenderer implements Renderer {
       tokens: [...prompt, ...reply],
       weights: [...prompt.map(() => 0), ...reply.map(() => 1)],
     };
+  }
+
+  /**
+   * The messages as they are: GEM's prompts are built from the last observation alone, so a
+   * declaration has nowhere to go (GEM's tool environments describe their moves in it).
+   */
+  declareTools(messages: Message[], _tools: readonly ToolSpec[]): Message[] {
+    return messages;
   }
 
   stopSequences(): number[] {

@@ -1,20 +1,25 @@
 /**
- * The gpt-oss chat renderer (OpenAI's harmony format), as the model's jinja template writes it:
- * a system message (model identity, knowledge cutoff, the current date, `Reasoning: <effort>`,
- * the valid channels); a developer message holding the caller's system prompt as
- * `# Instructions` and declared tools as a TypeScript-like `namespace functions`; user turns;
- * assistant turns on the `final` channel, their reasoning on the `analysis` channel only for
- * the trained last turn (earlier reasoning is dropped, so multi-turn datums re-render); a tool
- * call as `<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{args}<|call|>`
- * (one per turn, the template's limit) with its reasoning kept until a final answer follows;
- * tool results as `functions.NAME to=assistant` turns with JSON-encoded content. Sampling stops
- * at `<|return|>` (a final answer) or `<|call|>` (a tool call).
+ * The gpt-oss renderer as tinker-cookbook's `gpt_oss_*` renderers write OpenAI's harmony format
+ * (`renderers/gpt_oss.py`): `gpt_oss_no_sysprompt` writes no system message;
+ * `gpt_oss_{low,medium,high}_reasoning` open with one (identity, knowledge cutoff, date,
+ * `Reasoning: <effort>`, the valid channels). Declared tools add a second system block ("Calls
+ * to these tools must go to the commentary channel: 'functions'.") and a developer block with
+ * the system prompt as `# Instructions` and the tools as a TypeScript-like `namespace
+ * functions`; a system prompt without tools is a developer block of its own. Every assistant
+ * turn keeps its reasoning on the `analysis` channel, earlier turns included (so a conversation
+ * only grows); text beside tool calls goes on `commentary`, an answer on `final`, ending with
+ * `<|return|>` when it is the last message and `<|end|>` before; each call is
+ * `<|start|>assistant to=functions.NAME<|channel|>commentary <|constrain|>json<|message|>{args}<|call|>`;
+ * a result is `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
+ *
+ * The model's own jinja template differs (earlier reasoning dropped, tools in the first system
+ * block, JSON-encoded results): `gpt_oss_template_*` (`gpt_oss_template.ts`) renders that.
  *
  * @module
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
-import { argumentsObject, malformedCall, pyJson } from "./parse.ts";
+import { argumentsObject, pyJson } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
 import { type Piece, trainedTurn } from "./pieces.ts";
 import { toolsOnSystem } from "./tools.ts";
@@ -25,93 +30,87 @@ export type ReasoningEffort = "low" | "medium" | "high";
 
 /** Options of {@link GptOssRenderer}. */
 export interface GptOssOptions {
-  /** Reasoning effort (default "medium", the template's default). */
+  /** Open with the system message at this effort; absent: no system message (no_sysprompt). */
   reasoningEffort?: ReasoningEffort;
-  /** The system message's "Current date" (default: today, UTC, as the template's `strftime_now`). */
+  /** The system message's "Current date" (default: today, UTC). */
   date?: string;
 }
 
 type Schema = Record<string, unknown>;
 
-/** A JSON Schema type as the template writes it in TypeScript-like syntax. */
-function tsType(spec: Schema): string {
-  const type = spec.type;
-  const nullable = spec.nullable ? " | null" : "";
-  if (type === "array") {
-    const items = spec.items as Schema | undefined;
-    if (!items) return "any[]" + nullable;
-    const simple: Record<string, string> = {
-      string: "string[]",
-      number: "number[]",
-      integer: "number[]",
-      boolean: "boolean[]",
-    };
-    const inner = simple[items.type as string];
-    if (inner) return inner + nullable;
-    const t = tsType(items);
-    return (t === "object | object" || t.length > 50 ? "any[]" : t + "[]") + nullable;
-  }
-  if (Array.isArray(type) && type.length) return type.length > 1 ? type.join(" | ") : type[0];
-  if (Array.isArray(spec.oneOf)) return "any";
+/** A JSON Schema type as the cookbook writes it in TypeScript-like syntax. */
+function tsType(s: Schema): string {
+  const alt = (s.oneOf ?? s.anyOf) as Schema[] | undefined;
+  if (alt) return alt.map(tsType).join(" | ");
+  const type = s.type ?? "any";
+  if (Array.isArray(type)) return type.map((t) => tsType({ type: t })).join(" | ");
+  let base: string;
   if (type === "string") {
-    if (Array.isArray(spec.enum) && spec.enum.length) return `"${spec.enum.join('" | "')}"`;
-    return "string" + nullable;
-  }
-  if (type === "number" || type === "integer") return "number";
-  if (type === "boolean") return "boolean";
-  if (type === "object") {
-    const props = spec.properties as Record<string, Schema> | undefined;
-    if (!props || !Object.keys(props).length) return "object";
-    const required = (spec.required as string[] | undefined) ?? [];
-    // The template writes each nested property's type after a newline and its own indentation.
-    const fields = Object.entries(props).map(([name, p]) =>
-      `${name}${required.includes(name) ? "" : "?"}: \n                ${tsType(p)}`
-    );
-    return `{\n${fields.join(", ")}}`;
-  }
-  return "any";
+    if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(" | ");
+    base = "string";
+  } else if (type === "number" || type === "integer") base = "number";
+  else if (type === "boolean") base = "boolean";
+  else if (type === "array") base = `${tsType((s.items ?? {}) as Schema)}[]`;
+  else if (type === "object") base = tsObject(s);
+  else base = "any";
+  return s.nullable ? `${base} | null` : base;
 }
 
-/** Declared tools as the template's `namespace functions`. */
-export function harmonyToolsNamespace(tools: readonly ToolSpec[]): string {
-  const defs = tools.map((t) => {
-    const props = (t.parameters.properties ?? {}) as Record<string, Schema>;
-    const required = (t.parameters.required as string[] | undefined) ?? [];
-    let sig = "() => any;\n\n";
-    if (Object.keys(props).length) {
-      const params = Object.entries(props).map(([name, p]) => {
-        let line = (p.description ? `// ${p.description}\n` : "") + name +
-          (required.includes(name) ? "" : "?") + ": " + tsType(p);
-        if (p.default !== undefined) {
-          line += p.enum || p.oneOf
-            ? `${p.enum ? ", " : ""}// default: ${p.default}`
-            : `, // default: ${pyJson(p.default)}`;
-        }
-        return line + ",\n";
-      });
-      sig = "(_: {\n" + params.join("") + "}) => any;\n\n";
+function tsObject(s: Schema): string {
+  if (s.type !== "object") return "any";
+  const required = (s.required ?? []) as string[];
+  const props = Object.entries((s.properties ?? {}) as Record<string, Schema>);
+  return "{ " +
+    props.map(([k, p]) => `${k}${required.includes(k) ? "" : "?"}: ${tsType(p)}`).join(", ") +
+    " }";
+}
+
+function comments(s: Schema): string[] {
+  const out: string[] = [];
+  if (s.title) out.push(String(s.title), "");
+  if (s.description) out.push(String(s.description));
+  if (Array.isArray(s.examples)) out.push("Examples:", ...s.examples.map((e) => `- ${pyJson(e)}`));
+  return out;
+}
+
+/** One tool as the cookbook's `_format_tool_definition` writes it. */
+export function harmonyToolDefinition(t: ToolSpec): string {
+  const p = t.parameters ?? {};
+  const props = Object.entries((p.properties ?? {}) as Record<string, Schema>);
+  let block = "()";
+  if (p.type === "object" && props.length) {
+    const required = (p.required ?? []) as string[];
+    const lines = [`(_:${p.description ? ` // ${p.description}` : ""}`, "{"];
+    for (const [k, s] of props) {
+      lines.push(...comments(s).map((c) => `// ${c}`));
+      const def = "default" in s ? ` // default: ${pyJson(s.default)}` : "";
+      lines.push(`${k}${required.includes(k) ? "" : "?"}: ${tsType(s)},${def}`);
     }
-    return `// ${t.description}\ntype ${t.name} = ${sig}`;
-  });
-  return "## functions\n\nnamespace functions {\n\n" + defs.join("") + "} // namespace functions";
+    lines.push("})");
+    block = lines.join("\n");
+  }
+  return (t.description ? `// ${t.description}\n` : "") + `type ${t.name} = ${block} => any;`;
 }
 
-const HEADER = /^(?: to=functions\.([^<\s]+))?<\|channel\|>(\w+)(?: (?:<\|constrain\|>)?\w+)?$/;
+const SYSTEM = "You are ChatGPT, a large language model trained by OpenAI.\n" +
+  "Knowledge cutoff: 2024-06\nCurrent date: {date}\n\nReasoning: {effort}\n\n" +
+  "# Valid channels: analysis, commentary, final. Channel must be included for every message.";
+const ROUTING = "Calls to these tools must go to the commentary channel: 'functions'.";
+const ENDS = ["<|end|>", "<|call|>", "<|return|>"];
 
 /**
- * gpt-oss (harmony) chat format.
+ * gpt-oss (harmony) as the cookbook renders it.
  *
  * @example
- * const r = new GptOssRenderer(getTokenizer("openai/gpt-oss-20b"), { reasoningEffort: "high" });
+ * const r = new GptOssRenderer(getTokenizer("openai/gpt-oss-20b")); // gpt_oss_no_sysprompt
  */
 export class GptOssRenderer extends PieceRenderer {
-  readonly reasoningEffort: ReasoningEffort;
+  readonly reasoningEffort: ReasoningEffort | undefined;
   readonly date: string;
 
   constructor(
     tokenizer: Tokenizer,
-    { reasoningEffort = "medium", date = new Date().toISOString().slice(0, 10) }: GptOssOptions =
-      {},
+    { reasoningEffort, date = new Date().toISOString().slice(0, 10) }: GptOssOptions = {},
   ) {
     super(tokenizer, [
       specialTokenId(tokenizer, "<|return|>"),
@@ -121,111 +120,118 @@ export class GptOssRenderer extends PieceRenderer {
     this.date = date;
   }
 
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  /** The specs on the leading system message; the blocks are written where harmony puts them. */
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
 
-  /** The assistant's messages after `<|start|>assistant`: analysis, final answer, tool call. */
+  /** The harmony messages of a reply: analysis, commentary/final text, tool calls. */
   parseResponse(tokens: number[]): ParsedResponse {
+    const stops = this.stopSequences();
+    const count = tokens.filter((t) => stops.includes(t)).length;
     const { text, stopped } = this.responseText(tokens);
     const message: Message = { role: "assistant", content: "" };
+    if (!stopped) return { message: { ...message, content: text }, ok: false };
     const thinking: string[] = [];
     const calls: ToolCall[] = [];
-    for (const [k, part] of text.split("<|start|>assistant").entries()) {
-      if (k > 0 && part === "") continue;
-      const at = part.indexOf("<|message|>");
-      const header = HEADER.exec(at >= 0 ? part.slice(0, at) : "");
-      if (!header) {
-        return {
-          message: { ...message, content: text },
-          ok: stopped,
-          error: "malformed harmony header",
-        };
+    let error: string | undefined;
+    if (count > 1) error = "more than one <|return|>/<|call|> in a reply (wrong stop tokens?)";
+    let idx = 0;
+    let unparsed = 0;
+    for (;;) {
+      const at = text.indexOf("<|message|>", idx);
+      if (at < 0) break;
+      const start = text.lastIndexOf("<|start|>", at);
+      const header = text.slice(start >= idx ? start : idx, at);
+      const from = at + "<|message|>".length;
+      let end = text.length;
+      let endToken = "";
+      for (const e of ENDS) {
+        const k = text.indexOf(e, from);
+        if (k >= 0 && k < end) [end, endToken] = [k, e];
       }
-      const content = part.slice(at + "<|message|>".length).replace(/<\|end\|>$/, "");
-      const [, fn, channel] = header;
-      if (fn) {
+      const body = text.slice(from, end);
+      idx = end + endToken.length;
+      const recipient = /to=([^\s<]+)/.exec(header)?.[1];
+      if (!body.trim()) continue;
+      if (recipient?.startsWith("functions.")) {
         try {
-          calls.push({ name: fn, arguments: JSON.parse(content) });
+          calls.push({ name: recipient.slice("functions.".length), arguments: JSON.parse(body) });
         } catch (e) {
-          return { message, ok: stopped, error: malformedCall(content, e) };
+          unparsed++;
+          error ??= `malformed tool call ${JSON.stringify(body)}: ${(e as Error).message}`;
         }
-      } else if (channel === "analysis") thinking.push(content);
-      else message.content += content;
+        continue;
+      }
+      const channel = /<\|channel\|>([^<\s]+)/.exec(header)?.[1];
+      if (channel === "analysis") thinking.push(body);
+      else if (channel === "final" || channel === "commentary") message.content += body;
     }
-    if (thinking.length) message.thinking = thinking.join("\n");
-    if (calls.length) message.toolCalls = calls;
-    return { message, ok: stopped };
-  }
-
-  #system(tools: boolean): string {
-    return "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n" +
-      `Knowledge cutoff: 2024-06\nCurrent date: ${this.date}\n\n` +
-      `Reasoning: ${this.reasoningEffort}\n\n` +
-      "# Valid channels: analysis, commentary, final. Channel must be included for every message." +
-      (tools ? "\nCalls to these tools must go to the commentary channel: 'functions'." : "") +
-      "<|end|>";
+    const intents = text.split("to=functions.").length - 1;
+    if (intents > calls.length + unparsed) {
+      error ??= "a to=functions. header without a parsable arguments message";
+    }
+    if (thinking.length) message.thinking = thinking.join("");
+    if (calls.length && !error) message.toolCalls = calls;
+    if (!thinking.length && !message.content && !calls.length && !error) message.content = text;
+    return error ? { message, ok: true, error } : { message, ok: true };
   }
 
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
-    const hasSystem = messages[0]?.role === "system";
-    const developer = hasSystem ? messages[0].content : "";
-    const tools = hasSystem ? messages[0].tools ?? [] : [];
-    put(this.#system(tools.length > 0));
-    if (developer || tools.length) {
+    if (this.reasoningEffort) {
       put(
-        "<|start|>developer<|message|>" + (developer ? `# Instructions\n\n${developer}\n\n` : "") +
-          (tools.length ? "# Tools\n\n" + harmonyToolsNamespace(tools) : "") + "<|end|>",
+        "<|start|>system<|message|>" +
+          SYSTEM.replace("{date}", this.date).replace("{effort}", this.reasoningEffort) +
+          "<|end|>",
       );
     }
-    let lastCall: string | undefined;
+    const pending: ToolCall[] = [];
     const n = messages.length;
     messages.forEach((m, i) => {
-      if (i === 0 && hasSystem) return;
-      const train = trainedTurn(messages, i, trainOn);
-      if (m.role === "assistant" && m.toolCalls?.length) {
-        const finalLater = messages.slice(i + 1).some((f) =>
-          f.role === "assistant" && !f.toolCalls?.length
-        );
-        if (m.content && m.thinking) {
-          throw new Error("gpt-oss: a tool-calling turn has either content or thinking, not both");
-        }
-        const analysis = m.content || m.thinking;
-        const call = m.toolCalls[0];
-        put("<|start|>assistant");
-        put(
-          (analysis && !finalLater
-            ? `<|channel|>analysis<|message|>${analysis}<|end|><|start|>assistant`
-            : "") +
-            ` to=functions.${call.name}<|channel|>commentary json<|message|>` +
-            pyJson(argumentsObject(call.arguments)) + "<|call|>",
-          train,
-        );
-        lastCall = call.name;
-      } else if (m.role === "assistant" && i === n - 1 && !addGenerationPrompt) {
-        put("<|start|>assistant");
-        put(
-          (m.thinking !== undefined
-            ? `<|channel|>analysis<|message|>${m.thinking}<|end|><|start|>assistant`
-            : "") + `<|channel|>final<|message|>${m.content}<|return|>`,
-          train,
-        );
-      } else if (m.role === "assistant") {
-        put("<|start|>assistant");
-        // Earlier reasoning is dropped; a trained earlier turn ends with <|end|>, as rendered.
-        put(`<|channel|>final<|message|>${m.content}<|end|>`, train);
-        lastCall = undefined;
-      } else if (m.role === "tool") {
-        if (lastCall === undefined) {
-          throw new Error("gpt-oss: a tool result must follow an assistant tool call");
-        }
-        put(
-          `<|start|>functions.${lastCall} to=assistant<|channel|>commentary<|message|>` +
-            `${JSON.stringify(m.content)}<|end|>`,
-        );
+      if (m.role === "system") {
+        const tools = i === 0 ? m.tools ?? [] : [];
+        if (tools.length) {
+          put(`<|start|>system<|message|>${ROUTING}<|end|>`);
+          const parts = [
+            ...(m.content ? [`# Instructions\n\n${m.content}`] : []),
+            "# Tools\n\n## functions\n\nnamespace functions {\n\n" +
+            tools.map(harmonyToolDefinition).join("\n\n") + "\n\n} // namespace functions",
+          ];
+          put(`<|start|>developer<|message|>${parts.join("\n\n")}<|end|>`);
+        } else put(`<|start|>developer<|message|># Instructions\n\n${m.content}\n\n<|end|>`);
       } else if (m.role === "user") put(`<|start|>user<|message|>${m.content}<|end|>`);
+      else if (m.role === "tool") {
+        const k = m.toolCallId ? pending.findIndex((c) => c.id === m.toolCallId) : 0;
+        const call = pending.splice(Math.max(k, 0), 1)[0];
+        if (!call) throw new Error("gpt-oss: a tool result must answer an assistant's tool call");
+        put(`<|start|>functions.${call.name} to=assistant`);
+        put(`<|channel|>commentary<|message|>${m.content}<|end|>`);
+      } else {
+        put("<|start|>assistant");
+        let body = m.thinking
+          ? `<|channel|>analysis<|message|>${m.thinking}<|end|><|start|>assistant`
+          : "";
+        const calls = m.toolCalls ?? [];
+        if (calls.length) {
+          if (m.content) {
+            body += `<|channel|>commentary<|message|>${m.content}<|end|><|start|>assistant`;
+          }
+          body += calls.map((c) => {
+            const args = typeof c.arguments === "string"
+              ? c.arguments
+              : pyJson(argumentsObject(c.arguments));
+            return ` to=functions.${c.name}<|channel|>commentary <|constrain|>json<|message|>${args}<|call|>`;
+          }).join("<|start|>assistant");
+          pending.push(...calls);
+        } else {
+          body += `<|channel|>final<|message|>${m.content}${
+            i === n - 1 ? "<|return|>" : "<|end|>"
+          }`;
+        }
+        put(body, trainedTurn(messages, i, trainOn));
+      }
     });
     if (addGenerationPrompt) put("<|start|>assistant");
     return out;

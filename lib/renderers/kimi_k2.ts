@@ -12,15 +12,21 @@
  * renders a final answer as history), so here the datum follows what the model produced, and its
  * prompt is the generation prompt the turn was sampled from.
  *
+ * Kimi K2.5 and K2.6 (`kimi_k25`, `kimi_k26` and their `_disable_thinking` variants, as the
+ * cookbook names them) render the same turns with the generation prompt opening the think block
+ * (`<think>`) or closing it (`<think></think>`); `kimi_k26_preserve_thinking` keeps every earlier
+ * turn's reasoning. Their tool declarations are TypeScript-style, which is not built here:
+ * declaring tools on them says so in one line.
+ *
  * @module
  */
 
 import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
-import { type Piece, trainedTurn } from "./pieces.ts";
+import { contentWithImages, type Piece, trainedTurn } from "./pieces.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
-import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
+import type { InputChunk, Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
 const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
@@ -35,20 +41,51 @@ export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string>
   return ids;
 }
 
+/** Options of {@link KimiK2Renderer}: K2.5/K2.6's thinking switch and history. */
+export interface KimiOptions {
+  /** K2.5/K2.6: the generation prompt opens (true) or closes (false) the think block. */
+  thinking?: boolean;
+  /** Keep every earlier turn's reasoning (K2.6's `preserve_thinking`). */
+  preserveThinking?: boolean;
+}
+
 /**
- * Kimi K2 chat format.
+ * Kimi K2 chat format (K2.5/K2.6 with {@link KimiOptions}).
  *
  * @example
  * const r = new KimiK2Renderer(tokenizer); // a tokenizer with Kimi's special tokens
  */
 export class KimiK2Renderer extends PieceRenderer {
-  constructor(tokenizer: Tokenizer) {
+  /** K2.5/K2.6's prompt tail (`<think>` or `<think></think>`); undefined for K2. */
+  readonly prefill: string | undefined;
+  readonly preserveThinking: boolean;
+
+  constructor(tokenizer: Tokenizer, { thinking, preserveThinking = false }: KimiOptions = {}) {
     super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")]);
+    this.prefill = thinking === undefined ? undefined : thinking ? "<think>" : "<think></think>";
+    this.preserveThinking = preserveThinking;
   }
 
   /** A declaration-only system message still gets the default system turn written. */
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    if (this.prefill !== undefined && tools.length) {
+      throw new Error(
+        "Kimi K2.5/K2.6 declare tools in TypeScript style, which is not built here (kimi_k2 declares them as JSON)",
+      );
+    }
     return toolsOnSystem(messages, tools);
+  }
+
+  /** K2.5/K2.6 take images (`<|media_begin|>image<|media_content|>…<|media_end|>\n`). */
+  protected override imageMarkup(slot: string): string | null {
+    return this.prefill === undefined
+      ? null
+      : `<|media_begin|>image<|media_content|>${slot}<|media_end|>\n`;
+  }
+
+  /** The generation prompt as wire chunks, each image an image chunk in its media markup. */
+  buildGenerationInput(messages: Message[]): InputChunk[] {
+    return this.inputWithImages(messages);
   }
 
   /** The assistant message: `<think>` reasoning, content, and the tool-call section. */
@@ -103,7 +140,7 @@ export class KimiK2Renderer extends PieceRenderer {
       if (i === 0 && declOnly) return;
       if (m.role === "assistant") {
         put("<|im_assistant|>assistant<|im_middle|>");
-        const keep = i > lastFinal;
+        const keep = this.preserveThinking || i > lastFinal;
         const calls = (m.toolCalls ?? []).map((c) => {
           pending.push(ids.get(c)!);
           const args = typeof c.arguments === "string" ? c.arguments : pyJson(c.arguments);
@@ -114,20 +151,35 @@ export class KimiK2Renderer extends PieceRenderer {
         const section = calls.length
           ? `<|tool_calls_section_begin|>${calls.join("")}<|tool_calls_section_end|>`
           : "";
-        put(
-          `<think>${keep ? m.thinking ?? "" : ""}</think>${m.content}${section}<|im_end|>`,
-          trainedTurn(messages, i, trainOn),
-        );
+        const train = trainedTurn(messages, i, trainOn);
+        const thinking = keep ? m.thinking ?? "" : "";
+        if (this.prefill !== undefined && i === n - 1 && !addGenerationPrompt) {
+          // The produced turn: its prompt wrote the prefill, the model the rest.
+          if (this.prefill !== "<think>" && thinking) {
+            throw new Error(
+              "kimi with thinking off: this turn has reasoning, but its prompt closes the think block; use the thinking renderer, or drop the reasoning",
+            );
+          }
+          put(this.prefill);
+          put(
+            `${
+              this.prefill === "<think>" ? `${thinking}</think>` : ""
+            }${m.content}${section}<|im_end|>`,
+            train,
+          );
+        } else put(`<think>${thinking}</think>${m.content}${section}<|im_end|>`, train);
       } else if (m.role === "tool") {
         // A result names its call; unnamed results answer the calls in order.
         const id = m.toolCallId ?? pending.shift() ?? "unknown";
         const at = pending.indexOf(id);
         if (at >= 0) pending.splice(at, 1);
         put(`<|im_system|>tool<|im_middle|>## Return of ${id}\n${m.content}<|im_end|>`);
-      } else if (m.role === "user") put(`<|im_user|>user<|im_middle|>${m.content}<|im_end|>`);
-      else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
+      } else if (m.role === "user") {
+        const content = contentWithImages(m, (slot) => this.imageMarkup(slot) ?? slot);
+        put(`<|im_user|>user<|im_middle|>${content}<|im_end|>`);
+      } else put(`<|im_system|>system<|im_middle|>${m.content}<|im_end|>`);
     });
-    if (addGenerationPrompt) put("<|im_assistant|>assistant<|im_middle|>");
+    if (addGenerationPrompt) put(`<|im_assistant|>assistant<|im_middle|>${this.prefill ?? ""}`);
     return out;
   }
 }

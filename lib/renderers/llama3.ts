@@ -61,7 +61,7 @@ export class Llama3Renderer extends PieceRenderer {
   }
 
   /** Tools ride on the leading system message; the template writes them in the first user turn. */
-  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
 

@@ -16,15 +16,28 @@ export type {
   ToolSpec,
   TrainOn,
 } from "./types.ts";
-export { openAiTools, toolsOnSystem, toolsSection, withTools } from "./tools.ts";
+export {
+  openAiTools,
+  qwen3DeclareTools,
+  toolsInSystemText,
+  toolsOnSystem,
+  toolsSection,
+} from "./tools.ts";
 export { ChatMLRenderer } from "./chatml.ts";
 export { Qwen3Renderer, type Qwen3RendererOptions, type Qwen3Variant } from "./qwen3.ts";
 export { getRenderer, RENDERER_NAMES, type RendererOptions } from "./registry.ts";
 export { type Llama3Options, Llama3Renderer, llamaToday } from "./llama3.ts";
 export { type DeepSeekV3Options, DeepSeekV3Renderer } from "./deepseek_v3.ts";
 export { RoleColonRenderer } from "./role_colon.ts";
-export { type GptOssOptions, GptOssRenderer, type ReasoningEffort } from "./gpt_oss.ts";
-export { KimiK2Renderer } from "./kimi_k2.ts";
+export {
+  type GptOssOptions,
+  GptOssRenderer,
+  harmonyToolDefinition,
+  type ReasoningEffort,
+} from "./gpt_oss.ts";
+export { type GptOssTemplateOptions, GptOssTemplateRenderer } from "./gpt_oss_template.ts";
+export { parseXmlToolCall, type QwenXmlFormat, QwenXmlRenderer } from "./qwen3_5.ts";
+export { KimiK2Renderer, type KimiOptions } from "./kimi_k2.ts";
 export {
   GEM_TEMPLATE_NAMES,
   GEM_TEMPLATES,

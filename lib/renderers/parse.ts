@@ -83,6 +83,14 @@ export function pyJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** JSON as Python's `json.dumps` writes it by default (", " and ": ", non-ASCII escaped). */
+export function pyJsonAscii(value: unknown): string {
+  return pyJson(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 /**
  * The tool-call blocks of an assistant turn as Qwen's template writes them: a newline before
  * each block except a first one that follows empty content.

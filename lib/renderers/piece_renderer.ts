@@ -10,8 +10,25 @@
  */
 
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { encodePieces, type Piece, piecesText, untilStop } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, TrainOn } from "./types.ts";
+import {
+  chunksWithImages,
+  encodePieces,
+  messageImages,
+  type Piece,
+  piecesText,
+  refuseImages,
+  untilStop,
+} from "./pieces.ts";
+import { qwen3DeclareTools } from "./tools.ts";
+import type {
+  InputChunk,
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolSpec,
+  TrainOn,
+} from "./types.ts";
 
 /**
  * A chat format rendered from pieces. Subclasses implement {@link PieceRenderer.pieces} and
@@ -62,9 +79,35 @@ export abstract class PieceRenderer implements Renderer {
     return piecesText(this.pieces(messages, addGenerationPrompt, "last_assistant"));
   }
 
+  /**
+   * The markup around an image in this format (`slot` stands for the image), or null for a
+   * format that takes no images (the default).
+   */
+  protected imageMarkup(_slot: string): string | null {
+    return null;
+  }
+
   /** Tokens of the messages followed by the opening of the assistant's turn. */
   buildGenerationPrompt(messages: Message[]): number[] {
+    this.#noImages(messages, "buildGenerationInput sends them as image chunks");
     return this.tokenizer.encode(this.renderText(messages, true));
+  }
+
+  /** The generation prompt as wire chunks, images as image chunks where the format puts them. */
+  protected inputWithImages(messages: Message[]): InputChunk[] {
+    if (this.imageMarkup("") === null) refuseImages(messages, this.constructor.name);
+    return chunksWithImages(
+      this.tokenizer,
+      this.renderText(messages, true),
+      messageImages(messages),
+    );
+  }
+
+  #noImages(messages: Message[], why: string): void {
+    if (this.imageMarkup("") === null) refuseImages(messages, this.constructor.name);
+    else if (messageImages(messages).length) {
+      throw new Error(`${this.constructor.name}: token ids cannot carry images; ${why}`);
+    }
   }
 
   /** Tokens of the conversation, weight 1 on the trained turns, ending at the final stop. */
@@ -72,9 +115,18 @@ export abstract class PieceRenderer implements Renderer {
     messages: Message[],
     { trainOn = "last_assistant" }: { trainOn?: TrainOn } = {},
   ): SupervisedExample {
+    this.#noImages(messages, "supervised examples with images are not built here");
     const pieces = this.pieces(messages, false, trainOn);
     if (this.#afterStop && pieces.at(-1)?.text === this.#afterStop) pieces.pop();
     return encodePieces(this.tokenizer, pieces);
+  }
+
+  /**
+   * The messages with the tools declared: Qwen3's `# Tools` section in the system message,
+   * which formats with their own declaration override.
+   */
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+    return qwen3DeclareTools(messages, tools);
   }
 
   /** Token ids that end sampling. */

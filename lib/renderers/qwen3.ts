@@ -9,7 +9,7 @@
  * message or carry reasoning), earlier ones with their reasoning dropped; tool calls as
  * `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`; consecutive tool results in one user
  * turn of `<tool_response>` blocks; with `enableThinking: false` the generation prompt ends in
- * an empty think block. Tool declarations go in the system message ({@link withTools}).
+ * an empty think block. Tool declarations go in the system message (`declareTools`).
  *
  * Two variants share the format: `Qwen3-*-Instruct-2507` (`variant: "instruct"`) whose template
  * has no think block anywhere (its generation prompt is `<|im_start|>assistant\n`), and
@@ -37,6 +37,13 @@ export interface Qwen3RendererOptions {
   enableThinking?: boolean;
   /** Which Qwen3 template: the hybrid one (default), Instruct-2507's or Thinking-2507's. */
   variant?: Qwen3Variant;
+  /**
+   * Earlier assistant turns: `template` (default) as the jinja template writes them, keeping
+   * the reasoning of turns after the last user message (an agent's tool-calling turns);
+   * `cookbook` as tinker-cookbook's `qwen3` renderers do, dropping the reasoning of every
+   * assistant turn but the last message, which alone gets the think block.
+   */
+  history?: "template" | "cookbook";
 }
 
 /** The Qwen3 templates: hybrid thinking, Instruct-2507 (never thinks), Thinking-2507 (always). */
@@ -63,15 +70,21 @@ function isToolResponse(content: string): boolean {
 export class Qwen3Renderer extends PieceRenderer {
   readonly enableThinking: boolean;
   readonly variant: Qwen3Variant;
+  readonly history: "template" | "cookbook";
 
   constructor(
-    { tokenizer = loadQwen3Tokenizer(), enableThinking = false, variant = "hybrid" }:
-      Qwen3RendererOptions = {},
+    {
+      tokenizer = loadQwen3Tokenizer(),
+      enableThinking = false,
+      variant = "hybrid",
+      history = "template",
+    }: Qwen3RendererOptions = {},
   ) {
     // The example ends at the final stop token, as a sampled turn does: the template's newline
     // after it is left out.
     super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")], "\n");
     this.variant = variant;
+    this.history = history;
     this.enableThinking = variant === "hybrid" ? enableThinking : variant === "thinking";
   }
 
@@ -115,7 +128,15 @@ export class Qwen3Renderer extends PieceRenderer {
         if (this.variant === "instruct") {
           // Instruct-2507's template writes the content as it is, thinking never.
           body = content = m.content;
-        } else if (i > lastQuery && (isLast || reasoning)) {
+        } else if (
+          i > lastQuery && (this.history === "cookbook" ? isLast : isLast || !!reasoning)
+        ) {
+          if (this.history === "cookbook" && !this.enableThinking && reasoning.trim()) {
+            // The cookbook's qwen3_disable_thinking refuses too: the prompt told it not to reason.
+            throw new Error(
+              "qwen3_disable_thinking: this turn has reasoning, but the prompt closes the think block; use qwen3, or drop the reasoning",
+            );
+          }
           const block = `<think>\n${stripNewlines(reasoning)}\n</think>\n\n`;
           body = content.replace(/^\n+/, "");
           // With thinking disabled the empty block belongs to the prompt, not to the answer.

@@ -3,7 +3,7 @@
  * `Role: content` followed by a blank line, the assistant's turn ends with the tokenizer's
  * end-of-text token (what sampling stops on, and what supervised examples teach), and the
  * generation prompt is `Assistant:` (the model writes the space). Tool results are `Tool:`
- * turns; tool declarations use Qwen3's text section (`withTools`), the format base models have
+ * turns; tool declarations use Qwen3's text section (`declareTools`), the format base models have
  * seen most. Design after tinker-cookbook's `role_colon` renderer, with a stop token in place
  * of its `\n\nUser:` string.
  *

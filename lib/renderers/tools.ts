@@ -4,13 +4,14 @@
  * the instruction to answer with `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks,
  * appended to the system message (or as the system message when there is none). The template
  * does this in text, so every ChatML-shaped renderer (Qwen3's, and the local models' ChatML) gets
- * the same convention by rendering the messages this returns.
+ * the same convention. Each renderer's `declareTools` is the one way to declare tools; the
+ * helpers here are what they are built from.
  *
  * @module
  */
 
 import { pyJson } from "./parse.ts";
-import type { Message, Renderer, ToolSpec } from "./types.ts";
+import type { Message, ToolSpec } from "./types.ts";
 
 const HEADER = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
@@ -33,34 +34,43 @@ export function toolsSection(tools: readonly ToolSpec[]): string {
 
 /**
  * The messages with the tools on the leading system message (an empty one added when there is
- * none), for the formats that write declarations themselves ({@link Renderer.declareTools}).
+ * none), for the formats that write declarations where the format puts them.
  */
 export function toolsOnSystem(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  if (tools.length === 0) return messages;
   if (messages[0]?.role === "system") return [{ ...messages[0], tools }, ...messages.slice(1)];
   return [{ role: "system", content: "", tools }, ...messages];
 }
 
 /**
- * The messages with the tools declared as the renderer's format declares them (Qwen3's system
- * section when no renderer is given or it has no {@link Renderer.declareTools}); unchanged when
- * there are no tools.
- *
- * @example
- * const prompt = renderer.buildGenerationPrompt(withTools(messages, env.tools ?? [], renderer));
+ * The messages with a tools section written into the leading system message: `section` of the
+ * system prompt (its text, "" when there is none) gives the whole new system text. Unchanged
+ * when there are no tools.
  */
-export function withTools(
+export function toolsInSystemText(
   messages: Message[],
   tools: readonly ToolSpec[],
-  renderer?: Renderer,
+  section: (tools: readonly ToolSpec[], systemPrompt: string) => string,
 ): Message[] {
   if (tools.length === 0) return messages;
-  if (renderer?.declareTools) return renderer.declareTools(messages, tools);
-  const section = toolsSection(tools);
-  if (messages[0]?.role === "system") {
-    return [
-      { ...messages[0], content: `${messages[0].content}\n\n${section}` },
-      ...messages.slice(1),
-    ];
-  }
-  return [{ role: "system", content: section }, ...messages];
+  const has = messages[0]?.role === "system";
+  const content = section(tools, has ? messages[0].content : "");
+  return has
+    ? [{ ...messages[0], content }, ...messages.slice(1)]
+    : [{ role: "system", content }, ...messages];
+}
+
+/**
+ * Qwen3's declaration: the system prompt, a blank line, then the `# Tools` section (the
+ * section alone when there is no system prompt). The ChatML-shaped formats share it.
+ *
+ * @example
+ * renderer.declareTools(messages, tools); // a Qwen3 or ChatML renderer calls this
+ */
+export function qwen3DeclareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
+  return toolsInSystemText(
+    messages,
+    tools,
+    (t, system) => (system ? `${system}\n\n` : "") + toolsSection(t),
+  );
 }

@@ -26,10 +26,33 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** An image in a message (the cookbook's `ImagePart`): its bytes, base64, and their format. */
+export interface ImagePart {
+  type: "image";
+  data: string;
+  format: "png" | "jpeg";
+}
+
+/** A piece of a message's content, in order: text or an image. */
+export type ContentPart = { type: "text"; text: string } | ImagePart;
+
+/**
+ * A chunk of a model input as Tinker's wire and the official SDK carry it (`EncodedTextChunk`,
+ * `ImageChunk`; `expected_tokens` is advisory, and left to the server here).
+ */
+export type InputChunk =
+  | { type: "encoded_text"; tokens: number[] }
+  | { type: "image"; data: string; format: "png" | "jpeg"; expected_tokens?: number | null };
+
 /** A chat message. `thinking` and `toolCalls` only occur on assistant messages. */
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /**
+   * The content in order with its images, when it has any (`content` is then its text): the
+   * vision renderers place each image where it is, the others refuse a message with one.
+   */
+  parts?: ContentPart[];
   /** The reasoning of an assistant turn (the text inside `<think>…</think>`). */
   thinking?: string;
   /** Tool calls of an assistant turn (the `<tool_call>{json}</tool_call>` blocks). */
@@ -38,7 +61,8 @@ export interface Message {
   toolCallId?: string;
   /**
    * On the leading system message: the tools declared to the model, for the formats that write
-   * declarations themselves (Llama 3, DeepSeek V3, gpt-oss); see {@link Renderer.declareTools}.
+   * declarations where the format puts them (Llama 3, DeepSeek V3, gpt-oss, Kimi); set by
+   * {@link Renderer.declareTools}.
    */
   tools?: readonly ToolSpec[];
 }
@@ -72,6 +96,12 @@ export interface Renderer {
    * assistant turns (through the stop token) and 0 elsewhere. Default: the last assistant turn.
    */
   buildSupervisedExample(messages: Message[], opts?: { trainOn?: TrainOn }): SupervisedExample;
+  /**
+   * Vision formats only: the generation prompt as wire chunks, each image of the messages an
+   * image chunk where the format places it (`buildGenerationPrompt` refuses images: tokens
+   * alone cannot carry them).
+   */
+  buildGenerationInput?(messages: Message[]): InputChunk[];
   /** Token ids that end sampling (the end of the assistant's message). */
   stopSequences(): number[];
   /** The assistant message in sampled tokens. */
@@ -84,8 +114,14 @@ export interface Renderer {
    */
   continuation?(messages: Message[]): number[];
   /**
-   * The messages with the tools declared as this format declares them. Absent: Qwen3's `# Tools`
-   * section in the system message (`withTools`), which the ChatML formats share.
+   * The messages with `tools` declared as this format declares them (the counterpart of the
+   * cookbook's `create_conversation_prefix_with_tools`): most formats write a section into the
+   * leading system message, using its text as the system prompt (adding one when there is
+   * none); some keep the specs on the message and write them where the format puts them.
+   * Unchanged when there are no tools. The one way callers declare tools.
+   *
+   * @example
+   * renderer.buildGenerationPrompt(renderer.declareTools(messages, env.tools ?? []));
    */
-  declareTools?(messages: Message[], tools: readonly ToolSpec[]): Message[];
+  declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[];
 }

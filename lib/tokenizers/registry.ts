@@ -55,7 +55,7 @@ export function getTokenizer(modelName: string): Tokenizer {
   const files = findHfTokenizerFiles(modelName, info?.npmTokenizer ?? undefined);
   if (!files) {
     if (info?.noTokenizer) {
-      throw new TokenizerFilesError(missingFilesMessage(modelName, info.noTokenizer));
+      throw new TokenizerFilesError(`no tokenizer for ${modelName}: ${info.noTokenizer}`);
     }
     if (!info && !modelName.includes("/")) {
       throw new Error(
@@ -66,10 +66,17 @@ export function getTokenizer(modelName: string): Tokenizer {
     }
     throw new TokenizerFilesError(missingFilesMessage(modelName));
   }
-  const key = `${files.tokenizerJson}\n${files.tokenizerConfig}`;
+  // A package standing for a sibling's vocabulary is read with the model's own token names.
+  const renames = files.source.startsWith("npm:") ? info?.npmTokenRenames ?? {} : {};
+  const key = `${files.tokenizerJson}\n${files.tokenizerConfig}\n${JSON.stringify(renames)}`;
   let loaded = byFiles.get(key);
   if (!loaded) {
-    loaded = HfTokenizer.fromFiles(modelName, files.tokenizerJson, files.tokenizerConfig);
+    loaded = HfTokenizer.fromFiles(
+      modelName,
+      files.tokenizerJson,
+      files.tokenizerConfig,
+      renames,
+    );
     byFiles.set(key, loaded);
   }
   const tok = loaded.id === modelName ? loaded : loaded.withId(modelName);

@@ -8,7 +8,6 @@ import { evaluateEnv } from "../../lib/pretrain/evaluate.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../../lib/tokenizers/mod.ts";
 import { evaluateToolEnv } from "../../lib/pretrain/evaluate_tools.ts";
-import { withTools } from "../../lib/renderers/tools.ts";
 import { generateUnseenToolTask } from "../../lib/pretrain/unseen_tools.ts";
 import { ModelInput } from "../../lib/tinker/mod.ts";
 
@@ -89,7 +88,7 @@ Deno.test("model card: local/tools answers tools it never saw with calls that pa
     let parsed = 0;
     for (let i = 0; i < 16; i++) {
       const task = generateUnseenToolTask(2_000_000 + i);
-      const messages = withTools([{ role: "user", content: task.prompt }], task.tools);
+      const messages = renderer.declareTools([{ role: "user", content: task.prompt }], task.tools);
       const res = await sampler.sample({
         prompt: ModelInput.fromInts(renderer.buildGenerationPrompt(messages)),
         numSamples: 1,

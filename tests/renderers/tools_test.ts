@@ -2,7 +2,6 @@ import { assert } from "../assert.ts";
 import { loadQwen3Tokenizer } from "../../lib/tokenizers/qwen3.ts";
 import { Qwen3Renderer } from "../../lib/renderers/qwen3.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
-import { withTools } from "../../lib/renderers/tools.ts";
 import type { Message, ToolSpec } from "../../lib/renderers/types.ts";
 import { GUESS } from "./corpus.ts";
 
@@ -38,7 +37,7 @@ for (
   Deno.test(`tools: declared as Qwen3's jinja template writes them (${name})`, () => {
     const tools = [GUESS, HINT];
     assert.equal(
-      r.renderText(withTools(messages, tools), true),
+      r.renderText(r.declareTools(messages, tools), true),
       templateWithTools(messages, tools),
     );
   });
@@ -46,9 +45,11 @@ for (
 
 Deno.test("tools: no tools leave the messages as they are; ChatML gets the same section", () => {
   const messages: Message[] = [{ role: "user", content: "hi" }];
-  assert.equal(withTools(messages, []), messages);
+  assert.equal(r.declareTools(messages, []), messages);
   const chatml = new ChatMLRenderer();
-  const text = chatml.tokenizer.decode(chatml.buildGenerationPrompt(withTools(messages, [GUESS])));
+  const text = chatml.tokenizer.decode(
+    chatml.buildGenerationPrompt(chatml.declareTools(messages, [GUESS])),
+  );
   assert.ok(text.startsWith("<|im_start|>system\n# Tools\n"));
   assert.ok(text.includes('"name": "guess"'));
 });

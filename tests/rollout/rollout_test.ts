@@ -89,6 +89,7 @@ Deno.test("rollout: a renderer without `continuation` re-renders the conversatio
     buildSupervisedExample: (m, o) => chatml.buildSupervisedExample(m, o),
     stopSequences: () => chatml.stopSequences(),
     parseResponse: (t) => chatml.parseResponse(t),
+    declareTools: (m, t) => chatml.declareTools(m, t),
   };
   try {
     const sampler = await service.createSamplingClient({ baseModel: "local/games" });
