@@ -28,6 +28,10 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
 .note { color: #555; margin: 0.2em 0; }
 #charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0.5em; }
 .chart { height: 360px; }
+#tabs { position: sticky; top: 0; z-index: 2; background: #fff; padding: 0.3em 0; border-bottom: 1px solid #ccc; margin-bottom: 0.6em; }
+.tab { font-size: 1em; padding: 0.3em 1em; border: 1px solid #ccc; border-bottom: none; background: #f4f4f4; border-radius: 4px 4px 0 0; cursor: pointer; }
+.tab.active { background: #fff; font-weight: bold; border-color: #888; }
+a.link { color: #246; font-size: 0.85em; } button.copy-link { font-size: 0.7em; vertical-align: middle; }
 #live { position: fixed; top: 0.5em; right: 1em; background: #e8f4e8; padding: 0.2em 0.6em; border-radius: 4px; }
 #filters { display: flex; flex-wrap: wrap; gap: 0.6em; align-items: end; margin-bottom: 0.5em; }
 #filters label { display: flex; flex-direction: column; font-size: 0.8em; color: #444; }
@@ -95,11 +99,13 @@ ${head}
 <body>
 <h1 id="title">${esc(data.title)}</h1>
 <div id="notes">${data.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("\n")}</div>
-<div id="charts"></div>
-<h2>Episodes</h2>
+<nav id="tabs"></nav>
+<section id="sec-charts" hidden><div id="charts"></div></section>
+<section id="sec-episodes">
 <div id="filters"></div>
 <div id="table-wrap"></div>
 <div id="panes"></div>
+</section>
 <script id="tb-data" type="application/json">${scriptJson(data)}</script>
 ${viewerJs}
 <noscript>The viewer needs JavaScript.</noscript>

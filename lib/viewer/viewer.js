@@ -17,6 +17,9 @@
     mode: "advantage",
     panes: [null, null],
     lastStep: 0,
+    tab: null,
+    /** A fragment that names an episode not on the page yet (live: it may land later). */
+    pending: null,
   };
 
   // ---- small DOM helpers -------------------------------------------------------------------
@@ -102,6 +105,8 @@
   function drawCharts() {
     const box = document.getElementById("charts");
     if (state.figures.length === 0) return;
+    // Plotly sizes a chart by its box: a hidden tab's charts wait until the tab is shown.
+    if (state.tab !== "charts") return;
     if (!globalThis.Plotly) {
       box.replaceChildren(el(
         "p",
@@ -140,13 +145,35 @@
   function drawChart(div) {
     const f = div.figure;
     // The mode bar stands at the right edge, so it never covers a chart's title.
+    const named = f.data.filter((t) => t.showlegend !== false && t.name).length;
+    // A legend below the plot, across its width, and long names wrapped: at the right of a
+    // half-page chart a run's name was cut off (issue 42).
+    const legend = named > 1 && (!f.layout || f.layout.showlegend !== false)
+      ? {
+        legend: { orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top" },
+        margin: { t: 60, l: 60, r: 40, b: 60 + 22 * Math.min(named, 6) },
+      }
+      : {};
     const layout = Object.assign(
       { margin: { t: 60, l: 60, r: 40, b: 50 }, modebar: { orientation: "v" } },
       f.layout,
+      legend,
     );
-    globalThis.Plotly.react(div, f.data, layout, { responsive: true, displaylogo: false });
+    if (legend.legend) div.style.height = `${360 + 22 * Math.min(named, 6)}px`;
+    const traces = f.data.map((t) => t.name ? { ...t, name: wrapName(t.name) } : t);
+    globalThis.Plotly.react(div, traces, layout, { responsive: true, displaylogo: false });
     div.drawn = true;
     div.dataset.drawn = "true";
+  }
+  /** A long legend entry on several lines (Plotly breaks lines at `<br>` only). */
+  function wrapName(name) {
+    const words = String(name).split(/(?<=[-_/ ])/);
+    const lines = [""];
+    for (const w of words) {
+      if (lines.at(-1).length + w.length > 48 && lines.at(-1)) lines.push("");
+      lines[lines.length - 1] += w;
+    }
+    return lines.join("<br>");
   }
   function drawNotes(notes) {
     document.getElementById("notes").replaceChildren(
@@ -326,6 +353,128 @@
     state.panes[pane] = key;
     drawPanes();
     drawTable();
+    const r = state.rows.find((x) => x.key === key);
+    // The address names the first pane's episode, so it can be copied or reloaded.
+    if (r && pane === 0) history.replaceState(null, "", `#${fragmentOf(r)}`);
+  }
+
+  // ---- links: #run/step/group/episode ------------------------------------------------------
+  const enc = (s) => encodeURIComponent(String(s));
+  /** The fragment of an episode (or of its group: `upTo` 3, its step: 2, its run: 1). */
+  function fragmentOf(r, upTo = 4) {
+    const parts = [state.runs[r.run].name, r.step, r.group, r.e.episode ?? r.index];
+    return parts.slice(0, upTo).map(enc).join("/");
+  }
+  function linkTo(r, upTo, text) {
+    return el(
+      "a",
+      { href: `#${fragmentOf(r, upTo)}`, class: "link", title: "a link to this" },
+      text,
+    );
+  }
+  /** A button that copies the address of `r` (a text field to copy by hand when not allowed). */
+  function copyLink(r) {
+    const url = `${location.href.split("#")[0]}#${fragmentOf(r)}`;
+    const b = el("button", {
+      class: "copy-link",
+      "data-url": url,
+      title: url,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(url);
+          b.textContent = "link copied";
+        } catch {
+          // file:// pages and some browsers refuse the clipboard: show the link to copy.
+          const field = el("input", { class: "link-field", value: url, size: 40, readonly: true });
+          b.replaceWith(field);
+          field.select();
+        }
+      },
+    }, "copy link");
+    return b;
+  }
+  /**
+   * Opens what the address's fragment names: `run` (its episodes), `run/step`, `run/step/group`
+   * (its first episode, with the group above it) or `run/step/group/episode`; `charts` and
+   * `episodes` pick a tab. A name not on the page is said so (live: kept until it lands).
+   */
+  function applyFragment() {
+    const hash = decodeURIComponent(location.hash.replace(/^#/, ""));
+    if (!hash) return;
+    if (hash === "charts" || hash === "episodes") return showTab(hash);
+    const parts = location.hash.replace(/^#/, "").split("/").map((p) => decodeURIComponent(p));
+    const [runName, step, group, episode] = parts;
+    const run = state.runs.findIndex((r) => r.name === runName);
+    const rows = state.rows.filter((r) =>
+      r.run === run && (step === undefined || String(r.step) === step) &&
+      (group === undefined || r.group === group) &&
+      (episode === undefined || String(r.e.episode ?? r.index) === episode)
+    );
+    showTab("episodes");
+    if (rows.length === 0) {
+      state.pending = hash;
+      linkNote(
+        data.live
+          ? `link #${hash}: not on the page yet; it opens when it lands`
+          : `link #${hash}: no such ${
+            ["run", "step", "group", "episode"][Math.max(0, parts.length - 1)]
+          } in this page`,
+      );
+      return;
+    }
+    state.pending = null;
+    linkNote(null);
+    state.filters = {};
+    if (state.runs.length > 1) state.filters.run = runName;
+    if (step !== undefined) state.filters.step = step;
+    if (group !== undefined) state.filters.group = group;
+    buildFilters();
+    drawTable();
+    if (group !== undefined) {
+      rows.sort((a, b) => (a.e.episode ?? a.index) - (b.e.episode ?? b.index));
+      state.panes[0] = rows[0].key;
+      drawPanes();
+      drawTable();
+      document.getElementById("pane0").scrollIntoView({ block: "start" });
+    }
+  }
+  function linkNote(text) {
+    let p = document.getElementById("link-note");
+    if (!text) return p && p.remove();
+    if (!p) {
+      document.getElementById("sec-episodes").prepend(
+        p = el("p", { id: "link-note", class: "bad" }),
+      );
+    }
+    p.textContent = text;
+  }
+
+  // ---- tabs ----------------------------------------------------------------------------------
+  function showTab(name) {
+    if (name === "charts" && state.figures.length === 0) name = "episodes";
+    state.tab = name;
+    for (const t of ["charts", "episodes"]) {
+      document.getElementById(`sec-${t}`).hidden = t !== name;
+      const b = document.getElementById(`tab-${t}`);
+      if (b) b.classList.toggle("active", t === name);
+    }
+    if (name === "charts") drawCharts();
+  }
+  function buildTabs() {
+    const nav = document.getElementById("tabs");
+    const tab = (name, label) =>
+      el("button", {
+        id: `tab-${name}`,
+        class: `tab${state.tab === name ? " active" : ""}`,
+        onclick: () => {
+          showTab(name);
+          if (state.panes[0] === null) history.replaceState(null, "", `#${name}`);
+        },
+      }, label);
+    nav.replaceChildren(
+      state.figures.length ? tab("charts", `Charts (${state.figures.length})`) : null,
+      tab("episodes", `Episodes (${state.rows.length})`),
+    );
   }
   function drawPanes() {
     const box = document.getElementById("panes");
@@ -468,6 +617,8 @@
           rewards.map((x) => fmt(x)).join(", ")
         }`,
         constant ? " (constant: no signal for a group baseline)" : "",
+        " ",
+        linkTo(r, 3, "link"),
       ),
       why ? el("p", { class: "excluded" }, "excluded: ", why) : null,
       el(
@@ -526,7 +677,14 @@
       el(
         "h3",
         {},
-        `${run.name} · step ${r.step} · ${r.group} · episode ${e.episode ?? "?"}`,
+        `${run.name} · `,
+        linkTo(r, 2, `step ${r.step}`),
+        " · ",
+        linkTo(r, 3, r.group),
+        " · ",
+        linkTo(r, 4, `episode ${e.episode ?? "?"}`),
+        " ",
+        copyLink(r),
       ),
       el(
         "p",
@@ -608,8 +766,10 @@
         state.rows = indexEpisodes(state.runs);
         setLastStep();
         drawCharts();
+        buildTabs();
         buildFilters();
         drawTable();
+        if (state.pending) applyFragment();
       }
       liveBadge(`live: ${state.lastStep} steps, checked ${new Date().toLocaleTimeString()}`);
     } catch (err) {
@@ -629,9 +789,15 @@
   state.lastSteps = state.runs.map((r) => r.steps);
   setLastStep();
   drawNotes(data.notes);
-  drawCharts();
+  state.tab = state.figures.length && !location.hash.replace(/^#(charts)?/, "")
+    ? "charts"
+    : "episodes";
+  buildTabs();
+  showTab(state.tab);
   buildFilters();
   drawTable();
+  applyFragment();
+  addEventListener("hashchange", applyFragment);
   if (state.rows.length === 0) {
     document.getElementById("panes").append(
       el("p", { class: "note" }, "No episodes recorded yet (rollouts/iteration_*.jsonl)."),

@@ -132,6 +132,7 @@ Deno.test({
           // An episode whose first turn has a nonzero advantage: a group with signal.
           const pick = records.find((r) => r.turns[0].tokens.advantages?.some((a) => a !== 0));
           assert.ok(pick, "step 1 has a group with signal");
+          await page.click("#tab-episodes");
           const row = await page.$$(`#episodes-table tbody tr`);
           let clicked = false;
           for (const tr of row) {
@@ -170,6 +171,7 @@ Deno.test({
 
       await t.step("opd: tokens coloured by teacher − student log-prob", async () => {
         await ready(page, `file://${await writeRunReport(opd)}`);
+        await page.click("#tab-episodes");
         await page.select("#f-mode", "teacher");
         await page.click("#episodes-table tbody tr:first-child");
         await page.waitForSelector("#pane0 .tok");
@@ -196,6 +198,7 @@ Deno.test({
           const notes = await page.$$eval("#notes .note", (els) => els.map((e) => e.textContent));
           assert.ok(notes.some((n) => /not logged by opd-2-steps/.test(n!)), `${notes}`);
           await page.screenshot({ path: join(shots, "comparison.png") });
+          await page.click("#tab-episodes");
           await page.select("#f-run", "rl-2-steps");
           await page.click("#episodes-table tbody tr:first-child");
           await page.select("#f-run", "opd-2-steps");
@@ -265,6 +268,7 @@ Deno.test({
             append: true,
           });
           await ready(page, `file://${await writeRunReport(dir)}`);
+          await page.click("#tab-episodes");
           await page.select("#f-status", "excluded");
           assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^1 of 7/);
           await page.click("#episodes-table tbody tr:first-child");
