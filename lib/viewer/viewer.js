@@ -18,6 +18,8 @@
     panes: [null, null],
     lastStep: 0,
     tab: null,
+    /** The what-if settings per run (index), changed from the run's own in the group view. */
+    whatif: {},
     /** A fragment that names an episode not on the page yet (live: it may land later). */
     pending: null,
   };
@@ -600,6 +602,261 @@
     for (const err of ev.errors || []) parts.push(el("div", { class: "bad" }, "error: ", err));
     return parts.length ? el("div", { class: "evidence meta" }, parts) : null;
   }
+  // ---- why nothing trained, and what-if (the library's own functions, bundled) ---------------
+  const lib = () => globalThis.tinkerbench || null;
+  function stepRecords(r) {
+    return state.rows.filter((x) => x.run === r.run && x.step === r.step).map((x) => x.e);
+  }
+  function groupRecords(r) {
+    return state.rows.filter((x) => x.run === r.run && x.step === r.step && x.group === r.group)
+      .map((x) => x.e);
+  }
+  /** Why the step and the episode's group trained nothing (lib/advantages/untrained.ts). */
+  function whyView(r) {
+    const L = lib();
+    if (!L) return null;
+    const step = L.explainStep(stepRecords(r));
+    const group = L.explainGroup(groupRecords(r));
+    return el(
+      "div",
+      { class: "why" },
+      step
+        ? el("p", { class: "excluded why-step" }, `step ${r.step} trained nothing: ${step}`)
+        : null,
+      group
+        ? el("p", { class: "excluded why-group" }, `group ${r.group} trained nothing: ${group}`)
+        : null,
+    );
+  }
+  function clone(x) {
+    return JSON.parse(JSON.stringify(x));
+  }
+  /** The settings the what-if form edits, for the run of `r` (the run's own to start). */
+  function whatIfSettings(r) {
+    const run = state.runs[r.run];
+    if (!state.whatif[r.run]) state.whatif[r.run] = clone(run.settings.scoring);
+    return state.whatif[r.run];
+  }
+  function whatIfView(r) {
+    const run = state.runs[r.run];
+    const L = lib();
+    const box = el("details", { class: "whatif", open: state.whatifOpen || null });
+    box.addEventListener("toggle", () => (state.whatifOpen = box.open));
+    box.append(el("summary", {}, "what if: re-score this group with other settings"));
+    if (!L || !run.settings) {
+      box.append(el(
+        "p",
+        { class: "note" },
+        !L
+          ? "The library's browser bundle (tinkerbench.js, in the assets folder) did not load."
+          : "The run has no config.json to start from.",
+      ));
+      return box;
+    }
+    const s = whatIfSettings(r);
+    const result = el("div", { class: "whatif-result" });
+    const redraw = () => result.replaceChildren(...whatIfResult(r, s));
+    const num = (v) => v === "" ? null : Number(v);
+    const field = (id, label, value, set, attrs = {}) =>
+      el(
+        "label",
+        {},
+        label,
+        el("input", {
+          id: `wi-${id}`,
+          type: "number",
+          step: "any",
+          size: 6,
+          value: value ?? "",
+          placeholder: "none",
+          ...attrs,
+          onchange: (ev) => (set(ev.target.value), redraw()),
+        }),
+      );
+    const choice = (id, label, options, value, set) =>
+      el(
+        "label",
+        {},
+        label,
+        el(
+          "select",
+          { id: `wi-${id}`, onchange: (ev) => (set(ev.target.value), redraw()) },
+          options.map((o) => el("option", { value: o, selected: o === value }, o)),
+        ),
+      );
+    const a = s.advantages;
+    box.append(
+      el(
+        "div",
+        { class: "whatif-form" },
+        choice("method", "method", ["rl", "opd", "combine"], s.method, (v) => s.method = v),
+        choice(
+          "reward-source",
+          "reward source",
+          ["env", "success", "prm"],
+          s.rewardSource,
+          (v) => s.rewardSource = v,
+        ),
+        choice("mode", "advantage mode", L.advantageModes, a.mode, (v) => a.mode = v),
+        field("gamma", "γ (discounted)", a.gamma, (v) => a.gamma = Number(v), { min: 0, max: 1 }),
+        choice(
+          "constant-groups",
+          "constant groups",
+          ["keep", "drop", "drop_keep_one"],
+          a.constantGroups,
+          (v) => a.constantGroups = v,
+        ),
+        field(
+          "downsample-to",
+          "down-sample to",
+          a.downsampleTo,
+          (v) => a.downsampleTo = num(v),
+          { min: 2, step: 1 },
+        ),
+        choice(
+          "reduction",
+          "reward reduction",
+          L.rewardReductions,
+          a.rewardReduction,
+          (v) => a.rewardReduction = v,
+        ),
+        field(
+          "non-final",
+          "non-final turn reward",
+          a.nonTerminalReward,
+          (v) => a.nonTerminalReward = num(v),
+        ),
+        field("clamp-min", "clamp ≥", a.clampMin, (v) => a.clampMin = num(v)),
+        field("clamp-max", "clamp ≤", a.clampMax, (v) => a.clampMax = num(v)),
+        field("w-opd", "w opd", s.wOpd, (v) => s.wOpd = Number(v)),
+        field("w-rl", "w rl", s.wRl, (v) => s.wRl = Number(v)),
+        field("kl", "KL coef", s.klCoef, (v) => s.klCoef = Number(v), { min: 0 }),
+        el("button", {
+          id: "wi-reset",
+          onclick: () => {
+            state.whatif[r.run] = clone(run.settings.scoring);
+            drawPanes();
+          },
+        }, "the run's settings"),
+      ),
+      el(
+        "p",
+        { class: "meta" },
+        `loss ${run.settings.loss.fn}${
+          Object.keys(run.settings.loss.config).length
+            ? ` ${JSON.stringify(run.settings.loss.config)}`
+            : ""
+        }: the records keep the sampler's log-probs only, so each token's ratio is 1 at the ` +
+          "step's first pass (inside any clip range around 1), and its gradient weight is its " +
+          "advantage whatever the clip or ratio settings.",
+      ),
+      result,
+    );
+    redraw();
+    return box;
+  }
+  function whatIfResult(r, settings) {
+    let w;
+    try {
+      w = lib().whatIf(stepRecords(r), r.group, clone(settings));
+    } catch (err) {
+      return [el("p", { class: "bad", id: "wi-error" }, String(err.message || err))];
+    }
+    const delta = w.weightAfter - w.weightBefore;
+    const pct = w.weightBefore
+      ? ` (${delta >= 0 ? "+" : ""}${fmt(100 * delta / w.weightBefore, 1)}%)`
+      : "";
+    const turnsOf = (xs) => xs.map((x) => fmt(x)).join(" ");
+    const mine = w.episodes.find((e) => e.episode === r.e.episode);
+    const tokens = mine ? whatIfTokens(r, mine) : null;
+    return [
+      el(
+        "p",
+        { id: "wi-weight", "data-before": w.weightBefore, "data-after": w.weightAfter },
+        el("b", {}, "group's total gradient weight Σ|advantage|: "),
+        `as trained ${fmt(w.weightBefore)} → what-if ${fmt(w.weightAfter)}, change ` +
+          `${delta >= 0 ? "+" : ""}${fmt(delta)}${pct}`,
+      ),
+      el(
+        "p",
+        { class: w.untrained ? "excluded" : "good", id: "wi-untrained" },
+        w.untrained
+          ? `with these settings the group trains nothing: ${w.untrained}`
+          : "with these settings the group trains",
+      ),
+      el(
+        "table",
+        { class: "whatif-episodes" },
+        el(
+          "tr",
+          {},
+          ["ep", "reward", "RL adv per turn: as trained", "what-if", "Σ|A| trained", "what-if"].map(
+            (h) => el("th", {}, h),
+          ),
+        ),
+        w.episodes.map((e) =>
+          el(
+            "tr",
+            { class: e.episode === r.e.episode ? "selected" : null },
+            el("td", {}, e.episode),
+            el("td", {}, fmt(e.totalReward)),
+            el("td", {}, turnsOf(e.rlBefore)),
+            el("td", {}, turnsOf(e.rlAfter) + (e.downsampled ? " (down-sampled)" : "")),
+            el("td", {}, fmt(sumAbs(e.before))),
+            el("td", {}, fmt(sumAbs(e.after))),
+          )
+        ),
+      ),
+      tokens,
+    ];
+  }
+  function sumAbs(turns) {
+    return turns.reduce((n, t) => n + (t || []).reduce((m, x) => m + Math.abs(x), 0), 0);
+  }
+  /** This episode's tokens, each turn twice: coloured by the run's advantage and the what-if's. */
+  function whatIfTokens(r, w) {
+    const turns = r.e.turns || [];
+    const all = [...w.before, ...w.after].flatMap((t) => t || []);
+    const bound = Math.max(1e-6, ...all.map(Math.abs));
+    const row = (t, i, which, values) =>
+      el(
+        "div",
+        { class: "tokens whatif-tokens", "data-which": which, "data-turn": i },
+        el("span", { class: "role" }, which === "before" ? "as trained: " : "what-if: "),
+        (t.tokens.text || []).map((s, k) => {
+          const v = values ? values[k] : null;
+          return el("span", {
+            class: `tok${values ? "" : " untrained"}`,
+            "data-v": v === null || v === undefined ? "" : v,
+            title: `token ${k}: ${JSON.stringify(s)}\n${
+              which === "before" ? "as trained" : "what-if"
+            }: ${values ? fmt(v, 4) : "not trained"}`,
+            style: `background:${colour(v ?? null, bound)}`,
+          }, s);
+        }),
+      );
+    return el(
+      "div",
+      { class: "whatif-tokens-box" },
+      el(
+        "p",
+        { class: "meta" },
+        `episode ${r.e.episode ?? "?"}, per token (scale ±${fmt(bound)}):`,
+      ),
+      turns.map((t, i) =>
+        t.tokens && Array.isArray(t.tokens.text)
+          ? el(
+            "div",
+            { class: "turn" },
+            el("div", { class: "meta" }, `turn ${i}`),
+            row(t, i, "before", w.before[i]),
+            row(t, i, "after", w.after[i]),
+          )
+          : null
+      ),
+    );
+  }
+
   function groupView(r) {
     const members = state.rows.filter((x) =>
       x.run === r.run && x.step === r.step && x.group === r.group
@@ -693,7 +950,9 @@
           `reward ${fmt(r.reward)} · success ${r.success} · stop ${r.stop} · ${r.status}`,
       ),
       e.error ? el("p", { class: "bad" }, "episode error: ", String(e.error)) : null,
+      whyView(r),
       groupView(r),
+      whatIfView(r),
       el(
         "p",
         { class: "meta legend" },
