@@ -12,3 +12,4 @@ export * from "./sources.ts";
 export * from "./judges.ts";
 export * from "./rules.ts";
 export * from "./prompts.ts";
+export * from "./rescore.ts";

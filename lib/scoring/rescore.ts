@@ -60,6 +60,8 @@ export type RecordedEpisode = Omit<RolloutRecord, "turns" | "schema_version"> & 
 export interface WhatIfEpisode {
   episode: number;
   totalReward: number;
+  /** Per turn: the number of action tokens. */
+  actionTokens: number[];
   /** Per turn: the recorded per-token advantages (null: not trained). */
   before: (number[] | null)[];
   /** Per turn: the re-scored per-token advantages (null: not trained). */
@@ -175,6 +177,7 @@ export function whatIf(
     return {
       episode: r.episode,
       totalReward: r.total_reward,
+      actionTokens: r.turns.map((t) => t.tokens?.logprobs.length ?? t.ac_tokens),
       before: r.turns.map((t) => t.tokens?.advantages ?? null),
       after: s ? s.turns.map((t) => t.advantages) : r.turns.map(() => null),
       rlBefore: r.turns.map((t) => t.score.rl_advantage),
