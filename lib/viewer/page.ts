@@ -57,6 +57,7 @@ details.whatif summary { cursor: pointer; font-weight: bold; }
 .whatif-form { display: flex; flex-wrap: wrap; gap: 0.6em; align-items: end; margin: 0.4em 0; }
 .whatif-form label { display: flex; flex-direction: column; font-size: 0.8em; color: #444; }
 .whatif-form input { width: 6em; }
+.wi-turn { border-top: 1px dashed #ccc; margin-top: 0.4em; }
 .whatif-tokens .role { display: inline-block; width: 7em; white-space: nowrap; }
 .legend-bar { display: inline-block; width: 9em; height: 0.8em; vertical-align: middle;
   background: linear-gradient(to right, rgb(178,24,43), #fff, rgb(33,102,172)); }

@@ -618,7 +618,7 @@
     const step = L.explainStep(stepRecords(r));
     const group = L.explainGroup(groupRecords(r));
     return el(
-      "div",
+      "section",
       { class: "why" },
       step
         ? el("p", { class: "excluded why-step" }, `step ${r.step} trained nothing: ${step}`)
@@ -640,16 +640,16 @@
   function whatIfView(r) {
     const run = state.runs[r.run];
     const L = lib();
+    // Episodes held in memory (a notebook's) have no run settings to start from.
+    if (!run.settings) return null;
     const box = el("details", { class: "whatif", open: state.whatifOpen || null });
     box.addEventListener("toggle", () => (state.whatifOpen = box.open));
     box.append(el("summary", {}, "what if: re-score this group with other settings"));
-    if (!L || !run.settings) {
+    if (!L) {
       box.append(el(
         "p",
         { class: "note" },
-        !L
-          ? "The library's browser bundle (tinkerbench.js, in the assets folder) did not load."
-          : "The run has no config.json to start from.",
+        "The library's browser bundle (tinkerbench.js, in the assets folder) did not load.",
       ));
       return box;
     }
@@ -847,7 +847,7 @@
         t.tokens && Array.isArray(t.tokens.text)
           ? el(
             "div",
-            { class: "turn" },
+            { class: "wi-turn" },
             el("div", { class: "meta" }, `turn ${i}`),
             row(t, i, "before", w.before[i]),
             row(t, i, "after", w.after[i]),
