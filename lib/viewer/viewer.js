@@ -287,6 +287,22 @@
     return rows;
   }
   const MAX_ROWS = 500;
+  /** With one step (of one run) filtered: whether it trained, and if not, why. */
+  function stepWhy() {
+    const L = lib();
+    const f = state.filters;
+    const run = state.runs.length === 1 ? 0 : state.runs.findIndex((r) => r.name === f.run);
+    if (!L || !f.step || run < 0) return null;
+    const recs = state.rows.filter((x) => x.run === run && String(x.step) === f.step)
+      .map((x) => x.e);
+    if (!recs.length) return null;
+    const why = L.explainStep(recs);
+    return el(
+      "p",
+      { id: "step-why", class: why ? "excluded" : "good" },
+      why ? `step ${f.step} trained nothing: ${why}` : `step ${f.step} trained`,
+    );
+  }
   function drawTable() {
     const rows = filtered();
     const multi = state.runs.length > 1;
@@ -345,6 +361,7 @@
         { class: "note", id: "episode-count" },
         `${rows.length} of ${state.rows.length} episodes`,
       ),
+      stepWhy(),
       el("table", { id: "episodes-table" }, el("thead", {}, head), el("tbody", {}, body)),
       ...(more ? [more] : []),
     );

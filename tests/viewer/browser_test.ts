@@ -394,6 +394,8 @@ Deno.test({
             await page.$eval("#pane0 .why-group", (e) => e.textContent!),
             /^group s000002-g002 trained nothing: constant rewards \(every episode 0\): a group baseline leaves no signal/,
           );
+          // Its step trained (the judged group), which the list says above the table.
+          assert.equal(await page.$eval("#step-why", (e) => e.textContent), "step 2 trained");
           const shot = await page.$("#pane0");
           await shot!.screenshot({ path: join(shots, "why.png") });
           await page.evaluate(`location.hash = ""`);
