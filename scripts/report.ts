@@ -50,17 +50,7 @@ await runCli(async () => {
   }
   if (!flags.serve) return console.log(await writeRunReport(dirs, { out: flags.out }));
   if (flags.out) throw new UsageError("--out writes a file; --serve serves the page instead");
-  let server;
-  try {
-    server = await startViewerServer({ dirs, port: flags.port, hostname: flags.host });
-  } catch (e) {
-    if (e instanceof Deno.errors.AddrInUse) {
-      throw new UsageError(
-        `--port ${flags.port} is in use on ${flags.host}; pick another with --port`,
-      );
-    }
-    throw e;
-  }
+  const server = await startViewerServer({ dirs, port: flags.port, hostname: flags.host });
   console.log(`run viewer of ${dirs.join(", ")} at ${server.url}  (Ctrl-C stops)`);
   const { promise: stop, resolve } = Promise.withResolvers<void>();
   Deno.addSignalListener("SIGINT", resolve);

@@ -8,3 +8,4 @@
 export * from "./downsample.ts";
 export * from "./pipeline.ts";
 export * from "./shaping.ts";
+export * from "./untrained.ts";

@@ -14,3 +14,4 @@ export * from "./judges.ts";
 export * from "./rules.ts";
 export * from "./prompts.ts";
 export * from "./teacher_check.ts";
+export * from "./rescore.ts";

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { explainStep } from "../advantages/untrained.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import { ROLLOUT_SCHEMA_VERSION, type RolloutRecord, rolloutRecords } from "../rl/records.ts";
 import type { ScoredGroup } from "../rl/types.ts";
@@ -66,42 +67,16 @@ export function failedEpisodeRecords(step: number, failed: FailedEpisode[]): Rol
 }
 
 /**
- * Why a step trained nothing, in a few words, from what it played and what composition made of
- * it; null when it trained.
+ * Why a step trained nothing, in a few words ({@link explainStep}, the viewer's explanation
+ * too), from the step's rollout-store records; null when it trained.
  */
 export function nothingTrainedReason(taken: StepGroups, out: UpdateResult): string | null {
   if (out.datums > 0) return null;
-  const failed = taken.failed?.length ?? 0;
-  const episodes = taken.groups.reduce((n, g) => n + g.episodes.length, 0);
-  if (episodes === 0 && !taken.excluded?.length) {
-    return failed > 0
-      ? `every rollout failed (${failed}; first: ${taken.failed![0].error})`
-      : "no groups were played";
-  }
-  const parts: string[] = [];
-  const excluded = new Map<string, number>();
-  for (const x of taken.excluded ?? []) excluded.set(x.reason, (excluded.get(x.reason) ?? 0) + 1);
-  for (const [reason, n] of excluded) {
-    parts.push(`${n} group${n > 1 ? "s" : ""} excluded: ${reason}`);
-  }
-  const stats = out.composed.advantageStats;
-  if (stats && taken.groups.length > 0 && stats.fracAllGood + stats.fracAllBad >= 1 - 1e-9) {
-    parts.push(
-      allSolved(taken)
-        ? "every group solved its task in all episodes (constant reward)"
-        : "every group had one reward in all its episodes (constant groups: no signal)",
-    );
-  }
-  const all = taken.groups.flatMap((g) => g.episodes);
-  const parseErrors = all.filter((e) => e.stopReason === "parse_error").length;
-  if (parseErrors > 0) parts.push(`${parseErrors}/${all.length} episodes ended in a parse error`);
-  const untrained = out.groups.flatMap((g) => g.episodes.flatMap((e) => e.turns));
-  const errors = untrained.filter((t) => t.evidence.errors.length > 0);
-  if (errors.length) {
-    parts.push(`scoring failed on ${errors.length} turns (${errors[0].evidence.errors[0]})`);
-  }
-  if (parts.length === 0) parts.push("no turn had a nonzero advantage");
-  return parts.join("; ");
+  return explainStep([
+    ...rolloutRecords(0, out.groups, episodeSucceeded),
+    ...excludedGroupRecords(0, taken.excluded ?? []),
+    ...failedEpisodeRecords(0, taken.failed ?? []),
+  ]) ?? "no turn had a nonzero advantage";
 }
 
 /** Whether every group of the step solved its task in every episode (nothing to learn: fine). */

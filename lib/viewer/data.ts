@@ -23,6 +23,7 @@ import { type HeldOutEvaluation, heldOutLine, readEvaluation } from "../trainer/
 import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { comparisonFigures, heldOutFigure, runFigures } from "./charts.ts";
+import { type RunSettings, runSettings } from "./settings.ts";
 
 /** An episode as the page gets it: the rollout record, token ids replaced by their texts. */
 export type ViewerEpisode = Record<string, unknown> & { step: number };
@@ -36,6 +37,8 @@ export interface ViewerRun {
   steps: number;
   evaluation: HeldOutEvaluation | null;
   episodes: ViewerEpisode[];
+  /** The run's scoring settings and loss (the what-if starts from them); null without a config. */
+  settings?: RunSettings | null;
 }
 
 /** Everything the page draws, embedded in it as JSON. */
@@ -90,6 +93,7 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
       steps: rows.length,
       evaluation: await readEvaluation(dir),
       episodes,
+      settings: runSettings(await readJson(join(dir, "config.json"))),
     };
     return { run, rows, dir };
   }));
@@ -123,6 +127,14 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
     ? `${runs[0].run.name}: ${runs[0].run.steps} steps`
     : runs.map(({ run }) => run.name).join(" vs ");
   return { title, notes, figures, runs: runs.map(({ run }) => run), live: o.live ?? false };
+}
+
+async function readJson(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await Deno.readTextFile(path));
+  } catch {
+    return null;
+  }
 }
 
 async function readConfig(dir: string): Promise<z.infer<typeof ConfigSchema> | null> {

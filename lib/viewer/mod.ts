@@ -10,3 +10,5 @@ export * from "./data.ts";
 export * from "./page.ts";
 export * from "./report.ts";
 export * from "./serve.ts";
+export * from "./whatif.ts";
+export * from "./settings.ts";

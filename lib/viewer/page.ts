@@ -11,6 +11,7 @@
 
 import { dirname, join, relative } from "node:path";
 import { plotlyJsSource, scriptJson } from "../viz/mod.ts";
+import { browserLibSource } from "./bundle.ts";
 import type { ViewerData } from "./data.ts";
 
 /** The assets folder's name. */
@@ -28,6 +29,10 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
 .note { color: #555; margin: 0.2em 0; }
 #charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0.5em; }
 .chart { height: 360px; }
+#tabs { position: sticky; top: 0; z-index: 2; background: #fff; padding: 0.3em 0; border-bottom: 1px solid #ccc; margin-bottom: 0.6em; }
+.tab { font-size: 1em; padding: 0.3em 1em; border: 1px solid #ccc; border-bottom: none; background: #f4f4f4; border-radius: 4px 4px 0 0; cursor: pointer; }
+.tab.active { background: #fff; font-weight: bold; border-color: #888; }
+a.link { color: #246; font-size: 0.85em; } button.copy-link { font-size: 0.7em; vertical-align: middle; }
 #live { position: fixed; top: 0.5em; right: 1em; background: #e8f4e8; padding: 0.2em 0.6em; border-radius: 4px; }
 #filters { display: flex; flex-wrap: wrap; gap: 0.6em; align-items: end; margin-bottom: 0.5em; }
 #filters label { display: flex; flex-direction: column; font-size: 0.8em; color: #444; }
@@ -46,6 +51,14 @@ tr.selected { background: #dde6ff !important; }
 .meta { font-size: 0.8em; color: #555; }
 .bad { color: #b00; } .good { color: #070; } .excluded { color: #a60; }
 .turn { border-top: 1px dashed #ccc; margin-top: 0.5em; padding-top: 0.3em; }
+.why p { margin: 0.2em 0; }
+details.whatif { border: 1px solid #cdd; border-radius: 4px; padding: 0.3em 0.6em; margin: 0.5em 0; background: #fafcff; }
+details.whatif summary { cursor: pointer; font-weight: bold; }
+.whatif-form { display: flex; flex-wrap: wrap; gap: 0.6em; align-items: end; margin: 0.4em 0; }
+.whatif-form label { display: flex; flex-direction: column; font-size: 0.8em; color: #444; }
+.whatif-form input { width: 6em; }
+.wi-turn { border-top: 1px dashed #ccc; margin-top: 0.4em; }
+.whatif-tokens .role { display: inline-block; width: 7em; white-space: nowrap; }
 .legend-bar { display: inline-block; width: 9em; height: 0.8em; vertical-align: middle;
   background: linear-gradient(to right, rgb(178,24,43), #fff, rgb(33,102,172)); }
 `;
@@ -54,10 +67,16 @@ tr.selected { background: #dde6ff !important; }
  * The page of `data`, loading plotly.js and viewer.js from `assets` (a relative URL or path).
  */
 export function viewerHtml(data: ViewerData, assets: string): string {
-  return page(data, `<script src="${escape(assets.replace(/\/$/, ""))}/plotly.min.js"></script>`, {
-    viewerJs: `<script src="${escape(assets.replace(/\/$/, ""))}/viewer.js"></script>`,
-  });
+  const at = escape(assets.replace(/\/$/, ""));
+  return page(
+    data,
+    `<script src="${at}/plotly.min.js"></script>\n<script src="${at}/${LIB_JS}"></script>`,
+    { viewerJs: `<script src="${at}/viewer.js"></script>` },
+  );
 }
+
+/** The library bundled for the browser (./bundle.ts), in the assets folder. */
+export const LIB_JS = "tinkerbench.js";
 
 /**
  * The viewer of `data` as an `<iframe>` whose page carries viewer.js itself and no plotly.js,
@@ -95,11 +114,13 @@ ${head}
 <body>
 <h1 id="title">${esc(data.title)}</h1>
 <div id="notes">${data.notes.map((n) => `<p class="note">${esc(n)}</p>`).join("\n")}</div>
-<div id="charts"></div>
-<h2>Episodes</h2>
+<nav id="tabs"></nav>
+<section id="sec-charts" hidden><div id="charts"></div></section>
+<section id="sec-episodes">
 <div id="filters"></div>
 <div id="table-wrap"></div>
 <div id="panes"></div>
+</section>
 <script id="tb-data" type="application/json">${scriptJson(data)}</script>
 ${viewerJs}
 <noscript>The viewer needs JavaScript.</noscript>
@@ -109,12 +130,25 @@ ${viewerJs}
 }
 
 /**
- * Writes the assets (plotly.js and viewer.js) into `assetsDir`, rewriting a file only when it
- * changed, and returns the assets' paths.
+ * Writes the assets (plotly.js, viewer.js and the library bundled for the browser) into
+ * `assetsDir`, rewriting a file only when it changed, and returns the assets' paths. When the
+ * library cannot be bundled, the page works without the why and what-if parts, and the reason
+ * is returned in `notes`.
  */
-export async function writeViewerAssets(assetsDir: string): Promise<string[]> {
+export async function writeViewerAssets(
+  assetsDir: string,
+  notes: string[] = [],
+): Promise<string[]> {
   await Deno.mkdir(assetsDir, { recursive: true });
-  const files = { "plotly.min.js": plotlyJsSource("basic"), "viewer.js": viewerJsSource() };
+  const files: Record<string, string> = {
+    "plotly.min.js": plotlyJsSource("basic"),
+    "viewer.js": viewerJsSource(),
+  };
+  try {
+    files[LIB_JS] = await browserLibSource();
+  } catch (e) {
+    notes.push(`why nothing trained and what-if are not on this page: ${(e as Error).message}`);
+  }
   return await Promise.all(
     Object.entries(files).map(async ([name, text]) => {
       const path = join(assetsDir, name);
@@ -131,7 +165,9 @@ export async function writeViewer(
   data: ViewerData,
   assetsDir: string,
 ): Promise<string> {
-  await writeViewerAssets(assetsDir);
+  const notes: string[] = [];
+  await writeViewerAssets(assetsDir, notes);
+  if (notes.length) data = { ...data, notes: [...data.notes, ...notes] };
   const rel = relative(dirname(out), assetsDir).split("\\").join("/") || ".";
   await Deno.writeTextFile(out, viewerHtml(data, rel));
   return out;

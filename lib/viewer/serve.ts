@@ -8,7 +8,9 @@
 
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { serveHttp } from "../http/serve.ts";
 import { plotlyJsSource } from "../viz/mod.ts";
+import { browserLibSource } from "./bundle.ts";
 import { loadViewerData } from "./data.ts";
 import { viewerHtml, viewerJsSource } from "./page.ts";
 
@@ -19,6 +21,8 @@ export interface ViewerServerOptions {
   port?: number;
   /** Default 127.0.0.1 (loopback only). */
   hostname?: string;
+  /** The flag that sets the port, named when it is taken (default `--port`). */
+  portFlag?: string;
 }
 
 /** A running viewer server. */
@@ -41,6 +45,15 @@ export function createViewerApp(dirs: string[]): Hono {
   );
   app.get("/assets/plotly.min.js", js(() => plotlyJsSource("basic")));
   app.get("/assets/viewer.js", js(viewerJsSource));
+  app.get("/assets/tinkerbench.js", async (c) => {
+    try {
+      return c.body(await browserLibSource(), 200, {
+        "content-type": "text/javascript; charset=utf-8",
+      });
+    } catch (e) {
+      return c.text((e as Error).message, 503);
+    }
+  });
   app.get("/data.json", async (c) => {
     const q = QuerySchema.safeParse(c.req.query());
     if (!q.success) return c.json({ error: "after: a step number (integer >= 0)" }, 400);
@@ -49,25 +62,15 @@ export function createViewerApp(dirs: string[]): Hono {
   return app;
 }
 
-/** Serves the viewer of `dirs`; resolves once listening. */
+/**
+ * Serves the viewer of `dirs` (through lib/http's {@link serveHttp}); resolves once listening.
+ * A taken port is lib/http's `PortInUseError`, naming `portFlag`.
+ */
 export async function startViewerServer(o: ViewerServerOptions): Promise<ViewerServer> {
-  const hostname = o.hostname ?? "127.0.0.1";
-  const abort = new AbortController();
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
+  const server = await serveHttp(createViewerApp(o.dirs).fetch, {
     port: o.port ?? 8070,
-    hostname,
-    signal: abort.signal,
-    onListen: ({ port }) => resolve(port),
-  }, createViewerApp(o.dirs).fetch);
-  const port = await listening;
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-  return {
-    url: `http://${host}:${port}/`,
-    port,
-    async close() {
-      abort.abort();
-      await server.finished;
-    },
-  };
+    hostname: o.hostname ?? "127.0.0.1",
+    portFlag: o.portFlag ?? "--port",
+  });
+  return { url: `${server.url}/`, port: server.port, close: () => server.close() };
 }

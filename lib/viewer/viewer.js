@@ -17,6 +17,11 @@
     mode: "advantage",
     panes: [null, null],
     lastStep: 0,
+    tab: null,
+    /** The what-if settings per run (index), changed from the run's own in the group view. */
+    whatif: {},
+    /** A fragment that names an episode not on the page yet (live: it may land later). */
+    pending: null,
   };
 
   // ---- small DOM helpers -------------------------------------------------------------------
@@ -102,6 +107,8 @@
   function drawCharts() {
     const box = document.getElementById("charts");
     if (state.figures.length === 0) return;
+    // Plotly sizes a chart by its box: a hidden tab's charts wait until the tab is shown.
+    if (state.tab !== "charts") return;
     if (!globalThis.Plotly) {
       box.replaceChildren(el(
         "p",
@@ -140,13 +147,35 @@
   function drawChart(div) {
     const f = div.figure;
     // The mode bar stands at the right edge, so it never covers a chart's title.
+    const named = f.data.filter((t) => t.showlegend !== false && t.name).length;
+    // A legend below the plot, across its width, and long names wrapped: at the right of a
+    // half-page chart a run's name was cut off (issue 42).
+    const legend = named > 1 && (!f.layout || f.layout.showlegend !== false)
+      ? {
+        legend: { orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top" },
+        margin: { t: 60, l: 60, r: 40, b: 60 + 22 * Math.min(named, 6) },
+      }
+      : {};
     const layout = Object.assign(
       { margin: { t: 60, l: 60, r: 40, b: 50 }, modebar: { orientation: "v" } },
       f.layout,
+      legend,
     );
-    globalThis.Plotly.react(div, f.data, layout, { responsive: true, displaylogo: false });
+    if (legend.legend) div.style.height = `${360 + 22 * Math.min(named, 6)}px`;
+    const traces = f.data.map((t) => t.name ? { ...t, name: wrapName(t.name) } : t);
+    globalThis.Plotly.react(div, traces, layout, { responsive: true, displaylogo: false });
     div.drawn = true;
     div.dataset.drawn = "true";
+  }
+  /** A long legend entry on several lines (Plotly breaks lines at `<br>` only). */
+  function wrapName(name) {
+    const words = String(name).split(/(?<=[-_/ ])/);
+    const lines = [""];
+    for (const w of words) {
+      if (lines.at(-1).length + w.length > 48 && lines.at(-1)) lines.push("");
+      lines[lines.length - 1] += w;
+    }
+    return lines.join("<br>");
   }
   function drawNotes(notes) {
     document.getElementById("notes").replaceChildren(
@@ -258,6 +287,22 @@
     return rows;
   }
   const MAX_ROWS = 500;
+  /** With one step (of one run) filtered: whether it trained, and if not, why. */
+  function stepWhy() {
+    const L = lib();
+    const f = state.filters;
+    const run = state.runs.length === 1 ? 0 : state.runs.findIndex((r) => r.name === f.run);
+    if (!L || !f.step || run < 0) return null;
+    const recs = state.rows.filter((x) => x.run === run && String(x.step) === f.step)
+      .map((x) => x.e);
+    if (!recs.length) return null;
+    const why = L.explainStep(recs);
+    return el(
+      "p",
+      { id: "step-why", class: why ? "excluded" : "good" },
+      why ? `step ${f.step} trained nothing: ${why}` : `step ${f.step} trained`,
+    );
+  }
   function drawTable() {
     const rows = filtered();
     const multi = state.runs.length > 1;
@@ -316,6 +361,7 @@
         { class: "note", id: "episode-count" },
         `${rows.length} of ${state.rows.length} episodes`,
       ),
+      stepWhy(),
       el("table", { id: "episodes-table" }, el("thead", {}, head), el("tbody", {}, body)),
       ...(more ? [more] : []),
     );
@@ -326,6 +372,128 @@
     state.panes[pane] = key;
     drawPanes();
     drawTable();
+    const r = state.rows.find((x) => x.key === key);
+    // The address names the first pane's episode, so it can be copied or reloaded.
+    if (r && pane === 0) history.replaceState(null, "", `#${fragmentOf(r)}`);
+  }
+
+  // ---- links: #run/step/group/episode ------------------------------------------------------
+  const enc = (s) => encodeURIComponent(String(s));
+  /** The fragment of an episode (or of its group: `upTo` 3, its step: 2, its run: 1). */
+  function fragmentOf(r, upTo = 4) {
+    const parts = [state.runs[r.run].name, r.step, r.group, r.e.episode ?? r.index];
+    return parts.slice(0, upTo).map(enc).join("/");
+  }
+  function linkTo(r, upTo, text) {
+    return el(
+      "a",
+      { href: `#${fragmentOf(r, upTo)}`, class: "link", title: "a link to this" },
+      text,
+    );
+  }
+  /** A button that copies the address of `r` (a text field to copy by hand when not allowed). */
+  function copyLink(r) {
+    const url = `${location.href.split("#")[0]}#${fragmentOf(r)}`;
+    const b = el("button", {
+      class: "copy-link",
+      "data-url": url,
+      title: url,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(url);
+          b.textContent = "link copied";
+        } catch {
+          // file:// pages and some browsers refuse the clipboard: show the link to copy.
+          const field = el("input", { class: "link-field", value: url, size: 40, readonly: true });
+          b.replaceWith(field);
+          field.select();
+        }
+      },
+    }, "copy link");
+    return b;
+  }
+  /**
+   * Opens what the address's fragment names: `run` (its episodes), `run/step`, `run/step/group`
+   * (its first episode, with the group above it) or `run/step/group/episode`; `charts` and
+   * `episodes` pick a tab. A name not on the page is said so (live: kept until it lands).
+   */
+  function applyFragment() {
+    const hash = decodeURIComponent(location.hash.replace(/^#/, ""));
+    if (!hash) return;
+    if (hash === "charts" || hash === "episodes") return showTab(hash);
+    const parts = location.hash.replace(/^#/, "").split("/").map((p) => decodeURIComponent(p));
+    const [runName, step, group, episode] = parts;
+    const run = state.runs.findIndex((r) => r.name === runName);
+    const rows = state.rows.filter((r) =>
+      r.run === run && (step === undefined || String(r.step) === step) &&
+      (group === undefined || r.group === group) &&
+      (episode === undefined || String(r.e.episode ?? r.index) === episode)
+    );
+    showTab("episodes");
+    if (rows.length === 0) {
+      state.pending = hash;
+      linkNote(
+        data.live
+          ? `link #${hash}: not on the page yet; it opens when it lands`
+          : `link #${hash}: no such ${
+            ["run", "step", "group", "episode"][Math.max(0, parts.length - 1)]
+          } in this page`,
+      );
+      return;
+    }
+    state.pending = null;
+    linkNote(null);
+    state.filters = {};
+    if (state.runs.length > 1) state.filters.run = runName;
+    if (step !== undefined) state.filters.step = step;
+    if (group !== undefined) state.filters.group = group;
+    buildFilters();
+    drawTable();
+    if (group !== undefined) {
+      rows.sort((a, b) => (a.e.episode ?? a.index) - (b.e.episode ?? b.index));
+      state.panes[0] = rows[0].key;
+      drawPanes();
+      drawTable();
+      document.getElementById("pane0").scrollIntoView({ block: "start" });
+    }
+  }
+  function linkNote(text) {
+    let p = document.getElementById("link-note");
+    if (!text) return p && p.remove();
+    if (!p) {
+      document.getElementById("sec-episodes").prepend(
+        p = el("p", { id: "link-note", class: "bad" }),
+      );
+    }
+    p.textContent = text;
+  }
+
+  // ---- tabs ----------------------------------------------------------------------------------
+  function showTab(name) {
+    if (name === "charts" && state.figures.length === 0) name = "episodes";
+    state.tab = name;
+    for (const t of ["charts", "episodes"]) {
+      document.getElementById(`sec-${t}`).hidden = t !== name;
+      const b = document.getElementById(`tab-${t}`);
+      if (b) b.classList.toggle("active", t === name);
+    }
+    if (name === "charts") drawCharts();
+  }
+  function buildTabs() {
+    const nav = document.getElementById("tabs");
+    const tab = (name, label) =>
+      el("button", {
+        id: `tab-${name}`,
+        class: `tab${state.tab === name ? " active" : ""}`,
+        onclick: () => {
+          showTab(name);
+          if (state.panes[0] === null) history.replaceState(null, "", `#${name}`);
+        },
+      }, label);
+    nav.replaceChildren(
+      state.figures.length ? tab("charts", `Charts (${state.figures.length})`) : null,
+      tab("episodes", `Episodes (${state.rows.length})`),
+    );
   }
   function drawPanes() {
     const box = document.getElementById("panes");
@@ -451,6 +619,261 @@
     for (const err of ev.errors || []) parts.push(el("div", { class: "bad" }, "error: ", err));
     return parts.length ? el("div", { class: "evidence meta" }, parts) : null;
   }
+  // ---- why nothing trained, and what-if (the library's own functions, bundled) ---------------
+  const lib = () => globalThis.tinkerbench || null;
+  function stepRecords(r) {
+    return state.rows.filter((x) => x.run === r.run && x.step === r.step).map((x) => x.e);
+  }
+  function groupRecords(r) {
+    return state.rows.filter((x) => x.run === r.run && x.step === r.step && x.group === r.group)
+      .map((x) => x.e);
+  }
+  /** Why the step and the episode's group trained nothing (lib/advantages/untrained.ts). */
+  function whyView(r) {
+    const L = lib();
+    if (!L) return null;
+    const step = L.explainStep(stepRecords(r));
+    const group = L.explainGroup(groupRecords(r));
+    return el(
+      "section",
+      { class: "why" },
+      step
+        ? el("p", { class: "excluded why-step" }, `step ${r.step} trained nothing: ${step}`)
+        : null,
+      group
+        ? el("p", { class: "excluded why-group" }, `group ${r.group} trained nothing: ${group}`)
+        : null,
+    );
+  }
+  function clone(x) {
+    return JSON.parse(JSON.stringify(x));
+  }
+  /** The settings the what-if form edits, for the run of `r` (the run's own to start). */
+  function whatIfSettings(r) {
+    const run = state.runs[r.run];
+    if (!state.whatif[r.run]) state.whatif[r.run] = clone(run.settings.scoring);
+    return state.whatif[r.run];
+  }
+  function whatIfView(r) {
+    const run = state.runs[r.run];
+    const L = lib();
+    // Episodes held in memory (a notebook's) have no run settings to start from.
+    if (!run.settings) return null;
+    const box = el("details", { class: "whatif", open: state.whatifOpen || null });
+    box.addEventListener("toggle", () => (state.whatifOpen = box.open));
+    box.append(el("summary", {}, "what if: re-score this group with other settings"));
+    if (!L) {
+      box.append(el(
+        "p",
+        { class: "note" },
+        "The library's browser bundle (tinkerbench.js, in the assets folder) did not load.",
+      ));
+      return box;
+    }
+    const s = whatIfSettings(r);
+    const result = el("div", { class: "whatif-result" });
+    const redraw = () => result.replaceChildren(...whatIfResult(r, s));
+    const num = (v) => v === "" ? null : Number(v);
+    const field = (id, label, value, set, attrs = {}) =>
+      el(
+        "label",
+        {},
+        label,
+        el("input", {
+          id: `wi-${id}`,
+          type: "number",
+          step: "any",
+          size: 6,
+          value: value ?? "",
+          placeholder: "none",
+          ...attrs,
+          onchange: (ev) => (set(ev.target.value), redraw()),
+        }),
+      );
+    const choice = (id, label, options, value, set) =>
+      el(
+        "label",
+        {},
+        label,
+        el(
+          "select",
+          { id: `wi-${id}`, onchange: (ev) => (set(ev.target.value), redraw()) },
+          options.map((o) => el("option", { value: o, selected: o === value }, o)),
+        ),
+      );
+    const a = s.advantages;
+    box.append(
+      el(
+        "div",
+        { class: "whatif-form" },
+        choice("method", "method", ["rl", "opd", "combine"], s.method, (v) => s.method = v),
+        choice(
+          "reward-source",
+          "reward source",
+          ["env", "success", "prm"],
+          s.rewardSource,
+          (v) => s.rewardSource = v,
+        ),
+        choice("mode", "advantage mode", L.advantageModes, a.mode, (v) => a.mode = v),
+        field("gamma", "γ (discounted)", a.gamma, (v) => a.gamma = Number(v), { min: 0, max: 1 }),
+        choice(
+          "constant-groups",
+          "constant groups",
+          ["keep", "drop", "drop_keep_one"],
+          a.constantGroups,
+          (v) => a.constantGroups = v,
+        ),
+        field(
+          "downsample-to",
+          "down-sample to",
+          a.downsampleTo,
+          (v) => a.downsampleTo = num(v),
+          { min: 2, step: 1 },
+        ),
+        choice(
+          "reduction",
+          "reward reduction",
+          L.rewardReductions,
+          a.rewardReduction,
+          (v) => a.rewardReduction = v,
+        ),
+        field(
+          "non-final",
+          "non-final turn reward",
+          a.nonTerminalReward,
+          (v) => a.nonTerminalReward = num(v),
+        ),
+        field("clamp-min", "clamp ≥", a.clampMin, (v) => a.clampMin = num(v)),
+        field("clamp-max", "clamp ≤", a.clampMax, (v) => a.clampMax = num(v)),
+        field("w-opd", "w opd", s.wOpd, (v) => s.wOpd = Number(v)),
+        field("w-rl", "w rl", s.wRl, (v) => s.wRl = Number(v)),
+        field("kl", "KL coef", s.klCoef, (v) => s.klCoef = Number(v), { min: 0 }),
+        el("button", {
+          id: "wi-reset",
+          onclick: () => {
+            state.whatif[r.run] = clone(run.settings.scoring);
+            drawPanes();
+          },
+        }, "the run's settings"),
+      ),
+      el(
+        "p",
+        { class: "meta" },
+        `loss ${run.settings.loss.fn}${
+          Object.keys(run.settings.loss.config).length
+            ? ` ${JSON.stringify(run.settings.loss.config)}`
+            : ""
+        }: the records keep the sampler's log-probs only, so each token's ratio is 1 at the ` +
+          "step's first pass (inside any clip range around 1), and its gradient weight is its " +
+          "advantage whatever the clip or ratio settings.",
+      ),
+      result,
+    );
+    redraw();
+    return box;
+  }
+  function whatIfResult(r, settings) {
+    let w;
+    try {
+      w = lib().whatIf(stepRecords(r), r.group, clone(settings));
+    } catch (err) {
+      return [el("p", { class: "bad", id: "wi-error" }, String(err.message || err))];
+    }
+    const delta = w.weightAfter - w.weightBefore;
+    const pct = w.weightBefore
+      ? ` (${delta >= 0 ? "+" : ""}${fmt(100 * delta / w.weightBefore, 1)}%)`
+      : "";
+    const turnsOf = (xs) => xs.map((x) => fmt(x)).join(" ");
+    const mine = w.episodes.find((e) => e.episode === r.e.episode);
+    const tokens = mine ? whatIfTokens(r, mine) : null;
+    return [
+      el(
+        "p",
+        { id: "wi-weight", "data-before": w.weightBefore, "data-after": w.weightAfter },
+        el("b", {}, "group's total gradient weight Σ|advantage|: "),
+        `as trained ${fmt(w.weightBefore)} → what-if ${fmt(w.weightAfter)}, change ` +
+          `${delta >= 0 ? "+" : ""}${fmt(delta)}${pct}`,
+      ),
+      el(
+        "p",
+        { class: w.untrained ? "excluded" : "good", id: "wi-untrained" },
+        w.untrained
+          ? `with these settings the group trains nothing: ${w.untrained}`
+          : "with these settings the group trains",
+      ),
+      el(
+        "table",
+        { class: "whatif-episodes" },
+        el(
+          "tr",
+          {},
+          ["ep", "reward", "RL adv per turn: as trained", "what-if", "Σ|A| trained", "what-if"].map(
+            (h) => el("th", {}, h),
+          ),
+        ),
+        w.episodes.map((e) =>
+          el(
+            "tr",
+            { class: e.episode === r.e.episode ? "selected" : null },
+            el("td", {}, e.episode),
+            el("td", {}, fmt(e.totalReward)),
+            el("td", {}, turnsOf(e.rlBefore)),
+            el("td", {}, turnsOf(e.rlAfter) + (e.downsampled ? " (down-sampled)" : "")),
+            el("td", {}, fmt(sumAbs(e.before))),
+            el("td", {}, fmt(sumAbs(e.after))),
+          )
+        ),
+      ),
+      tokens,
+    ];
+  }
+  function sumAbs(turns) {
+    return turns.reduce((n, t) => n + (t || []).reduce((m, x) => m + Math.abs(x), 0), 0);
+  }
+  /** This episode's tokens, each turn twice: coloured by the run's advantage and the what-if's. */
+  function whatIfTokens(r, w) {
+    const turns = r.e.turns || [];
+    const all = [...w.before, ...w.after].flatMap((t) => t || []);
+    const bound = Math.max(1e-6, ...all.map(Math.abs));
+    const row = (t, i, which, values) =>
+      el(
+        "div",
+        { class: "tokens whatif-tokens", "data-which": which, "data-turn": i },
+        el("span", { class: "role" }, which === "before" ? "as trained: " : "what-if: "),
+        (t.tokens.text || []).map((s, k) => {
+          const v = values ? values[k] : null;
+          return el("span", {
+            class: `tok${values ? "" : " untrained"}`,
+            "data-v": v === null || v === undefined ? "" : v,
+            title: `token ${k}: ${JSON.stringify(s)}\n${
+              which === "before" ? "as trained" : "what-if"
+            }: ${values ? fmt(v, 4) : "not trained"}`,
+            style: `background:${colour(v ?? null, bound)}`,
+          }, s);
+        }),
+      );
+    return el(
+      "div",
+      { class: "whatif-tokens-box" },
+      el(
+        "p",
+        { class: "meta" },
+        `episode ${r.e.episode ?? "?"}, per token (scale ±${fmt(bound)}):`,
+      ),
+      turns.map((t, i) =>
+        t.tokens && Array.isArray(t.tokens.text)
+          ? el(
+            "div",
+            { class: "wi-turn" },
+            el("div", { class: "meta" }, `turn ${i}`),
+            row(t, i, "before", w.before[i]),
+            row(t, i, "after", w.after[i]),
+          )
+          : null
+      ),
+    );
+  }
+
   function groupView(r) {
     const members = state.rows.filter((x) =>
       x.run === r.run && x.step === r.step && x.group === r.group
@@ -468,6 +891,8 @@
           rewards.map((x) => fmt(x)).join(", ")
         }`,
         constant ? " (constant: no signal for a group baseline)" : "",
+        " ",
+        linkTo(r, 3, "link"),
       ),
       why ? el("p", { class: "excluded" }, "excluded: ", why) : null,
       el(
@@ -526,7 +951,14 @@
       el(
         "h3",
         {},
-        `${run.name} · step ${r.step} · ${r.group} · episode ${e.episode ?? "?"}`,
+        `${run.name} · `,
+        linkTo(r, 2, `step ${r.step}`),
+        " · ",
+        linkTo(r, 3, r.group),
+        " · ",
+        linkTo(r, 4, `episode ${e.episode ?? "?"}`),
+        " ",
+        copyLink(r),
       ),
       el(
         "p",
@@ -535,7 +967,9 @@
           `reward ${fmt(r.reward)} · success ${r.success} · stop ${r.stop} · ${r.status}`,
       ),
       e.error ? el("p", { class: "bad" }, "episode error: ", String(e.error)) : null,
+      whyView(r),
       groupView(r),
+      whatIfView(r),
       el(
         "p",
         { class: "meta legend" },
@@ -608,8 +1042,10 @@
         state.rows = indexEpisodes(state.runs);
         setLastStep();
         drawCharts();
+        buildTabs();
         buildFilters();
         drawTable();
+        if (state.pending) applyFragment();
       }
       liveBadge(`live: ${state.lastStep} steps, checked ${new Date().toLocaleTimeString()}`);
     } catch (err) {
@@ -629,9 +1065,15 @@
   state.lastSteps = state.runs.map((r) => r.steps);
   setLastStep();
   drawNotes(data.notes);
-  drawCharts();
+  state.tab = state.figures.length && !location.hash.replace(/^#(charts)?/, "")
+    ? "charts"
+    : "episodes";
+  buildTabs();
+  showTab(state.tab);
   buildFilters();
   drawTable();
+  applyFragment();
+  addEventListener("hashchange", applyFragment);
   if (state.rows.length === 0) {
     document.getElementById("panes").append(
       el("p", { class: "note" }, "No episodes recorded yet (rollouts/iteration_*.jsonl)."),

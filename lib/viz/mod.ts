@@ -13,3 +13,4 @@ export * from "./jupyter.ts";
 export * from "./transcripts.ts";
 export * from "./logprobs.ts";
 export * from "./timeline.ts";
+export * from "./whatif.ts";

@@ -14,8 +14,9 @@
  * @module
  */
 
-import { join } from "node:path";
-import { assert } from "../assert.ts";
+import { basename, join } from "node:path";
+import { assert, assertClose } from "../assert.ts";
+import { computeAdvantages } from "../../lib/advantages/mod.ts";
 import { writeRunReport } from "../../lib/viewer/report.ts";
 import { startViewerServer } from "../../lib/viewer/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
@@ -132,6 +133,7 @@ Deno.test({
           // An episode whose first turn has a nonzero advantage: a group with signal.
           const pick = records.find((r) => r.turns[0].tokens.advantages?.some((a) => a !== 0));
           assert.ok(pick, "step 1 has a group with signal");
+          await page.click("#tab-episodes");
           const row = await page.$$(`#episodes-table tbody tr`);
           let clicked = false;
           for (const tr of row) {
@@ -168,8 +170,99 @@ Deno.test({
         },
       );
 
+      await t.step("links: a fragment opens its episode, group and step", async () => {
+        const records = (await readJsonl(join(rl, "rollouts", "iteration_000002.jsonl"))) as {
+          episode: number;
+          group_id: string;
+        }[];
+        const pick = records[records.length - 1];
+        const url = `file://${join(rl, "report.html")}`;
+        await ready(page, `${url}#rl-2-steps/2/${pick.group_id}/${pick.episode}`);
+        const head = await page.$eval("#pane0 h3", (e) => e.textContent!);
+        assert.match(head, new RegExp(`step 2 · ${pick.group_id} · episode ${pick.episode}`));
+        assert.ok(await page.$eval("#sec-episodes", (e) => !e.hidden), "the episodes tab shows");
+        const link = await page.$eval("#pane0 .copy-link", (e) => e.getAttribute("data-url")!);
+        assert.equal(link, `${url}#rl-2-steps/2/${pick.group_id}/${pick.episode}`);
+        // A group's link opens its first episode; a step's filters the list.
+        await page.evaluate(`location.hash = "rl-2-steps/2/${records[0].group_id}"`);
+        await page.waitForFunction(
+          `document.querySelector("#pane0 h3")?.textContent.includes("step 2 · ${
+            records[0].group_id
+          } · episode 0")`,
+        );
+        await page.evaluate(`location.hash = "rl-2-steps/2"`);
+        await page.waitForFunction(
+          `document.querySelector("#episode-count")?.textContent.startsWith("8 of 16")`,
+        );
+        await page.evaluate(`location.hash = "rl-2-steps/9"`);
+        await page.waitForSelector("#link-note");
+        assert.match(await page.$eval("#link-note", (e) => e.textContent!), /no such step/);
+      });
+
+      await t.step(
+        "what-if: another advantage mode shows what the library computes for it",
+        async () => {
+          type Rec = {
+            episode: number;
+            group_id: string;
+            turns: { reward: number; tokens: { advantages: number[] | null } }[];
+          };
+          const records =
+            (await readJsonl(join(rl, "rollouts", "iteration_000001.jsonl"))) as Rec[];
+          // A group with signal, and the library's z-scores of its step, computed here.
+          const groups = [...new Set(records.map((r) => r.group_id))].map((g) =>
+            records.filter((r) => r.group_id === g).sort((a, b) => a.episode - b.episode)
+          );
+          const z = computeAdvantages(
+            groups.map((g) => g.map((r) => ({ turnRewards: r.turns.map((t) => t.reward) }))),
+            { mode: "group_zscore" },
+          );
+          const gi = groups.findIndex((g) => g.some((r) => r.turns[0].tokens.advantages?.[0]));
+          const pick = groups[gi][0];
+          const url = `file://${join(rl, "report.html")}#rl-2-steps/1/${pick.group_id}/0`;
+          await ready(page, url);
+          await page.click("#pane0 details.whatif summary");
+          await page.waitForSelector("#wi-weight");
+          // The run's own settings give back the run's weights (the page keeps 5 digits).
+          const weights = () =>
+            page.$eval("#wi-weight", (e) => [
+              Number(e.getAttribute("data-before")),
+              Number(e.getAttribute("data-after")),
+            ]);
+          const [own, replayed] = await weights();
+          assertClose([replayed], [own], 1e-4 * own);
+          await page.select("#wi-mode", "group_zscore");
+          const after = () =>
+            page.$$eval(
+              '#pane0 .whatif-tokens[data-which="after"][data-turn="0"] .tok',
+              (els) => els.map((e) => Number(e.getAttribute("data-v"))),
+            );
+          const want = z.advantages[gi][0][0];
+          const shown = await after();
+          assert.equal(shown.length, pick.turns[0].tokens.advantages!.length);
+          for (const v of shown) assertClose([v], [want], 1e-9);
+          assert.ok(want !== pick.turns[0].tokens.advantages![0], "z-scores differ from the run's");
+          // The group's total gradient weight: Σ|A| over its tokens, as the library gives it.
+          const weight = groups[gi].reduce(
+            (n, r, e) =>
+              n + r.turns.reduce((m, t, k) =>
+                m + Math.abs(z.advantages[gi][e][k]) *
+                  (t.tokens.advantages?.length ?? 0), 0),
+            0,
+          );
+          const shownWeight = Number(
+            await page.$eval("#wi-weight", (e) => e.getAttribute("data-after")),
+          );
+          assertClose([shownWeight], [weight], 1e-6);
+          const box = await page.$("#pane0 details.whatif");
+          await box!.scrollIntoView();
+          await box!.screenshot({ path: join(shots, "whatif.png") });
+        },
+      );
+
       await t.step("opd: tokens coloured by teacher − student log-prob", async () => {
         await ready(page, `file://${await writeRunReport(opd)}`);
+        await page.click("#tab-episodes");
         await page.select("#f-mode", "teacher");
         await page.click("#episodes-table tbody tr:first-child");
         await page.waitForSelector("#pane0 .tok");
@@ -196,6 +289,7 @@ Deno.test({
           const notes = await page.$$eval("#notes .note", (els) => els.map((e) => e.textContent));
           assert.ok(notes.some((n) => /not logged by opd-2-steps/.test(n!)), `${notes}`);
           await page.screenshot({ path: join(shots, "comparison.png") });
+          await page.click("#tab-episodes");
           await page.select("#f-run", "rl-2-steps");
           await page.click("#episodes-table tbody tr:first-child");
           await page.select("#f-run", "opd-2-steps");
@@ -257,29 +351,56 @@ Deno.test({
             excluded: { reason: "constant reward (all 1)" },
           });
           const failed = record(2, 1, 1, 0, { error: "env step failed: boom" });
+          // A group whose two episodes scored 0: kept, but nothing to train.
+          const constant = [0, 1].map((e) => {
+            const r = record(2, 2, e, 0);
+            r.turns[0].tokens.advantages = null as never;
+            r.turns[0].score = {
+              reward: 0,
+              rl_advantage: 0,
+              dispatch: null,
+              trained: false,
+            } as never;
+            return r;
+          });
           await Deno.writeTextFile(
             join(dir, "rollouts", "iteration_000002.jsonl"),
-            [judged, excluded, failed].map((r) => JSON.stringify(r) + "\n").join(""),
+            [judged, excluded, failed, ...constant].map((r) => JSON.stringify(r) + "\n").join(""),
           );
           await Deno.writeTextFile(join(dir, "metrics.jsonl"), JSON.stringify({ step: 2 }) + "\n", {
             append: true,
           });
           await ready(page, `file://${await writeRunReport(dir)}`);
+          await page.click("#tab-episodes");
           await page.select("#f-status", "excluded");
-          assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^1 of 7/);
+          assert.match((await page.$eval("#episode-count", (e) => e.textContent))!, /^1 of 9/);
           await page.click("#episodes-table tbody tr:first-child");
           await page.waitForSelector("#pane0 .group");
           assert.match(
             await page.$eval("#pane0 .group", (e) => e.textContent!),
             /excluded: constant reward \(all 1\)/,
           );
+
           await page.select("#f-status", "error");
           await page.click("#episodes-table tbody tr:first-child");
           assert.match(
             await page.$eval("#pane0", (e) => e.textContent!),
             /episode error: env step failed: boom/,
           );
+          // Why the constant group trained nothing, in lib/advantages/untrained.ts's words.
+          await page.evaluate(`location.hash = "${basename(dir)}/2/s000002-g002"`);
+          await page.waitForSelector("#pane0 .why-group");
+          assert.match(
+            await page.$eval("#pane0 .why-group", (e) => e.textContent!),
+            /^group s000002-g002 trained nothing: constant rewards \(every episode 0\): a group baseline leaves no signal/,
+          );
+          // Its step trained (the judged group), which the list says above the table.
+          assert.equal(await page.$eval("#step-why", (e) => e.textContent), "step 2 trained");
+          const shot = await page.$("#pane0");
+          await shot!.screenshot({ path: join(shots, "why.png") });
+          await page.evaluate(`location.hash = ""`);
           await page.select("#f-status", "");
+          await page.select("#f-group", "");
           await page.select("#f-step", "2");
           await page.click("#episodes-table tbody tr:first-child");
           await page.waitForSelector("#pane0 .evidence");

@@ -38,6 +38,10 @@ Deno.test("report: a run's page in its directory, plotly.js and viewer.js shared
   assert.ok(html.length < 100_000, `${html.length} bytes: plotly.js is not inlined`);
   const plotly = await Deno.stat(join(root, ASSETS_DIR, "plotly.min.js"));
   assert.ok(plotly.size > 1_000_000);
+  // The library compiled for the browser (why nothing trained, what-if), beside them.
+  assert.ok(html.includes(`<script src="../${ASSETS_DIR}/tinkerbench.js">`));
+  const lib = await Deno.readTextFile(join(root, ASSETS_DIR, "tinkerbench.js"));
+  assert.match(lib, /tinkerbench/);
   const titles = embedded(html).figures.map((f: { layout: { title: { text: string } } }) =>
     f.layout.title.text
   );

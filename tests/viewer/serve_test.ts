@@ -10,7 +10,7 @@ Deno.test("viewer server: the page, its assets, and the steps after N as they la
     const page = await (await fetch(server.url)).text();
     assert.match(page, /<script src="assets\/viewer\.js">/);
     assert.match(page, /"live":true/);
-    for (const asset of ["assets/plotly.min.js", "assets/viewer.js"]) {
+    for (const asset of ["assets/plotly.min.js", "assets/viewer.js", "assets/tinkerbench.js"]) {
       const res = await fetch(server.url + asset);
       assert.equal(res.status, 200);
       assert.match(res.headers.get("content-type") ?? "", /javascript/);
@@ -25,6 +25,23 @@ Deno.test("viewer server: the page, its assets, and the steps after N as they la
     const bad = await fetch(`${server.url}data.json?after=x`);
     assert.equal(bad.status, 400);
     assert.match((await bad.json()).error, /after/);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("viewer server: a taken port is one line naming the flag (lib/http)", async () => {
+  const dir = await fixtureRun(1);
+  const server = await startViewerServer({ dirs: [dir], port: 0 });
+  try {
+    const err = await startViewerServer({
+      dirs: [dir],
+      port: server.port,
+      portFlag: "--viewer-port",
+    })
+      .then(() => null, (e: Error) => e);
+    assert.equal(err?.name, "PortInUseError");
+    assert.match(err!.message, /already in use: .* pick another port with --viewer-port$/);
   } finally {
     await server.close();
   }
