@@ -23,8 +23,8 @@ export function runSettings(config: unknown): RunSettings | null {
   return {
     scoring: {
       method: cfg.scoring.method,
-      rewardSource: cfg.scoring.reward_source,
-      hintSource: cfg.scoring.hint_source === "judge" ? "judge" : "next_state",
+      rewardSource: cfg.scoring.rl_reward,
+      hintSource: cfg.scoring.opd_hint === "judge" ? "judge" : "next_state",
       evalMode: cfg.scoring.eval_mode,
       advantages: advantageConfig(cfg.advantages),
       wOpd: cfg.scoring.w_opd,
