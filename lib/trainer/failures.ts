@@ -82,6 +82,14 @@ export function nothingTrainedReason(taken: StepGroups, out: UpdateResult): stri
   for (const [reason, n] of excluded) {
     parts.push(`${n} group${n > 1 ? "s" : ""} excluded: ${reason}`);
   }
+  const untrained = out.groups.flatMap((g) => g.episodes.flatMap((e) => e.turns));
+  // OPD learns from a hint; an environment with no next observation gives none.
+  if (untrained.length > 0 && untrained.every((t) => t.evidence.hint === null)) {
+    parts.push(
+      "no turn had a hint (opd learns from the next observation, and this environment gave " +
+        "none worth a hint): use --method rl or combine, or scoring.hint_source judge",
+    );
+  }
   const stats = out.composed.advantageStats;
   if (stats && taken.groups.length > 0 && stats.fracAllGood + stats.fracAllBad >= 1 - 1e-9) {
     parts.push(
@@ -93,7 +101,6 @@ export function nothingTrainedReason(taken: StepGroups, out: UpdateResult): stri
   const all = taken.groups.flatMap((g) => g.episodes);
   const parseErrors = all.filter((e) => e.stopReason === "parse_error").length;
   if (parseErrors > 0) parts.push(`${parseErrors}/${all.length} episodes ended in a parse error`);
-  const untrained = out.groups.flatMap((g) => g.episodes.flatMap((e) => e.turns));
   const errors = untrained.filter((t) => t.evidence.errors.length > 0);
   if (errors.length) {
     parts.push(`scoring failed on ${errors.length} turns (${errors[0].evidence.errors[0]})`);
@@ -113,8 +120,23 @@ export class StepFailures {
   #idle = 0;
   readonly #limit: number;
 
+  readonly #groupSize: number;
+
   constructor(cfg: TrainConfig) {
     this.#limit = cfg.pipeline.max_steps_without_datums;
+    this.#groupSize = cfg.rollout.group_size;
+  }
+
+  /** What to change, for the reason the steps trained nothing. */
+  #fix(reason: string): string {
+    const raise = "(or raise pipeline.max_steps_without_datums)";
+    if (reason.includes("constant groups")) {
+      return `a group needs episodes that score differently: try a larger --group-size (now ` +
+        `${this.#groupSize}), or partial-credit rewards (between 0 and 1 for a near miss) ` +
+        `rather than all-or-nothing; ${raise}`;
+    }
+    if (reason.includes("no turn had a hint")) return raise;
+    return `change the environment, model or rewards ${raise}`;
   }
 
   /**
@@ -138,8 +160,7 @@ export class StepFailures {
     }
     if (++this.#idle >= this.#limit) {
       throw new RunFailedError(
-        `steps ${step - this.#idle + 1}-${step} trained nothing: ${reason}; change the ` +
-          "environment, model or rewards (or raise pipeline.max_steps_without_datums)",
+        `steps ${step - this.#idle + 1}-${step} trained nothing: ${reason}; ${this.#fix(reason)}`,
       );
     }
   }

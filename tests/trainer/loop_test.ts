@@ -202,10 +202,30 @@ Deno.test("loop: steps in a row with nothing to train stop the run, each with it
       .then(() => null, (e) => e);
     assert.ok(err instanceof RunFailedError, String(err));
     assert.match(err.message, /^steps 1-2 trained nothing: every group had one reward/);
+    // The fix a newcomer needs: a larger group, or rewards with partial credit.
+    assert.match(err.message, /try a larger --group-size \(now 4\), or partial-credit rewards/);
     assert.match(err.message, /pipeline\.max_steps_without_datums/);
     assert.equal(notices.length, 2);
     const events = (await readJsonl(join(logDir, "events.jsonl"))) as { event: string }[];
     assert.deepEqual(events.map((e) => e.event), ["nothing_trained", "nothing_trained"]);
+  });
+});
+
+Deno.test("loop: opd on an environment with no next observation says there is no hint", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-opd-" });
+    const config = await tinyConfig({
+      method: "opd",
+      env_id: "test:Flat-v0",
+      max_steps: 10,
+      "pipeline.max_steps_without_datums": 2,
+    });
+    const err = await train(config, { service, logDir, onNotice: () => {} })
+      .then(() => null, (e) => e);
+    assert.ok(err instanceof RunFailedError, String(err));
+    assert.match(err.message, /^steps 1-2 trained nothing: no turn had a hint/);
+    assert.match(err.message, /use --method rl or combine/);
+    assert.doesNotMatch(err.message, /nonzero advantage/);
   });
 });
 
