@@ -64,6 +64,9 @@ export class ProxySessions implements GroupSource {
   #stale = 0;
   /** The turns of the step being trained, for {@link afterStep}'s records. */
   #taken: ScoredProxyTurn[] = [];
+  /** The proxy's shutdown once the run is interrupted: whether it closed within the grace. */
+  #closing: Promise<boolean> | null = null;
+  readonly #watched = new WeakSet<AbortSignal>();
 
   private constructor(
     readonly cfg: TrainConfig,
@@ -123,6 +126,12 @@ export class ProxySessions implements GroupSource {
     const { scorer, policy, t0 } = this.parts;
     const batch = this.cfg.rollout.groups_per_batch;
     const maxOff = this.cfg.pipeline.max_steps_off_policy;
+    // Ctrl-C or SIGTERM stops serving at once, even mid-step: the step being trained then has
+    // the backend to itself, and the checkpoint comes within seconds.
+    if (signal && !this.#watched.has(signal)) {
+      this.#watched.add(signal);
+      signal.addEventListener("abort", () => this.#stopServing(), { once: true });
+    }
     const tWait = performance.now();
     // Stale turns leave the queue as they are found; the step waits for fresh ones.
     while (!signal?.aborted && !scorer.failure) {
@@ -207,11 +216,19 @@ export class ProxySessions implements GroupSource {
     // Ctrl-C or SIGTERM: the run saves its checkpoint within seconds, whatever requests in
     // flight (an agent's long answer, a stream) and scoring still do; they are given one grace
     // period together, then cut off (their turns are lost, as at a crash).
-    const closed = settlesWithin(this.proxy.close(), CLOSE_GRACE_MS);
+    this.#stopServing();
     const scored = settlesWithin(scorer.close("run interrupted"), CLOSE_GRACE_MS);
-    if (!await closed) this.proxy.sessions.close();
+    await this.#closing;
     await scored;
     await settlesWithin(records.flush(), CLOSE_GRACE_MS);
+  }
+
+  /** Stops taking requests; those in flight get a grace period, then their sessions close. */
+  #stopServing(): void {
+    this.#closing ??= settlesWithin(this.proxy.close(), CLOSE_GRACE_MS).then((closed) => {
+      if (!closed) this.proxy.sessions.close();
+      return closed;
+    });
   }
 }
 
