@@ -233,7 +233,7 @@ export class ProxySessions implements GroupSource {
 }
 
 /** How long an interrupted run waits for requests, scoring and records in flight. */
-const CLOSE_GRACE_MS = 1500;
+const CLOSE_GRACE_MS = 1000;
 
 /** Whether `p` settled within `ms` (it keeps running either way). */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {

@@ -7,3 +7,4 @@
 
 export * from "./train.ts";
 export * from "./signals.ts";
+export * from "./args.ts";
