@@ -110,7 +110,8 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
       : await openPlan(prepared);
     // A mix's num_epochs sets the steps.
     const cfg = plan ? { ...prepared.config, max_steps: plan.steps } : prepared.config;
-    // W&B and OpenReward settings are checked before the run directory changes.
+    // Started over before tracking reads the directory (a W&B run to resume).
+    if (hooks.restart) await restartRun(logDir);
     tracking = await RunTracking.open({
       runDir: logDir,
       config: redactSecrets(cfg),
@@ -123,7 +124,6 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
       branchedFrom: prepared.branchedFrom,
       ...(own ? { backend: { kind: own.backend, url: own.url } } : {}),
     });
-    if (hooks.restart) await restartRun(logDir);
     const tracked = tracking;
     const run = await openRun(cfg, {
       service,
