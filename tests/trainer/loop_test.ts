@@ -324,7 +324,9 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
 });
 
 Deno.test("loop: a mix step whose groups all failed stops the run like one whose rollouts all did", () => {
-  const failures = new StepFailures({ pipeline: { max_steps_without_datums: 5 } } as TrainConfig);
+  const failures = new StepFailures(
+    { pipeline: { max_steps_without_datums: 5 }, rollout: { group_size: 4 } } as TrainConfig,
+  );
   const group = { id: "s000001-g000", envId: "coin", envSeed: 3, tags: ["coin"], episodes: [] };
   const taken = {
     groups: [],
