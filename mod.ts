@@ -85,3 +85,40 @@ export {
 } from "./lib/renderers/mod.ts";
 export { getTokenizer, prepareTokenizer, type Tokenizer } from "./lib/tokenizers/mod.ts";
 export { defaultLearningRate, type ModelInfo, modelInfo, MODELS } from "./lib/models/mod.ts";
+
+// Training: `train` at the top, the trainer's core (the loop, the source contract, prepareRun),
+// and the plans and schedulers of environment runs (docs/sources.md adds a source).
+export {
+  type RunInfo,
+  type SourceStart,
+  stopOnSignals,
+  train,
+  type TrainHooks,
+  type TrainResult,
+} from "./lib/train/mod.ts";
+export {
+  collectOptions,
+  type ExcludedGroup,
+  type FailedEpisode,
+  type GroupSource,
+  type LoopOptions,
+  openRun,
+  type PreparedRun,
+  prepareRun,
+  type RolloutContext,
+  type RunResult,
+  runSteps,
+  type Span,
+  type StepGroups,
+  type StepMetrics,
+} from "./lib/trainer/mod.ts";
+export {
+  AsyncRollouts,
+  EnvironmentMix,
+  EnvironmentPlan,
+  type Plan,
+  type PlanEvaluationInput,
+  type PlayedGroups,
+  scheduleRollouts,
+  SyncRollouts,
+} from "./lib/sources/mod.ts";

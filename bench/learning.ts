@@ -26,7 +26,8 @@ import { connectTinker } from "../lib/local/connect.ts";
 import { make } from "../lib/envs/mod.ts";
 import { getRenderer } from "../lib/renderers/mod.ts";
 import { evaluateHeldOut } from "../lib/trainer/evaluate.ts";
-import { type StepMetrics, trainRL } from "../lib/trainer/rl.ts";
+import type { StepMetrics } from "../lib/trainer/mod.ts";
+import { train } from "../lib/train/mod.ts";
 import type { ServiceClient } from "../lib/tinker/mod.ts";
 import { messagesText, parseRolloutRecord } from "../lib/rl/mod.ts";
 
@@ -235,8 +236,7 @@ export async function runLearningArm(
     for (;;) {
       const abort = new AbortController();
       let check = false;
-      run = await trainRL({
-        config,
+      run = await train(config, {
         service: tinker.service,
         logDir,
         signal: abort.signal,

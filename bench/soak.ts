@@ -15,7 +15,7 @@ import { defaultSamplerEngine } from "../lib/local/sampler/mod.ts";
 import { heapBytes } from "../lib/local/heap.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../lib/config/mod.ts";
-import { trainRL } from "../lib/trainer/rl.ts";
+import { train } from "../lib/train/mod.ts";
 import { type ResidentBreakdown, residentNow, watchCompiles } from "./resident.ts";
 
 /** The seed command's settings, as flags. */
@@ -63,8 +63,7 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
       flags: { ...SOAK_FLAGS, "max-steps": String(steps), "log-path": join(dataDir, "run") },
     });
     model = config.policy.model;
-    await trainRL({
-      config,
+    await train(config, {
       service,
       logDir: join(dataDir, "run"),
       onStep: (m) => {

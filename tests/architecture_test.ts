@@ -2,7 +2,8 @@
  * The layout rules of docs/architecture.md, checked: no import loop anywhere in lib/, every lib/
  * folder imports exactly the folders its row of the "Folders" table says it may (the table is the
  * one source of both: a new import, or a listed one no file uses, fails here until the table
- * says so), and mod.ts files only re-export.
+ * says so), the trainer's core reaches no integration (whatever the table says), and mod.ts
+ * files only re-export.
  */
 
 import { assert } from "./assert.ts";
@@ -65,6 +66,38 @@ Deno.test("architecture: each lib/ folder imports exactly what the folder table 
     if (extra.length) wrong.push(`lib/${folder} imports ${extra.join(", ")}, not in its row`);
     if (unused.length) wrong.push(`lib/${folder}'s row lists ${unused.join(", ")}, never imported`);
   }
+  assert.deepEqual(wrong, []);
+});
+
+/**
+ * The trainer's core (lib/trainer/) and what it may never reach, directly or through another
+ * folder: the integrations and everything built on the core. Sources live above it.
+ */
+const CORE_NEVER_REACHES = [
+  "proxy",
+  "openreward",
+  "sources",
+  "train",
+  "tracking",
+  "viewer",
+  "runs",
+];
+
+Deno.test("architecture: the trainer's core reaches no integration, even indirectly", async () => {
+  const graph = await importGraph(["lib"]);
+  const reached = new Map<string, string>(); // file -> the core file that first reaches it
+  const queue = [...graph.keys()].filter((f) => f.startsWith("lib/trainer/"));
+  for (const f of queue) reached.set(f, f);
+  while (queue.length) {
+    const file = queue.shift()!;
+    for (const dep of graph.get(file) ?? []) {
+      if (reached.has(dep)) continue;
+      reached.set(dep, reached.get(file)!);
+      queue.push(dep);
+    }
+  }
+  const wrong = [...reached].filter(([f]) => CORE_NEVER_REACHES.includes(f.split("/")[1]))
+    .map(([f, from]) => `${from} reaches ${f}`);
   assert.deepEqual(wrong, []);
 });
 

@@ -1,7 +1,7 @@
 /**
  * Reward shaping: how an episode's turn rewards become the one reward its group is compared on,
  * and when a group has nothing to compare. The advantage pipeline (./pipeline.ts) and the
- * OpenReward environment mix (lib/trainer/mix.ts) both shape with these functions, so GEM's,
+ * OpenReward environment mix (lib/sources/mix.ts) both shape with these functions, so GEM's,
  * the cookbook's and OpenReward's settings mean the same thing wherever they are set:
  *
  * | setting | meaning | who names it so |

@@ -16,4 +16,3 @@ export * from "./sessions.ts";
 export * from "./app.ts";
 export * from "./server.ts";
 export * from "./rewards.ts";
-export * from "./prompt.ts";

@@ -11,4 +11,5 @@ export * from "./episode.ts";
 export * from "./collect.ts";
 export * from "./seeds.ts";
 export * from "./scripted.ts";
+export * from "./tool_prompt.ts";
 export type { Episode, EpisodeGroup, EpisodeStopReason, Turn } from "../rl/types.ts";

@@ -8,7 +8,7 @@
 
 import { join } from "node:path";
 import { mean } from "../util/stats.ts";
-import type { StepMetrics } from "../trainer/rl.ts";
+import type { StepMetrics } from "../trainer/run.ts";
 import { type CheckpointRecord, CheckpointRecordSchema, readJsonl } from "../trainer/run_log.ts";
 
 /** The trainer's metric names the API reports (tinker-cookbook's names). */

@@ -25,10 +25,9 @@ import {
   type Sampler,
 } from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
-import type { EnvironmentMix } from "./mix.ts";
-import { episodeConcurrency, toolUseOptions } from "./rollouts.ts";
-import { heldOutSplit, mixSampling } from "./mix_sources.ts";
-import { ToolTaskEnv } from "../envs/tool_task_env.ts";
+import { episodeConcurrency, toolUseOptions } from "./rollout_options.ts";
+import { type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
+import type { TaskSplit } from "../envs/tool_env.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -309,60 +308,26 @@ export async function heldOutEnvironment(
   };
 }
 
-/** What {@link evaluateMixRun} needs of a finished multi-environment run. */
-export type MixEvaluationInput = Omit<RunEvaluationInput, "makeEnv"> & { mix: EnvironmentMix };
+/** Where a task list's held-out episodes come from, or why it has none. */
+export type HeldOutSplit = { split: string; from: "seeds" | "tasks" } | { skipped: string };
+
+/** A held-out split's preference: a test split first, then a validation one, then any. */
+const HELD_OUT_ORDER: Record<TaskSplit["type"], number> = { test: 0, validation: 1, train: 2 };
 
 /**
- * The held-out comparison of a multi-environment run, per environment and over all: each
- * environment plays `eval.episodes` held-out episodes with the base model and the trained
- * policy, from held-out seeds when its tasks are drawn from seeds, else from a split of its task
- * list the run does not train on (its `test` split when it trains on `train`); an environment
- * that trains on every split it has is left out with the reason.
+ * The split a task-list environment is evaluated on: one it does not train on, a test split
+ * first; or why there is none.
+ *
+ * @example
+ * await heldOutSplit(localTasks(wordProblems()), ["train"]); // { split: "test", from: "tasks" }
  */
-export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEvaluation> {
-  const t0 = performance.now();
-  const cfg = i.config;
-  const environments: NonNullable<HeldOutEvaluation["environments"]> = {};
-  const played = i.mix.environments.filter((e) => "split" in e.heldOut);
-  const total = 2 * cfg.eval.episodes * played.length;
-  let done = 0;
-  const scores: { base: PolicyScore; trained: PolicyScore }[] = [];
-  for (const env of i.mix.environments) {
-    if (!("split" in env.heldOut)) {
-      environments[env.name] = { skipped: env.heldOut.skipped };
-      continue;
-    }
-    const before = done;
-    const one = await evaluateRun({
-      ...i,
-      makeEnv: env.makeEnv(env.heldOut.split),
-      sampling: mixSampling(env.entry),
-      onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
-    });
-    environments[env.name] = {
-      base: one.base,
-      trained: one.trained,
-      ...(env.heldOut.from === "tasks" ? { split: env.heldOut.split } : {}),
-    };
-    scores.push(one);
-  }
-  const pool = (pick: (s: { base: PolicyScore; trained: PolicyScore }) => PolicyScore) => {
-    const n = scores.reduce((a, s) => a + pick(s).episodes, 0);
-    const avg = (f: (p: PolicyScore) => number) =>
-      n ? scores.reduce((a, s) => a + f(pick(s)) * pick(s).episodes, 0) / n : 0;
-    return { success: avg((p) => p.success), mean_reward: avg((p) => p.mean_reward), episodes: n };
-  };
-  return {
-    env_id: `mix:${i.mix.environments.map((e) => e.name).join("+")}`,
-    model: cfg.policy.model,
-    episodes: cfg.eval.episodes,
-    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + cfg.eval.episodes - 1],
-    sampler_seed: HELD_OUT_SAMPLER_SEED,
-    temperature: cfg.rollout.temperature,
-    step: i.step,
-    base: pool((s) => s.base),
-    trained: pool((s) => s.trained),
-    environments,
-    seconds: (performance.now() - t0) / 1000,
-  };
+export async function heldOutSplit(
+  provider: TaskProvider,
+  trained: readonly string[],
+): Promise<HeldOutSplit> {
+  const free = (await provider.splits()).filter((s) => !trained.includes(s.name))
+    .sort((a, b) => HELD_OUT_ORDER[a.type] - HELD_OUT_ORDER[b.type]);
+  return free.length
+    ? { split: free[0].name, from: "tasks" }
+    : { skipped: `trains on every split it has (${trained.join(", ")}): no held-out tasks` };
 }

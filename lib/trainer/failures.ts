@@ -90,6 +90,7 @@ export class StepFailures {
   #idle = 0;
   readonly #limit: number;
   readonly #teacher: WorseTeacherCheck;
+  readonly #groupSize: number;
 
   constructor(cfg: TrainConfig) {
     this.#limit = cfg.pipeline.max_steps_without_datums;
@@ -97,6 +98,21 @@ export class StepFailures {
       negativeFrac: cfg.scoring.worse_teacher_frac,
       steps: cfg.scoring.worse_teacher_steps,
     });
+    this.#groupSize = cfg.rollout.group_size;
+  }
+
+  /** What to change, for the reason the steps trained nothing. */
+  #fix(reason: string): string {
+    const raise = "(or raise pipeline.max_steps_without_datums)";
+    if (reason.includes("constant groups")) {
+      return `a group needs episodes that score differently: try a larger --group-size (now ` +
+        `${this.#groupSize}), or partial-credit rewards (between 0 and 1 for a near miss) ` +
+        `rather than all-or-nothing; ${raise}`;
+    }
+    if (reason.startsWith("no hint") || reason.includes("; no hint")) {
+      return `use --method rl, or a judge's hints (scoring.opd_hint judge) ${raise}`;
+    }
+    return `change the environment, model or rewards ${raise}`;
   }
 
   /**
@@ -123,8 +139,7 @@ export class StepFailures {
     }
     if (++this.#idle >= this.#limit) {
       throw new RunFailedError(
-        `steps ${step - this.#idle + 1}-${step} trained nothing: ${reason}; change the ` +
-          "environment, model or rewards (or raise pipeline.max_steps_without_datums)",
+        `steps ${step - this.#idle + 1}-${step} trained nothing: ${reason}; ${this.#fix(reason)}`,
       );
     }
   }

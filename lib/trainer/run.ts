@@ -10,7 +10,6 @@ import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import type { HeldOutEvaluation } from "./evaluate.ts";
-import { redactSecrets } from "./mix.ts";
 import { type CheckpointRecord, readJsonFile, RunLog, runPath } from "./run_log.ts";
 
 /** One step's metrics row (tinker-cookbook names, see ./metrics.ts): `metrics.jsonl`'s rows. */
@@ -214,4 +213,17 @@ export async function saveCheckpoint(
   };
   await log.appendCheckpoint(rec);
   return rec;
+}
+
+/** The config with secret values hidden (for config.json and trackers). */
+export function redactSecrets(cfg: TrainConfig): TrainConfig {
+  const hide = (s: Record<string, string | null> | null) =>
+    s && Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v === null ? null : "***"]));
+  return {
+    ...cfg,
+    secrets: hide(cfg.secrets)!,
+    environments: Object.fromEntries(
+      Object.entries(cfg.environments).map(([k, e]) => [k, { ...e, secrets: hide(e.secrets) }]),
+    ),
+  };
 }

@@ -1,8 +1,9 @@
 /**
  * What feeds the RL step loop (./loop.ts): a {@link GroupSource} hands over each step's groups as
- * {@link StepGroups}, with what it left out and why. Environments (./rollouts.ts,
- * ./async_rollouts.ts), an environment mix (./mix.ts) and the proxy's sessions
- * (./proxy_source.ts) are sources.
+ * {@link StepGroups}, with what it left out and why. The trainer imports no source: they live
+ * above it and implement this contract. Environments and mixes played in `sync`/`stream` or
+ * `async` mode (lib/sources/) and the proxy's sessions (lib/proxy/source.ts) are sources;
+ * docs/sources.md writes a new one.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 import { assert } from "../assert.ts";
 import { ConfigError, loadTrainConfig, type TrainConfig } from "../../lib/config/mod.ts";
-import { allocate, EnvironmentMix } from "../../lib/trainer/mix.ts";
+import { allocate, EnvironmentMix } from "../../lib/sources/mix.ts";
 import { startOrsServer } from "../../lib/openreward/mod.ts";
 import { whoDunIt } from "../../lib/envs/whodunit.ts";
 import { Rng } from "../../lib/util/random.ts";

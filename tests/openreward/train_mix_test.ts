@@ -4,10 +4,10 @@ import { assert } from "../assert.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
-import { type RLTrainResult, trainRL } from "../../lib/trainer/rl.ts";
+import { train, type TrainResult } from "../../lib/train/mod.ts";
 import { heldOutLine } from "../../lib/trainer/evaluate.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
-import { heldOutSplit } from "../../lib/trainer/mix_sources.ts";
+import { heldOutSplit } from "../../lib/trainer/mod.ts";
 import { localTasks } from "../../lib/envs/tool_task_env.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { type OrsServer, startOrsServer } from "../../lib/openreward/mod.ts";
@@ -105,7 +105,7 @@ environments:
 /** Trains the mix of the config above with `overrides`, on a local backend and ORS server. */
 async function trainMix(
   overrides: string[],
-  check: (r: { result: RLTrainResult; logDir: string; ors: OrsServer }) => Promise<void>,
+  check: (r: { result: TrainResult; logDir: string; ors: OrsServer }) => Promise<void>,
 ): Promise<void> {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-mix-" });
   const backend = await startLocalServer({ dataDir });
@@ -117,7 +117,7 @@ async function trainMix(
       overrides,
     });
     const logDir = await Deno.makeTempDir({ prefix: "tb-mix-run-" });
-    await check({ result: await trainRL({ config, service, logDir }), logDir, ors });
+    await check({ result: await train(config, { service, logDir }), logDir, ors });
   } finally {
     service.close();
     await ors.close();

@@ -5,7 +5,7 @@ import { collectGroups } from "../../lib/rollout/mod.ts";
 import { episodeTurnTokens, trajectoryToDatums } from "../../lib/datums/mod.ts";
 import { make, wrapAll } from "../../lib/envs/mod.ts";
 import { loadTrainConfig } from "../../lib/config/mod.ts";
-import { rendererFor } from "../../lib/trainer/rl.ts";
+import { rendererFor } from "../../lib/trainer/mod.ts";
 import {
   GEM_TEMPLATES,
   GemTemplateRenderer,

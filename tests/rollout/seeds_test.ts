@@ -4,7 +4,7 @@ import { getRenderer } from "../../lib/renderers/mod.ts";
 import type { RolloutRecord } from "../../lib/rl/records.ts";
 import { stepSeeds } from "../../lib/rollout/mod.ts";
 import { playGroups } from "../../notebooks/setup.ts";
-import { trainRL } from "../../lib/trainer/rl.ts";
+import { train } from "../../lib/train/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { isHeldOutEnvSeed } from "../../lib/util/random.ts";
 import { tinyConfig, withService } from "../trainer/fixtures.ts";
@@ -16,7 +16,7 @@ Deno.test("stepSeeds: the notebooks' runner plays the trainer's episodes for one
   await withService(async (service) => {
     const cfg = await tinyConfig({ max_steps: 1, "eval.episodes": 0 });
     const dir = await Deno.makeTempDir({ prefix: "tb-seeds-" });
-    await trainRL({ config: cfg, service, logDir: dir });
+    await train(cfg, { service, logDir: dir });
     const records =
       (await readJsonl(join(dir, "rollouts", "iteration_000001.jsonl"))) as RolloutRecord[];
     const trainer: Played[] = records.map((r) => ({

@@ -6,7 +6,7 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { loadTrainConfig, ProxySchema } from "../../lib/config/mod.ts";
+import { loadTrainConfig, ProxySchema, type TrainConfig } from "../../lib/config/mod.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
@@ -14,8 +14,8 @@ import { runAgent } from "../../lib/proxy/agent.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
 import { TrainConfigSchema } from "../../lib/config/mod.ts";
-import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
-import { fitToContext, trainRL } from "../../lib/trainer/rl.ts";
+import { fitToContext } from "../../lib/trainer/mod.ts";
+import { train, type TrainHooks } from "../../lib/train/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 
@@ -52,11 +52,11 @@ class Flat implements Env {
 register("test:Flat-v0", () => new Flat());
 
 /** A proxy run with the reference agent playing GuessTheNumber through it (rewards sent). */
-async function trainWithAgent(o: Parameters<typeof trainFromProxy>[0]) {
+async function trainWithAgent(config: TrainConfig, o: TrainHooks) {
   const stop = new AbortController();
   let agent: Promise<unknown> = Promise.resolve();
   try {
-    return await trainFromProxy({
+    return await train(config, {
       ...o,
       onListen: (url) => {
         agent = runAgent({
@@ -102,7 +102,7 @@ Deno.test({
         flags: { method: "rl", max_steps: 2, batch_size: 1, weight_decay: 0.05 },
       });
       config.proxy = ProxySchema.parse({ host: "127.0.0.1", port: 0 });
-      const result = await trainWithAgent({ config, service, logDir });
+      const result = await trainWithAgent(config, { service, logDir });
       assert.equal(result.steps, 2);
       assert.ok(optimSteps.length >= 2);
       assert.ok(optimSteps.every((b) => b.adam_params.weight_decay === 0.05), "weight_decay sent");
@@ -142,7 +142,7 @@ Deno.test({
         },
         overrides: ["proxy.port=0"],
       });
-      const result = await trainWithAgent({ config, service, logDir });
+      const result = await trainWithAgent(config, { service, logDir });
       assert.equal(result.evaluationSkipped, undefined);
       const e = JSON.parse(await Deno.readTextFile(join(logDir, "eval.json")));
       assert.equal(e.env_id, "game:GuessTheNumber-v0-easy");
@@ -160,7 +160,7 @@ Deno.test("loop: eval.env_id is refused outside a proxy run, in one line naming 
   await withService(async (service) => {
     const logDir = await Deno.makeTempDir({ prefix: "tb-loop-eval-env-" });
     const config = await tinyConfig({ max_steps: 1, "eval.env_id": "debug:EvenFirstByte-v0" });
-    const err = await trainRL({ config, service, logDir }).then(() => null, (e) => e as Error);
+    const err = await train(config, { service, logDir }).then(() => null, (e) => e as Error);
     assert.ok(err, "refused");
     assert.match(err.message, /^eval\.env_id: for proxy runs \(--source proxy\) only/);
   });
@@ -170,7 +170,7 @@ Deno.test("loop: a step whose every rollout failed stops the run with the first 
   await withService(async (service) => {
     const logDir = await Deno.makeTempDir({ prefix: "tb-loop-fail-" });
     const config = await tinyConfig({ env_id: "test:Unreachable-v0", max_steps: 5 });
-    const err = await trainRL({ config, service, logDir }).then(() => null, (e) => e);
+    const err = await train(config, { service, logDir }).then(() => null, (e) => e);
     assert.ok(err instanceof RunFailedError, String(err));
     assert.match(
       err.message,
@@ -198,10 +198,12 @@ Deno.test("loop: steps in a row with nothing to train stop the run, each with it
       "pipeline.max_steps_without_datums": 2,
     });
     const notices: string[] = [];
-    const err = await trainRL({ config, service, logDir, onNotice: (l) => notices.push(l) })
+    const err = await train(config, { service, logDir, onNotice: (l) => notices.push(l) })
       .then(() => null, (e) => e);
     assert.ok(err instanceof RunFailedError, String(err));
     assert.match(err.message, /^steps 1-2 trained nothing: every group had one reward/);
+    // The fix a newcomer needs: a larger group, or rewards with partial credit.
+    assert.match(err.message, /try a larger --group-size \(now 4\), or partial-credit rewards/);
     assert.match(err.message, /pipeline\.max_steps_without_datums/);
     assert.equal(notices.length, 2);
     const events = (await readJsonl(join(logDir, "events.jsonl"))) as { event: string }[];
@@ -209,22 +211,42 @@ Deno.test("loop: steps in a row with nothing to train stop the run, each with it
   });
 });
 
+Deno.test("loop: opd on an environment with no next observation says there is no hint", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-opd-" });
+    const config = await tinyConfig({
+      method: "opd",
+      env_id: "test:Flat-v0",
+      max_steps: 10,
+      "pipeline.max_steps_without_datums": 2,
+    });
+    const err = await train(config, { service, logDir, onNotice: () => {} })
+      .then(() => null, (e) => e);
+    assert.ok(err instanceof RunFailedError, String(err));
+    assert.match(err.message, /^steps 1-2 trained nothing: no hint: no turn has a next state/);
+    assert.match(err.message, /use --method rl/);
+    assert.doesNotMatch(err.message, /nonzero advantage/);
+  });
+});
+
 Deno.test("loop: a rerun with other settings is refused, naming them; a longer max_steps resumes", async () => {
   await withService(async (service) => {
     const logDir = await Deno.makeTempDir({ prefix: "tb-loop-resume-" });
-    await trainRL({ config: await tinyConfig({ max_steps: 1 }), service, logDir });
-    const changed = await trainRL({
-      config: await tinyConfig({ max_steps: 1, learning_rate: 2e-3, group_size: 2 }),
-      service,
-      logDir,
-    }).then(() => null, (e) => e);
+    await train(await tinyConfig({ max_steps: 1 }), { service, logDir });
+    const changed = await train(
+      await tinyConfig({ max_steps: 1, learning_rate: 2e-3, group_size: 2 }),
+      {
+        service,
+        logDir,
+      },
+    ).then(() => null, (e) => e);
     assert.ok(changed instanceof ConfigError, String(changed));
     assert.match(
       changed.message,
       /other settings \(optimizer\.learning_rate, rollout\.group_size\)/,
     );
     assert.match(changed.message, /--restart/);
-    const longer = await trainRL({ config: await tinyConfig({ max_steps: 2 }), service, logDir });
+    const longer = await train(await tinyConfig({ max_steps: 2 }), { service, logDir });
     assert.equal(longer.resumedFrom?.step, 1);
     assert.equal(longer.steps, 2);
     assert.equal(longer.evaluation?.step, 2, "eval.json follows the resumed run");
@@ -234,7 +256,7 @@ Deno.test("loop: a rerun with other settings is refused, naming them; a longer m
 Deno.test("loop: max_tokens past the model's context is refused before the run starts", async () => {
   await withService(async (service) => {
     const logDir = join(await Deno.makeTempDir({ prefix: "tb-loop-ctx-" }), "run");
-    const err = await trainRL({ config: await tinyConfig({ max_tokens: 5000 }), service, logDir })
+    const err = await train(await tinyConfig({ max_tokens: 5000 }), { service, logDir })
       .then(() => null, (e) => e);
     assert.ok(err instanceof ConfigError, String(err));
     assert.match(err.message, /^rollout\.max_tokens_per_turn: 5000 tokens per turn leave no room/);
@@ -254,8 +276,7 @@ Deno.test("loop: an episode's conversation is bounded by the model's context unl
     assert.equal(loose.rollout.max_total_tokens, context, "never past the context");
     // What the run used is what config.json says.
     const logDir = join(await Deno.makeTempDir({ prefix: "tb-loop-total-" }), "run");
-    await trainRL({
-      config: await tinyConfig({ max_steps: 1, "eval.episodes": 0 }),
+    await train(await tinyConfig({ max_steps: 1, "eval.episodes": 0 }), {
       service,
       logDir,
     });
@@ -292,7 +313,7 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
     });
     const t0 = performance.now();
     setTimeout(() => abort.abort(), 500);
-    const result = await trainRL({ config, service, logDir, signal: abort.signal });
+    const result = await train(config, { service, logDir, signal: abort.signal });
     const seconds = (performance.now() - t0) / 1000;
     // 16 episodes two at a time would take 16 s; the abort ends it after the two in flight.
     assert.ok(seconds < 8, `returned after ${seconds.toFixed(1)} s`);
@@ -304,7 +325,10 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
 
 Deno.test("loop: a mix step whose groups all failed stops the run like one whose rollouts all did", () => {
   const failures = new StepFailures(
-    TrainConfigSchema.parse({ pipeline: { max_steps_without_datums: 5 } }),
+    TrainConfigSchema.parse({
+      pipeline: { max_steps_without_datums: 5 },
+      rollout: { group_size: 4 },
+    }),
   );
   const group = { id: "s000001-g000", envId: "coin", envSeed: 3, tags: ["coin"], episodes: [] };
   const taken = {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { ConfigError } from "../../lib/config/mod.ts";
-import { trainRL } from "../../lib/trainer/rl.ts";
+import { train } from "../../lib/train/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { parseRolloutRecord } from "../../lib/rl/records.ts";
 import { offPolicySteps } from "../../lib/rl/staleness.ts";
@@ -16,11 +16,13 @@ for (
   Deno.test(`pipeline ${mode}: trains the learnable task (reward rises, seeded)`, async () => {
     await withService(async (service) => {
       const dir = await Deno.makeTempDir({ prefix: `tb-pipe-${mode}-` });
-      const run = await trainRL({
-        config: await tinyConfig({ max_steps: 12, max_tokens: 2, group_size: 8, ...over }),
-        service,
-        logDir: dir,
-      });
+      const run = await train(
+        await tinyConfig({ max_steps: 12, max_tokens: 2, group_size: 8, ...over }),
+        {
+          service,
+          logDir: dir,
+        },
+      );
       const reward = run.history.map((m) => m["env/all/reward/total"]);
       const first = (reward[0] + reward[1] + reward[2]) / 3;
       const last = (reward[9] + reward[10] + reward[11]) / 3;
@@ -37,8 +39,8 @@ Deno.test("pipeline async: never trains on a group more than max_steps_off_polic
   await withService(async (service) => {
     for (const maxOff of [0, 1]) {
       const dir = await Deno.makeTempDir({ prefix: "tb-pipe-stale-" });
-      const run = await trainRL({
-        config: await tinyConfig({
+      const run = await train(
+        await tinyConfig({
           max_steps: 6,
           batch_size: 2,
           group_size: 4,
@@ -46,9 +48,11 @@ Deno.test("pipeline async: never trains on a group more than max_steps_off_polic
           max_steps_off_policy: maxOff,
           num_env: 16,
         }),
-        service,
-        logDir: dir,
-      });
+        {
+          service,
+          logDir: dir,
+        },
+      );
       for (const m of run.history) {
         assert.ok(
           m["async/off_policy_max"] <= maxOff,
@@ -77,16 +81,18 @@ Deno.test("pipeline async: never trains on a group more than max_steps_off_polic
 Deno.test("pipeline stream: batch-normalised advantages are refused with several minibatches", async () => {
   await withService(async (service) => {
     await assert.rejects(
-      trainRL({
-        config: await tinyConfig({
+      train(
+        await tinyConfig({
           max_steps: 1,
           execution: "stream",
           num_minibatches: 2,
           "advantages.mode": "batch_zscore",
         }),
-        service,
-        logDir: await Deno.makeTempDir(),
-      }),
+        {
+          service,
+          logDir: await Deno.makeTempDir(),
+        },
+      ),
       (e: Error) =>
         e instanceof ConfigError &&
         /pipeline.mode stream: advantages.mode batch_zscore/.test(e.message),

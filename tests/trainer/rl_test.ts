@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { trainRL } from "../../lib/trainer/rl.ts";
+import { train } from "../../lib/train/mod.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 import { heldOutLine, readEvaluation } from "../../lib/trainer/evaluate.ts";
@@ -14,8 +14,7 @@ Deno.test("trainer: a resumed run continues exactly where an uninterrupted one g
   await withService(async (service) => {
     const straight = await Deno.makeTempDir({ prefix: "tb-run-a-" });
     const resumed = await Deno.makeTempDir({ prefix: "tb-run-b-" });
-    const a = await trainRL({
-      config: await tinyConfig({ max_steps: 4, save_interval: 2 }),
+    const a = await train(await tinyConfig({ max_steps: 4, save_interval: 2 }), {
       service,
       logDir: straight,
     });
@@ -26,9 +25,8 @@ Deno.test("trainer: a resumed run continues exactly where an uninterrupted one g
     assert.ok(a.history.every((m) => m["train/datums"] > 0), "every step trained");
     assert.ok(Number.isFinite(a.history[0]["optim/kl_sample_train_v1"]));
 
-    await trainRL({ config: await tinyConfig({ max_steps: 2 }), service, logDir: resumed });
-    const b = await trainRL({
-      config: await tinyConfig({ max_steps: 4 }),
+    await train(await tinyConfig({ max_steps: 2 }), { service, logDir: resumed });
+    const b = await train(await tinyConfig({ max_steps: 4 }), {
       service,
       logDir: resumed,
     });
@@ -49,8 +47,7 @@ Deno.test("trainer: an abort saves an interrupted checkpoint; a crash's extra ro
   await withService(async (service) => {
     const dir = await Deno.makeTempDir({ prefix: "tb-run-c-" });
     const abort = new AbortController();
-    const first = await trainRL({
-      config: await tinyConfig({ max_steps: 5 }),
+    const first = await train(await tinyConfig({ max_steps: 5 }), {
       service,
       logDir: dir,
       signal: abort.signal,
@@ -65,8 +62,7 @@ Deno.test("trainer: an abort saves an interrupted checkpoint; a crash's extra ro
       append: true,
     });
     await Deno.writeTextFile(join(dir, "rollouts", "iteration_000002.jsonl"), "{}\n");
-    const second = await trainRL({
-      config: await tinyConfig({ max_steps: 2 }),
+    const second = await train(await tinyConfig({ max_steps: 2 }), {
       service,
       logDir: dir,
     });
@@ -81,14 +77,12 @@ Deno.test("trainer: an abort saves an interrupted checkpoint; a crash's extra ro
 Deno.test("trainer: a finished run is not trained again (nor evaluated)", async () => {
   await withService(async (service) => {
     const dir = await Deno.makeTempDir({ prefix: "tb-run-d-" });
-    const first = await trainRL({
-      config: await tinyConfig({ max_steps: 1, "eval.episodes": 4 }),
+    const first = await train(await tinyConfig({ max_steps: 1, "eval.episodes": 4 }), {
       service,
       logDir: dir,
     });
     assert.equal(first.evaluation?.episodes, 4);
-    const again = await trainRL({
-      config: await tinyConfig({ max_steps: 1, "eval.episodes": 4 }),
+    const again = await train(await tinyConfig({ max_steps: 1, "eval.episodes": 4 }), {
       service,
       logDir: dir,
     });
@@ -101,11 +95,13 @@ Deno.test("trainer: a finished run is not trained again (nor evaluated)", async 
 Deno.test("trainer: reward rises (seeded) when the policy can learn the task", async () => {
   await withService(async (service) => {
     const dir = await Deno.makeTempDir({ prefix: "tb-run-e-" });
-    const run = await trainRL({
-      config: await tinyConfig({ max_steps: 12, batch_size: 4, group_size: 8, max_tokens: 2 }),
-      service,
-      logDir: dir,
-    });
+    const run = await train(
+      await tinyConfig({ max_steps: 12, batch_size: 4, group_size: 8, max_tokens: 2 }),
+      {
+        service,
+        logDir: dir,
+      },
+    );
     const reward = run.history.map((m) => m["env/all/reward/total"]);
     const first = (reward[0] + reward[1] + reward[2]) / 3;
     const last = (reward[9] + reward[10] + reward[11]) / 3;

@@ -5,36 +5,34 @@
  * group goes stale and no paid rollout is thrown away. Groups are trained in their index order
  * (step s trains groups `(s−1)·B … s·B−1`), which keeps that bound and makes the data cursor a
  * function of the step. A stale group (only possible if pacing is bypassed) is replayed with the
- * current sampler and counted. With an environment mix, each group is the mix's spec of that
- * (step, index), judged by its environment's rules as in `sync` mode.
+ * current sampler and counted. Each group is the plan's spec of that (step, index), played alone
+ * and judged by the plan as in `sync` mode.
  *
  * @module
  */
 
 import type { EpisodeGroup } from "../rl/types.ts";
 import { lastUsableStep, offPolicySteps } from "../rl/staleness.ts";
-import { collectGroups, type CollectResult, type GroupSpec, type Sampler } from "../rollout/mod.ts";
-import type { FailedEpisode, GroupSource, StepGroups } from "./source.ts";
-import type { EnvironmentMix, MixGroupSpec, MixPlay } from "./mix.ts";
+import type { GroupSpec, Sampler } from "../rollout/mod.ts";
 import {
-  collectionMetrics,
   collectOptions,
   episodeConcurrency,
-  failedEpisodes,
-  groupSpec,
+  type GroupSource,
   type RolloutContext,
-} from "./rollouts.ts";
+  type StepGroups,
+} from "../trainer/mod.ts";
+import type { Plan, PlayedGroups } from "./plan.ts";
 
-interface Flight {
+interface Flight<P> {
   step: number;
   g: number;
   version: number;
   start: number;
-  done: Promise<{ res: CollectResult; play: MixPlay | null; spec: GroupSpec; end: number }>;
+  done: Promise<{ play: P; end: number }>;
 }
 
 /** `async`: groups played ahead with the newest sampler, paced by `max_steps_off_policy`. */
-export class AsyncRollouts implements GroupSource {
+export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implements GroupSource {
   #sampler: Sampler;
   #version: number;
   readonly #perStep: number;
@@ -43,20 +41,22 @@ export class AsyncRollouts implements GroupSource {
   /** The next group to start, as (step, group). */
   #next: { step: number; g: number };
   #inFlight = 0;
-  readonly #flights = new Map<string, Flight>();
+  readonly #flights = new Map<string, Flight<P>>();
   #waiters: (() => void)[] = [];
   #closed = false;
+  /** Stops the groups in flight when the run is interrupted. */
+  readonly #stop = new AbortController();
   /** Groups replayed because they went stale (pacing bypassed). */
   requeued = 0;
-  /** The mix's specs of the steps in flight (a step's draws are made once). */
-  readonly #mixSpecs = new Map<number, MixGroupSpec[]>();
+  /** The plan's specs of the steps in flight (a step's draws are made once). */
+  readonly #specs = new Map<number, S[]>();
 
   constructor(
+    readonly plan: Plan<S, P>,
     readonly ctx: RolloutContext,
     sampler: Sampler,
     version: number,
     firstStep: number,
-    readonly mix: EnvironmentMix | null = null,
   ) {
     this.#sampler = sampler;
     this.#version = version;
@@ -66,7 +66,7 @@ export class AsyncRollouts implements GroupSource {
       1,
       Math.floor(episodeConcurrency(ctx.cfg) / ctx.cfg.rollout.group_size),
     );
-    this.#lastStep = ctx.cfg.max_steps;
+    this.#lastStep = plan.steps;
     this.#next = { step: firstStep, g: 0 };
     this.#pump();
   }
@@ -77,17 +77,21 @@ export class AsyncRollouts implements GroupSource {
     this.#pump();
   }
 
-  async take(step: number, onGroup?: (g: EpisodeGroup) => void): Promise<StepGroups> {
-    const results: CollectResult[] = [];
-    const plays: MixPlay[] = [];
-    const groups: EpisodeGroup[] = [];
-    const failed: FailedEpisode[] = [];
+  async take(
+    step: number,
+    onGroup?: (g: EpisodeGroup) => void,
+    signal?: AbortSignal,
+  ): Promise<StepGroups | null> {
+    const plays: P[] = [];
     const spans: StepGroups["spans"] = [];
     let requeued = 0;
     for (let g = 0; g < this.#perStep; g++) {
       for (;;) {
-        const flight = await this.#flight(step, g);
-        const { res, play, spec, end } = await flight.done;
+        const flight = await this.#flight(step, g, signal);
+        // Ctrl-C: the step is not trained; close() stops what is in flight.
+        const done = flight && await untilAborted(flight.done, signal);
+        if (!flight || !done) return null;
+        const { play, end } = done;
         this.#flights.delete(key(step, g));
         if (offPolicySteps(flight.version, step) > this.ctx.cfg.pipeline.max_steps_off_policy) {
           // Pacing should prevent this; if it did not, replay the group rather than train stale.
@@ -97,46 +101,32 @@ export class AsyncRollouts implements GroupSource {
           continue;
         }
         spans.push({ name: `rollout g${g}`, start: flight.start, end });
-        if (play) {
-          plays.push(play);
-          for (const group of play.kept.values()) onGroup?.(group);
-          break;
-        }
-        results.push(res);
-        failed.push(...failedEpisodes(res, [spec], this.ctx.cfg.rollout.env_id));
-        for (const group of res.groups) {
-          groups.push(group);
-          onGroup?.(group);
-        }
+        plays.push(play);
+        for (const group of play.kept) onGroup?.(group);
         break;
       }
     }
-    this.#mixSpecs.delete(step);
-    if (this.mix) {
-      const judged = this.mix.stepGroups(plays, step);
-      return { ...judged, metrics: { ...judged.metrics, "async/requeued": requeued }, spans };
-    }
-    return {
-      groups,
-      failed,
-      metrics: { ...collectionMetrics(results, groups, step), "async/requeued": requeued },
-      spans,
-    };
+    this.#specs.delete(step);
+    const judged = this.plan.stepGroups(plays, step);
+    return { ...judged, metrics: { ...judged.metrics, "async/requeued": requeued }, spans };
   }
 
-  async close(): Promise<void> {
+  async close({ interrupted }: { interrupted: boolean }): Promise<void> {
     this.#closed = true;
+    // An interrupted run does not wait for groups it will not train.
+    if (interrupted) this.#stop.abort();
     this.#waiters.splice(0).forEach((w) => w());
     await Promise.allSettled([...this.#flights.values()].map((f) => f.done));
   }
 
-  /** The flight of (step, g), once it has started. */
-  async #flight(step: number, g: number): Promise<Flight> {
+  /** The flight of (step, g), once it has started; null when the signal aborts first. */
+  async #flight(step: number, g: number, signal?: AbortSignal): Promise<Flight<P> | null> {
     for (;;) {
       const f = this.#flights.get(key(step, g));
       if (f) return f;
       if (this.#closed) throw new Error("async rollouts closed");
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      const woken = new Promise<void>((resolve) => this.#waiters.push(resolve));
+      if ((await untilAborted(woken, signal)) === null) return null;
     }
   }
 
@@ -163,24 +153,16 @@ export class AsyncRollouts implements GroupSource {
       ...collectOptions(this.ctx, step, version),
       // One group's episodes at a time per flight.
       maxConcurrency: Math.min(episodeConcurrency(this.ctx.cfg), this.ctx.cfg.rollout.group_size),
+      signal: this.#stop.signal,
     };
-    const end = () => performance.now() - this.ctx.t0;
-    let played;
-    if (this.mix) {
-      const specs = this.#mixSpecs.get(step) ?? this.mix.groupSpecs(step);
-      this.#mixSpecs.set(step, specs);
-      const spec = specs[g];
-      played = this.mix.play([spec], this.#sampler, options)
-        .then((play) => ({ res: play.res, play, spec, end: end() }));
-    } else {
-      const spec = groupSpec(this.ctx, step, g);
-      played = collectGroups([spec], this.#sampler, options)
-        .then((res) => ({ res, play: null, spec, end: end() }));
-    }
-    const done = played.finally(() => {
-      this.#inFlight--;
-      this.#pump();
-    });
+    const specs = this.#specs.get(step) ?? this.plan.groupSpecs(step);
+    this.#specs.set(step, specs);
+    const done = this.plan.play([specs[g]], this.#sampler, options)
+      .then((play) => ({ play, end: performance.now() - this.ctx.t0 }))
+      .finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
     done.catch(() => {}); // a failure surfaces in take(); never as an unhandled rejection
     this.#flights.set(key(step, g), { step, g, version, start, done });
     this.#waiters.splice(0).forEach((w) => w());
@@ -189,4 +171,20 @@ export class AsyncRollouts implements GroupSource {
 
 function key(step: number, g: number): string {
   return `${step}/${g}`;
+}
+
+/** `p`'s value, or null as soon as `signal` aborts (p keeps running). */
+async function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | null> {
+  if (!signal) return await p;
+  if (signal.aborted) return null;
+  let onAbort!: () => void;
+  const aborted = new Promise<null>((resolve) => {
+    onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
 }

@@ -1,10 +1,11 @@
 /**
- * Training from live agent sessions (OpenClaw's design): the proxy serves the policy, every
- * main turn is scored as soon as its next state arrives (lib/proxy/scorer.ts), and every
- * `rollout.groups_per_batch` trainable turns make a step of the one RL step loop (./loop.ts):
- * the turns, one group per session, are composed there (raw per-turn rewards, as OpenClaw:
+ * The proxy's sessions as a source of groups of the trainer's RL step loop (OpenClaw's design):
+ * the proxy serves the policy, every main turn is scored as soon as its next state arrives
+ * (./scorer.ts), and every `rollout.groups_per_batch` trainable turns make a step: the turns,
+ * one group per session, are composed by the loop (raw per-turn rewards, as OpenClaw:
  * `discounted` advantages with γ = 0, no group baseline), turned into datums, trained, and the
- * new sampler is swapped into the proxy.
+ * new sampler is swapped into the proxy. This file depends on the trainer's contract
+ * (`GroupSource`); the trainer never imports the proxy.
  *
  * Requests keep being served while a step runs; each turn records the sampler version that
  * produced it, and a turn more than `pipeline.max_steps_off_policy` steps stale when its step
@@ -17,100 +18,39 @@
 
 import { join } from "node:path";
 import type { TrainConfig } from "../config/mod.ts";
-import { ConfigError } from "../config/load.ts";
 import { isStale, offPolicySteps } from "../rl/staleness.ts";
 import type { MethodSettings } from "../scoring/mod.ts";
-import { Policy } from "../proxy/policy.ts";
-import { ProxyRecords, scoreRecord, servedRecord, turnRecord } from "../proxy/records.ts";
-import { proxyGroup, type ScoredProxyTurn, TurnScorer } from "../proxy/scorer.ts";
-import { type RunningProxy, startProxy } from "../proxy/server.ts";
-import type { CompletedTurn } from "../proxy/sessions.ts";
-import type { SamplingClient } from "../tinker/mod.ts";
-import { runSteps } from "./loop.ts";
-import {
-  envFactory,
-  fitToContext,
-  importEnvModuleOrConfigError,
-  methodSettings,
-  openScoring,
-  rendererFor,
-} from "./rl.ts";
-import { evaluateRun, heldOutEnvironment } from "./evaluate.ts";
-import { openRun, type RunOptions, type RunResult } from "./run.ts";
-import type { GroupSource, StepGroups } from "./source.ts";
-import type { UpdateResult } from "./update.ts";
+import type { Renderer } from "../renderers/mod.ts";
+import type { SamplingClient, ServiceClient } from "../tinker/mod.ts";
+import type {
+  GroupSource,
+  PreparedRun,
+  Scoring,
+  StepGroups,
+  UpdateResult,
+} from "../trainer/mod.ts";
+import { Policy } from "./policy.ts";
+import { ProxyRecords, scoreRecord, servedRecord, turnRecord } from "./records.ts";
+import { proxyGroup, type ScoredProxyTurn, TurnScorer } from "./scorer.ts";
+import { type RunningProxy, startProxy } from "./server.ts";
+import type { CompletedTurn } from "./sessions.ts";
 
-/** Options of {@link trainFromProxy}. */
-export interface ProxyTrainOptions extends RunOptions {
+/** What {@link ProxySessions.open} needs besides the prepared run. */
+export interface ProxySessionsOptions {
+  service: ServiceClient;
+  /** The run's scoring (the scorer gathers each turn's evidence with it). */
+  scoring: Scoring;
+  /** The sampler of the starting weights, and their version (steps trained so far). */
+  sampler: SamplingClient;
+  version: number;
+  /** `performance.now()` at the run's start: spans are measured from it. */
+  t0: number;
   /** Bearer key clients must send (`--api-key`, `SGLANG_API_KEY`); never stored in the config. */
   apiKey?: string | null;
   /** Called once the proxy listens, with its OpenAI base URL (`…/v1`). */
   onListen?: (url: string) => void;
-}
-
-/**
- * Serves the policy through the proxy and trains on completed main turns until `max_steps`: the
- * proxy's sessions as the source of groups of the one RL step loop (./loop.ts).
- *
- * @example
- * const config = await loadTrainConfig({ flags: { method: "opd", "proxy-port": 30000 } });
- * await trainFromProxy({ config, service: tinker.service, logDir: "runs/live",
- *   onListen: (url) => console.log(`point your agent at ${url}`) });
- */
-export async function trainFromProxy(o: ProxyTrainOptions): Promise<RunResult> {
-  if (!o.config.proxy) {
-    throw new ConfigError("proxy: the proxy section is off (set --source proxy)");
-  }
-  const cfg = await fitToContext(o.config, o.service);
-  const renderer = rendererFor(cfg, false);
-  const method = proxyMethodSettings(cfg);
-  checkNoDownsampling(cfg);
-  checkJudge(cfg, method);
-  // The held-out environment is checked before anything starts, as an env run's is.
-  if (cfg.eval.env_id !== null && cfg.rollout.env_module) {
-    await importEnvModuleOrConfigError(cfg.rollout.env_module);
-  }
-  const makeEvalEnv = cfg.eval.env_id === null
-    ? null
-    : envFactory(cfg.eval.env_id, cfg.rollout.env_wrappers, "eval.env_id");
-  const run = await openRun(cfg, o);
-  if (run.startStep >= cfg.max_steps) return run.result;
-
-  const scoring = await openScoring(cfg, method, o.service, renderer);
-  const t0 = performance.now();
-  const records = await ProxyRecords.open(join(o.logDir, "records"), method.method);
-  const scorer = new TurnScorer({ ...scoring, records });
-  // Sampler version v carries the weights after v training steps.
-  const sampler = await run.training.saveWeightsAndGetSamplingClient();
-  const source = await ProxySessions.start(cfg, o, {
-    policy: new Policy(sampler, run.startStep),
-    scorer,
-    records,
-    renderer,
-    t0,
-  });
-  warnWithoutRewards(method, cfg);
-  return await runSteps({
-    ...o,
-    run,
-    source,
-    sampler,
-    scoring,
-    t0,
-    evaluate: makeEvalEnv
-      ? async (trained, step) =>
-        evaluateRun({
-          config: cfg,
-          service: o.service,
-          trained,
-          step,
-          renderer,
-          ...await heldOutEnvironment(makeEvalEnv),
-          signal: o.signal,
-          onProgress: o.onEvaluation,
-        })
-      : "a proxy run has no environment of its own: set eval.env_id to the one its agents play",
-  });
+  /** Called with a line the user should see (turns that will not be trained). */
+  onNotice?: (line: string) => void;
 }
 
 /**
@@ -124,6 +64,9 @@ export class ProxySessions implements GroupSource {
   #stale = 0;
   /** The turns of the step being trained, for {@link afterStep}'s records. */
   #taken: ScoredProxyTurn[] = [];
+  /** The proxy's shutdown once the run is interrupted: whether it closed within the grace. */
+  #closing: Promise<boolean> | null = null;
+  readonly #watched = new WeakSet<AbortSignal>();
 
   private constructor(
     readonly cfg: TrainConfig,
@@ -131,17 +74,23 @@ export class ProxySessions implements GroupSource {
     readonly parts: ProxyParts,
   ) {}
 
-  /** Starts the proxy in front of the policy; turns go to the scorer as they complete. */
-  static async start(
-    cfg: TrainConfig,
-    o: Pick<ProxyTrainOptions, "apiKey" | "onListen" | "service">,
-    parts: ProxyParts,
-  ): Promise<ProxySessions> {
+  /**
+   * Starts the proxy in front of the prepared run's policy; turns go to the scorer as they
+   * complete, records to `records/` in the run directory.
+   *
+   * @example
+   * const source = await ProxySessions.open(prepared, { service, scoring, sampler, version: 0,
+   *   t0: performance.now(), onListen: (url) => console.log(`point your agent at ${url}`) });
+   */
+  static async open(p: PreparedRun, o: ProxySessionsOptions): Promise<ProxySessions> {
+    const cfg = p.config;
     const px = cfg.proxy!;
-    const { policy, scorer, records, renderer } = parts;
+    const records = await ProxyRecords.open(join(p.logDir, "records"), p.method.method);
+    const scorer = new TurnScorer({ ...o.scoring, records });
+    const policy = new Policy(o.sampler, o.version);
     const proxy = await startProxy({
       policy,
-      renderer,
+      renderer: p.renderer,
       modelName: cfg.policy.model,
       servedModelName: px.served_model_name,
       apiKey: o.apiKey,
@@ -158,7 +107,15 @@ export class ProxySessions implements GroupSource {
       },
     });
     o.onListen?.(proxy.url);
-    return new ProxySessions(cfg, proxy, parts);
+    const without = withoutRewardsLine(p.method, cfg);
+    if (without) (o.onNotice ?? console.error)(without);
+    return new ProxySessions(cfg, proxy, {
+      policy,
+      scorer,
+      records,
+      renderer: p.renderer,
+      t0: o.t0,
+    });
   }
 
   async take(
@@ -169,6 +126,12 @@ export class ProxySessions implements GroupSource {
     const { scorer, policy, t0 } = this.parts;
     const batch = this.cfg.rollout.groups_per_batch;
     const maxOff = this.cfg.pipeline.max_steps_off_policy;
+    // Ctrl-C or SIGTERM stops serving at once, even mid-step: the step being trained then has
+    // the backend to itself, and the checkpoint comes within seconds.
+    if (signal && !this.#watched.has(signal)) {
+      this.#watched.add(signal);
+      signal.addEventListener("abort", () => this.#stopServing(), { once: true });
+    }
     const tWait = performance.now();
     // Stale turns leave the queue as they are found; the step waits for fresh ones.
     while (!signal?.aborted && !scorer.failure) {
@@ -244,20 +207,33 @@ export class ProxySessions implements GroupSource {
   async close({ interrupted }: { interrupted: boolean }): Promise<void> {
     const { policy, scorer, records } = this.parts;
     policy.resume();
-    // A graceful shutdown waits for requests in flight (an agent's long answer, a stream): on
-    // Ctrl-C the run saves its checkpoint after a few seconds whatever they do.
-    const closed = await settlesWithin(this.proxy.close(), interrupted ? CLOSE_GRACE_MS : Infinity);
-    if (!closed) this.proxy.sessions.close();
-    await settlesWithin(
-      scorer.close(interrupted ? "run interrupted" : "run ended"),
-      interrupted ? CLOSE_GRACE_MS : Infinity,
-    );
-    await records.flush();
+    if (!interrupted) {
+      await this.proxy.close();
+      await scorer.close("run ended");
+      await records.flush();
+      return;
+    }
+    // Ctrl-C or SIGTERM: the run saves its checkpoint within seconds, whatever requests in
+    // flight (an agent's long answer, a stream) and scoring still do; they are given one grace
+    // period together, then cut off (their turns are lost, as at a crash).
+    this.#stopServing();
+    const scored = settlesWithin(scorer.close("run interrupted"), CLOSE_GRACE_MS);
+    await this.#closing;
+    await scored;
+    await settlesWithin(records.flush(), CLOSE_GRACE_MS);
+  }
+
+  /** Stops taking requests; those in flight get a grace period, then their sessions close. */
+  #stopServing(): void {
+    this.#closing ??= settlesWithin(this.proxy.close(), CLOSE_GRACE_MS).then((closed) => {
+      if (!closed) this.proxy.sessions.close();
+      return closed;
+    });
   }
 }
 
-/** How long an interrupted run waits for requests and scoring in flight. */
-const CLOSE_GRACE_MS = 3000;
+/** How long an interrupted run waits for requests, scoring and records in flight. */
+const CLOSE_GRACE_MS = 1000;
 
 /** Whether `p` settled within `ms` (it keeps running either way). */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -279,64 +255,18 @@ export interface ProxyParts {
   policy: Policy;
   scorer: TurnScorer;
   records: ProxyRecords;
-  renderer: ReturnType<typeof rendererFor>;
+  renderer: Renderer;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
 }
 
-/**
- * The method's settings for proxy turns: OpenClaw trains each turn on its own reward, with no
- * group baseline (`discounted` with γ = 0 is the turn's own reward, un-normalised).
- */
-export function proxyMethodSettings(cfg: TrainConfig): MethodSettings {
-  const m = methodSettings(cfg);
-  return {
-    ...m,
-    advantages: {
-      ...m.advantages,
-      mode: "discounted",
-      gamma: 0,
-      constantGroups: "keep",
-      nonFinalTurnReward: null,
-      downsampleTo: null,
-    },
-  };
-}
-
-/** Down-sampling needs groups; a proxy turn is its own. */
-function checkNoDownsampling(cfg: TrainConfig): void {
-  if (cfg.advantages.downsample_to !== null) {
-    throw new ConfigError(
-      `advantages.downsample_to ${cfg.advantages.downsample_to}: proxy turns are trained on ` +
-        "their own rewards, with no groups to down-sample; unset it with --source proxy",
-    );
-  }
-}
-
-/** `rl` with PRM rewards needs a judge: the local models cannot judge. */
-function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
-  const judgeModel = cfg.teacher.model ?? cfg.policy.model;
-  if (
-    m.method !== "opd" && m.rewardSource === "prm" && !cfg.judge.base_url &&
-    judgeModel.startsWith("local/")
-  ) {
-    throw new ConfigError(
-      `scoring.rl_reward prm: ${judgeModel} cannot judge; pass --judge-base-url URL (an ` +
-        "OpenAI-compatible judge), or train on client rewards (--reward-source env and " +
-        "X-Turn-Reward from the agent)",
-    );
-  }
-}
-
-function warnWithoutRewards(m: MethodSettings, cfg: TrainConfig): void {
-  if (m.method === "rl" && m.rewardSource === "env") {
-    console.error(
-      `proxy: rl trains on client rewards (X-Turn-Reward or body "reward"); turns without one ` +
-        `are not trained${
-          cfg.judge.base_url ? "" : " (or pass --reward-source prm --judge-base-url URL)"
-        }`,
-    );
-  }
+/** The line an `rl` run on client rewards starts with: turns without a reward are not trained. */
+function withoutRewardsLine(m: MethodSettings, cfg: TrainConfig): string | null {
+  if (m.method !== "rl" || m.rewardSource !== "env") return null;
+  return `proxy: rl trains on client rewards (X-Turn-Reward or body "reward"); turns without one ` +
+    `are not trained${
+      cfg.judge.base_url ? "" : " (or pass --reward-source prm --judge-base-url URL)"
+    }`;
 }
 
 function slug(s: string): string {

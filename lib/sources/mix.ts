@@ -1,14 +1,14 @@
 /**
  * Multi-environment training, as OpenReward's trainer does it: the config's `environments:` map
- * names each environment (./mix_sources.ts), its splits, group size (`num_rollouts`), sampling and
+ * names each environment (./mix_environments.ts), its splits, group size (`num_rollouts`), sampling and
  * reward settings. Each step splits the batch's task groups among the environments by `weight`,
  * plays them, shapes each episode's reward by its environment's rules (lib/advantages/shaping.ts;
  * the reward travels with the episode as `Episode.reward`), leaves out a group with more than
  * `max_failing_rollouts` failed episodes (dropping the failures of the others) and constant
  * groups (the shaping module's rule), recorded with the reason, and reports metrics per
  * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
- * In `sync` and `stream` modes (./sync_rollouts.ts) a step's groups are played in one collection;
- * in `async` mode (./async_rollouts.ts) group by group, judged alike.
+ * The mix is a plan (./plan.ts): in `sync` and `stream` modes (./sync.ts) a step's groups are
+ * played in one collection; in `async` mode (./async.ts) group by group, judged alike.
  *
  * @module
  */
@@ -24,27 +24,33 @@ import {
   type CollectOptions,
   type CollectResult,
   type GroupSpec,
-} from "../rollout/collect.ts";
-import type { Sampler } from "../rollout/episode.ts";
-import type { ExcludedGroup, StepGroups } from "./source.ts";
+  type Sampler,
+} from "../rollout/mod.ts";
+import {
+  type ExcludedGroup,
+  type HeldOutEvaluation,
+  rolloutMetrics,
+  type StepGroups,
+} from "../trainer/mod.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
-import { rolloutMetrics } from "./metrics.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
 import {
   type MixEnvironment,
   mixSampling,
   resolveEnvironment,
   type TaskPool,
-} from "./mix_sources.ts";
-import { collectionMetrics, failedEpisodes } from "./rollouts.ts";
+} from "./mix_environments.ts";
+import { collectionMetrics, failedEpisodes, groupId } from "./collection.ts";
+import { evaluateMixRun } from "./mix_evaluate.ts";
+import type { Plan, PlanEvaluationInput } from "./plan.ts";
 
-export type { MixEnvironment } from "./mix_sources.ts";
+export type { MixEnvironment } from "./mix_environments.ts";
 
 /** A group spec of the mix: which environment it plays. */
 export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
 
-/** The environments of a run's `environments:` map, with their tasks. */
-export class EnvironmentMix {
+/** The environments of a run's `environments:` map, with their tasks: a plan. */
+export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
   readonly environments: MixEnvironment[];
   readonly #cfg: TrainConfig;
 
@@ -70,6 +76,11 @@ export class EnvironmentMix {
       entries.map(([name, entry], e) => resolveEnvironment(cfg, name, entry, e, clients)),
     );
     return new EnvironmentMix(cfg, envs);
+  }
+
+  /** The environments' names, joined. */
+  get name(): string {
+    return this.environments.map((e) => e.name).join(" + ");
   }
 
   /** Steps of the run: `num_epochs` passes over the task groups, else `max_steps`. */
@@ -107,7 +118,7 @@ export class EnvironmentMix {
           makeEnv: env.makeEnv(split),
           envSeed: task,
           groupSize: env.groupSize,
-          id: `s${String(step).padStart(6, "0")}-g${String(g).padStart(3, "0")}`,
+          id: groupId(step, g),
           tags: [env.name, split],
           seedIndex: g,
           sampling: mixSampling(env.entry),
@@ -152,7 +163,7 @@ export class EnvironmentMix {
   ): Promise<MixPlay> {
     const byId = new Map(specs.map((s) => [s.id!, s]));
     const outcomes = new Map<string, GroupOutcome>();
-    const kept = new Map<string, EpisodeGroup>();
+    const keptById = new Map<string, EpisodeGroup>();
     const res = await collectGroups(specs, sampler, {
       ...options,
       failures: { ...options.failures!, minEpisodesPerGroup: 0 },
@@ -160,7 +171,7 @@ export class EnvironmentMix {
         const { kept: k, outcome } = this.judge(byId.get(g.id)!, g);
         outcomes.set(g.id, outcome);
         if (k) {
-          kept.set(g.id, k);
+          keptById.set(g.id, k);
           onGroup?.(k);
         }
       },
@@ -169,7 +180,8 @@ export class EnvironmentMix {
     for (const s of specs) {
       if (!outcomes.has(s.id!)) outcomes.set(s.id!, this.judge(s, null).outcome);
     }
-    return { specs, res, outcomes, kept };
+    const kept = specs.flatMap((s) => keptById.get(s.id!) ?? []);
+    return { specs, res, outcomes, keptById, kept };
   }
 
   /**
@@ -179,7 +191,7 @@ export class EnvironmentMix {
   stepGroups(plays: MixPlay[], step: number): Omit<StepGroups, "spans"> {
     const specs = plays.flatMap((p) => p.specs);
     const outcomes = new Map(plays.flatMap((p) => [...p.outcomes]));
-    const kept = new Map(plays.flatMap((p) => [...p.kept]));
+    const kept = new Map(plays.flatMap((p) => [...p.keptById]));
     const played = new Map(plays.flatMap((p) => p.res.groups.map((g) => [g.id, g] as const)));
     const groups = specs.flatMap((s) => kept.get(s.id!) ?? []);
     const excluded: ExcludedGroup[] = specs.flatMap((s) => {
@@ -205,6 +217,11 @@ export class EnvironmentMix {
       },
     };
   }
+
+  /** Held-out episodes per environment, and over all (./mix_evaluate.ts). */
+  async evaluate(i: PlanEvaluationInput): Promise<HeldOutEvaluation> {
+    return await evaluateMixRun({ ...i, environments: this.environments });
+  }
 }
 
 /** One collection of the mix's specs, judged group by group. */
@@ -212,7 +229,9 @@ export interface MixPlay {
   specs: MixGroupSpec[];
   res: CollectResult;
   outcomes: Map<string, GroupOutcome>;
-  kept: Map<string, EpisodeGroup>;
+  keptById: Map<string, EpisodeGroup>;
+  /** The kept groups in spec order. */
+  kept: EpisodeGroup[];
 }
 
 /** Why a group was left out, in the words of its environment's settings. */
@@ -264,17 +283,4 @@ function drawTasks(pools: TaskPool[], count: number, rng: Rng): [string, number]
     }
   }
   return out;
-}
-
-/** The config with secret values hidden (for config.json). */
-export function redactSecrets(cfg: TrainConfig): TrainConfig {
-  const hide = (s: Record<string, string | null> | null) =>
-    s && Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v === null ? null : "***"]));
-  return {
-    ...cfg,
-    secrets: hide(cfg.secrets)!,
-    environments: Object.fromEntries(
-      Object.entries(cfg.environments).map(([k, e]) => [k, { ...e, secrets: hide(e.secrets) }]),
-    ),
-  };
 }

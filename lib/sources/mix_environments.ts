@@ -13,11 +13,11 @@ import { ConfigError } from "../config/errors.ts";
 import { listEnvs, listToolEnvironments, make } from "../envs/registry.ts";
 import { localTasks, type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
 import type { AnyEnv } from "../envs/types.ts";
-import type { TaskSplit } from "../envs/tool_env.ts";
 import type { GroupSpec } from "../rollout/mod.ts";
 import { OrsClient } from "../openreward/client.ts";
 import { OrsError } from "../openreward/errors.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
+import { type HeldOutSplit, heldOutSplit } from "../trainer/mod.ts";
 
 /** An entry of the `environments:` map. */
 export type EnvironmentEntry = TrainConfig["environments"][string];
@@ -44,29 +44,8 @@ export interface MixEnvironment {
    * seeds (held-out seeds are tasks it never drew), else a split of its task list it does not
    * train on; null, with the reason, when every split is trained on.
    */
-  heldOut: { split: string; from: "seeds" | "tasks" } | { skipped: string };
+  heldOut: HeldOutSplit;
   makeEnv(split: string): () => AnyEnv;
-}
-
-/** A held-out split's preference: a test split first, then a validation one, then any. */
-const HELD_OUT_ORDER: Record<TaskSplit["type"], number> = { test: 0, validation: 1, train: 2 };
-
-/**
- * The split a task-list environment is evaluated on: one it does not train on, a test split
- * first; or why there is none.
- *
- * @example
- * await heldOutSplit(localTasks(wordProblems()), ["train"]); // { split: "test", from: "tasks" }
- */
-export async function heldOutSplit(
-  provider: TaskProvider,
-  trained: readonly string[],
-): Promise<MixEnvironment["heldOut"]> {
-  const free = (await provider.splits()).filter((s) => !trained.includes(s.name))
-    .sort((a, b) => HELD_OUT_ORDER[a.type] - HELD_OUT_ORDER[b.type]);
-  return free.length
-    ? { split: free[0].name, from: "tasks" }
-    : { skipped: `trains on every split it has (${trained.join(", ")}): no held-out tasks` };
 }
 
 /** Above this many tasks a split's shuffle is an affine permutation, not an array. */

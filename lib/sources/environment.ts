@@ -1,0 +1,87 @@
+/**
+ * The plan of a run on one environment (`rollout.env_id`): each step plays
+ * `rollout.groups_per_batch` groups of it, with env seeds from (seed, step, group), and trains
+ * every group the rollout kept; the held-out evaluation plays the same environment (a task
+ * list's held-out split).
+ *
+ * @module
+ */
+
+import type { TrainConfig } from "../config/mod.ts";
+import type { AnyEnv } from "../envs/types.ts";
+import {
+  collectGroups,
+  type CollectOptions,
+  type CollectResult,
+  type GroupSpec,
+  type Sampler,
+  stepSeeds,
+} from "../rollout/mod.ts";
+import type { EpisodeGroup } from "../rl/types.ts";
+import {
+  evaluateRun,
+  heldOutEnvironment,
+  type HeldOutEvaluation,
+  type StepGroups,
+} from "../trainer/mod.ts";
+import { collectionMetrics, failedEpisodes, groupId } from "./collection.ts";
+import type { Plan, PlanEvaluationInput } from "./plan.ts";
+
+/** One collection of an environment's groups. */
+export interface EnvironmentPlay {
+  specs: GroupSpec[];
+  res: CollectResult;
+  kept: EpisodeGroup[];
+}
+
+/**
+ * One environment as a plan.
+ *
+ * @example
+ * const plan = new EnvironmentPlan(cfg, () => make("game:GuessTheNumber-v0-easy"));
+ * plan.groupSpecs(1); // step 1's groups
+ */
+export class EnvironmentPlan implements Plan<GroupSpec, EnvironmentPlay> {
+  constructor(readonly cfg: TrainConfig, readonly makeEnv: () => AnyEnv) {}
+
+  get name(): string {
+    return this.cfg.rollout.env_id;
+  }
+
+  get steps(): number {
+    return this.cfg.max_steps;
+  }
+
+  groupSpecs(step: number): GroupSpec[] {
+    const seeds = stepSeeds(this.cfg.seed, step);
+    return Array.from({ length: this.cfg.rollout.groups_per_batch }, (_, g) => ({
+      makeEnv: this.makeEnv,
+      envSeed: seeds.envSeed(g),
+      id: groupId(step, g),
+      seedIndex: g,
+    }));
+  }
+
+  async play(
+    specs: GroupSpec[],
+    sampler: Sampler,
+    options: CollectOptions,
+    onGroup?: (g: EpisodeGroup) => void,
+  ): Promise<EnvironmentPlay> {
+    const res = await collectGroups(specs, sampler, { ...options, onGroup });
+    return { specs, res, kept: res.groups };
+  }
+
+  stepGroups(plays: EnvironmentPlay[], step: number): Omit<StepGroups, "spans"> {
+    const groups = plays.flatMap((p) => p.kept);
+    return {
+      groups,
+      failed: plays.flatMap((p) => failedEpisodes(p.res, p.specs, this.cfg.rollout.env_id)),
+      metrics: collectionMetrics(plays.map((p) => p.res), groups, step),
+    };
+  }
+
+  async evaluate(i: PlanEvaluationInput): Promise<HeldOutEvaluation> {
+    return await evaluateRun({ ...i, ...await heldOutEnvironment(this.makeEnv) });
+  }
+}
