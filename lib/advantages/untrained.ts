@@ -218,17 +218,7 @@ export function explainStep(records: EpisodeOutcome[]): string | null {
   const played = all.filter((cs) => !cs.some((c) => c.kind === "excluded" || c.kind === "failed"));
   const having = (k: UntrainedCause["kind"]) =>
     played.filter((cs) => cs.some((c) => c.kind === k)).length;
-  const solved = having("solved"), constant = having("constant");
-  if (played.length > 0 && solved === played.length) {
-    parts.push("every group solved its task in all episodes (constant reward)");
-  } else if (played.length > 0 && solved + constant === played.length) {
-    parts.push(
-      "every group had one reward in all its episodes (constant groups: no signal; a larger " +
-        "--group-size or rewards with partial credit give one)",
-    );
-  } else if (solved + constant > 0) {
-    parts.push(`${solved + constant} of ${played.length} groups had one reward in all episodes`);
-  }
+  // A missing hint first: opd trains on hints, not on rewards, so it is the cause there.
   const STEP_WORDS: [UntrainedCause["kind"], string, string][] = [
     [
       "no_next_state",
@@ -236,7 +226,11 @@ export function explainStep(records: EpisodeOutcome[]): string | null {
       "that followed an action)",
       "had no next state to take a hint from",
     ],
-    ["no_hint", "no hint: the hint judge accepted none", "had no accepted hint"],
+    [
+      "no_hint",
+      "no hint: no turn had one accepted (from its next observation or the hint judge)",
+      "had no accepted hint",
+    ],
     [
       "masked",
       "every token masked: turns with an RL advantage were not trained (the at-least-one rule " +
@@ -247,6 +241,17 @@ export function explainStep(records: EpisodeOutcome[]): string | null {
   for (const [kind, every, some] of STEP_WORDS) {
     const n = having(kind);
     if (n > 0) parts.push(n === played.length ? every : `${groupsOf(n)} ${some}`);
+  }
+  const solved = having("solved"), constant = having("constant");
+  if (played.length > 0 && solved === played.length) {
+    parts.push("every group solved its task in all episodes (constant reward)");
+  } else if (played.length > 0 && solved + constant === played.length) {
+    parts.push(
+      "every group had one reward in all its episodes (constant groups: no signal; a larger " +
+        "--group-size or rewards with partial credit give one)",
+    );
+  } else if (solved + constant > 0) {
+    parts.push(`${solved + constant} of ${played.length} groups had one reward in all episodes`);
   }
   const turns = records.flatMap((r) => r.turns);
   const eps = records.filter((r) => !failed(r));

@@ -104,13 +104,13 @@ export class StepFailures {
   /** What to change, for the reason the steps trained nothing. */
   #fix(reason: string): string {
     const raise = "(or raise pipeline.max_steps_without_datums)";
+    if (reason.startsWith("no hint")) {
+      return `use --method rl, or a judge's hints (scoring.opd_hint judge) ${raise}`;
+    }
     if (reason.includes("constant groups")) {
       return `a group needs episodes that score differently: try a larger --group-size (now ` +
         `${this.#groupSize}), or partial-credit rewards (between 0 and 1 for a near miss) ` +
         `rather than all-or-nothing; ${raise}`;
-    }
-    if (reason.startsWith("no hint") || reason.includes("; no hint")) {
-      return `use --method rl, or a judge's hints (scoring.opd_hint judge) ${raise}`;
     }
     return `change the environment, model or rewards ${raise}`;
   }
