@@ -26,3 +26,11 @@ export {
   type ServeOptions,
 } from "./serve.ts";
 export { startRecorder } from "./recorder.ts";
+export {
+  READY_FILE_USAGE,
+  type ReadyInfo,
+  type ServerProcess,
+  type ServerProcessOptions,
+  startServerProcess,
+  writeReadyFile,
+} from "./ready.ts";
