@@ -34,3 +34,4 @@ export {
   startServerProcess,
   writeReadyFile,
 } from "./ready.ts";
+export { browserGuard, type BrowserGuardOptions } from "./guard.ts";
