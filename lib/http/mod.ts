@@ -35,3 +35,9 @@ export {
   writeReadyFile,
 } from "./ready.ts";
 export { browserGuard, type BrowserGuardOptions } from "./guard.ts";
+export {
+  type ConnectionLimits,
+  connectionLimits,
+  ConnectionLimitsSchema,
+  RequestTracker,
+} from "./guard_conn.ts";
