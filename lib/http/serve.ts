@@ -88,7 +88,7 @@ export async function serveHttp(
   const { promise: listening, resolve } = Promise.withResolvers<void>();
   const server = Deno.serve(
     { transport: "unix", path: socketPath, signal: abort.signal, onListen: () => resolve() },
-    handler,
+    (req, info) => handler(asHttp(req), info),
   );
   await listening;
   const front = startConnectionFront(listener, socketPath, limits);
@@ -146,6 +146,23 @@ export function openDoorWarning(
   if (keyed || isLoopback(hostname)) return null;
   return `warning: listening on ${hostPort(hostname, port)} without a key: anyone who can ` +
     `reach it may use it; close it with ${fixes}`;
+}
+
+/**
+ * The request as the client sent it: over the Unix socket Deno names its URL `http+unix://`
+ * (with the client's Host), which routes and absolute URLs built from it must not see. A new
+ * request from parts: copying `req` whole would read its signal, which Deno aborts (and warns
+ * about) once the answer is sent.
+ */
+function asHttp(req: Request): Request {
+  if (!req.url.startsWith("http+unix:")) return req;
+  return new Request(`http:${req.url.slice("http+unix:".length)}`, {
+    method: req.method,
+    headers: req.headers,
+    body: req.body,
+    // @ts-ignore: Deno needs `duplex` for a streamed body; the DOM types lack it.
+    duplex: "half",
+  });
 }
 
 function clientHost(hostname: string): string {
