@@ -33,7 +33,10 @@ const MODEL = "local/tools";
 const ENV = "tool:GuessTheNumber-v0-easy";
 /** `local/tools`' chat format (its renderer), as pretraining writes its transcripts. */
 const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(MODEL));
-const SETTINGS = [
+/** Transcripts whose log-probs are probed, and episodes played per policy (`--smoke`: fewer). */
+export const RL_STEP_PROBE = { transcripts: 24, playEpisodes: 64 };
+/** The settings compared (`--smoke` keeps the first, see bench/smoke.ts). */
+export const RL_STEP_SETTINGS = [
   { name: "every advantage, lr 1e-3", lr: 1e-3, positiveOnly: false },
   { name: "positive advantages only, lr 1e-3", lr: 1e-3, positiveOnly: true },
   { name: "every advantage, lr 1e-4", lr: 1e-4, positiveOnly: false },
@@ -91,7 +94,7 @@ function playStats(eps: Episode[]) {
 /** Runs the three settings from fresh adapters; the record for the JSON. */
 export async function benchRlStep(log: (m: string) => void): Promise<Record<string, unknown>> {
   const probe: Datum[] = [];
-  for (let i = 0; i < 24; i++) {
+  for (let i = 0; i < RL_STEP_PROBE.transcripts; i++) {
     const t = await playToolTranscript(ENV, 900_000 + i, new Rng(i + 7), {
       renderer,
       bisectShare: 0.3,
@@ -104,7 +107,7 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
   const tinker = await connectTinker({ dataDir: await Deno.makeTempDir() });
   const rows = [];
   try {
-    for (const s of SETTINGS) {
+    for (const s of RL_STEP_SETTINGS) {
       log(`rl_step: ${s.name}`);
       const training = await tinker.service.createLoraTrainingClient({
         baseModel: MODEL,
@@ -139,8 +142,8 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
         setting: s.name,
         datums: datums.length,
         mean_logprob: { before, after },
-        play_base: playStats(await play(base, 64, 500)),
-        play_after_step: playStats(await play(stepped, 64, 500)),
+        play_base: playStats(await play(base, RL_STEP_PROBE.playEpisodes, 500)),
+        play_after_step: playStats(await play(stepped, RL_STEP_PROBE.playEpisodes, 500)),
       });
       log(`rl_step: ${JSON.stringify(rows.at(-1))}`);
     }
