@@ -34,7 +34,14 @@ const ENV = "tool:GuessTheNumber-v0-easy";
 /** `local/tools`' chat format (its renderer), as pretraining writes its transcripts. */
 const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(MODEL));
 /** Transcripts whose log-probs are probed, and episodes played per policy (`--smoke`: fewer). */
-export const RL_STEP_PROBE = { transcripts: 24, playEpisodes: 64 };
+export const RL_STEP_PROBE = {
+  transcripts: 24,
+  playEpisodes: 64,
+  /** Episodes of the trained step, in groups of 4. */
+  stepEpisodes: 16,
+  maxTokensPerTurn: 96,
+  maxTotalTokens: 1024,
+};
 /** The settings compared (`--smoke` keeps the first, see bench/smoke.ts). */
 export const RL_STEP_SETTINGS = [
   { name: "every advantage, lr 1e-3", lr: 1e-3, positiveOnly: false },
@@ -73,8 +80,8 @@ function play(sampler: Sampler, n: number, from: number): Promise<Episode[]> {
     const env = make(ENV) as MessageEnv;
     const { messages } = await env.reset(from + Math.floor(i / 4));
     return await runEpisode(env, messages, sampler, {
-      maxTokensPerTurn: 96,
-      maxTotalTokens: 1024,
+      maxTokensPerTurn: RL_STEP_PROBE.maxTokensPerTurn,
+      maxTotalTokens: RL_STEP_PROBE.maxTotalTokens,
       renderer,
       temperature: 1,
       seed: from * 7 + i,
@@ -115,8 +122,11 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
         seed: 0,
       });
       const base = await training.saveWeightsAndGetSamplingClient().result();
-      const eps = await play(base, 16, 31);
-      const groups = [0, 1, 2, 3].map((g) => eps.slice(4 * g, 4 * g + 4));
+      const eps = await play(base, RL_STEP_PROBE.stepEpisodes, 31);
+      const groups = Array.from(
+        { length: Math.ceil(eps.length / 4) },
+        (_, g) => eps.slice(4 * g, 4 * g + 4),
+      );
       const { advantages } = computeAdvantages(
         groups.map((g) => g.map((e) => ({ turnRewards: [e.totalReward] }))),
         { mode: "group_centered" },

@@ -112,38 +112,37 @@ try {
 }
 Deno.exit(0);
 
-/** Each suite's run, by name, in the order they run. */
-const RUNS: Record<string, () => Promise<void>> = {
-  client: runClientBench,
-  rollout: runRolloutBench,
-  pipeline: async () => await writeResult("pipeline", await runPipelineBench(log)),
-  openreward: runOpenRewardBench,
-  proxy: runProxyBench,
-  learning: async () =>
-    await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
-  soak: runSoakBench,
-  viewer: async () =>
-    await writeResult("viewer", await benchViewer(log, SMOKE ? SMOKE_VIEWER.rounds : undefined)),
-  examples: async () =>
-    await writeResult(
-      "examples",
-      SMOKE
-        ? {
-          examples: [
-            await runExample(
-              { ...EXAMPLES[0], train: [...EXAMPLES[0].train, ...SMOKE_EXAMPLE_ARGS] },
-              log,
-            ),
-          ],
-        }
-        : await benchExamples(log),
-    ),
-  embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
-  rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
-  local_engine: runLocalEngineBench,
-};
-
 async function runSuites(): Promise<void> {
+  /** Each suite's run, by name, in the order they run. */
+  const RUNS: Record<string, () => Promise<void>> = {
+    client: runClientBench,
+    rollout: runRolloutBench,
+    pipeline: async () => await writeResult("pipeline", await runPipelineBench(log)),
+    openreward: runOpenRewardBench,
+    proxy: runProxyBench,
+    learning: async () =>
+      await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
+    soak: runSoakBench,
+    viewer: async () =>
+      await writeResult("viewer", await benchViewer(log, SMOKE ? SMOKE_VIEWER.rounds : undefined)),
+    examples: async () =>
+      await writeResult(
+        "examples",
+        SMOKE
+          ? {
+            examples: [
+              await runExample(
+                { ...EXAMPLES[0], train: [...EXAMPLES[0].train, ...SMOKE_EXAMPLE_ARGS] },
+                log,
+              ),
+            ],
+          }
+          : await benchExamples(log),
+      ),
+    embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
+    rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
+    local_engine: runLocalEngineBench,
+  };
   await initEngine();
   for (const [name, run] of Object.entries(RUNS)) {
     if (!only.includes(name)) continue;

@@ -15,6 +15,7 @@ import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
 import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
+import { SOAK_FLAGS } from "./soak.ts";
 import type { LEARNING_BENCH } from "./learning.ts";
 
 /** Rounds of local_engine's side-by-side comparison in a smoke run. */
@@ -70,6 +71,17 @@ export function applySmokeSizes(): void {
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
+  set(SOAK_FLAGS as unknown as Record<string, string>, {
+    "batch-size": "2",
+    "train-epochs": "1",
+    "eval.episodes": "2",
+  });
   RL_STEP_SETTINGS.splice(1);
-  set(RL_STEP_PROBE, { transcripts: 2, playEpisodes: 2 });
+  set(RL_STEP_PROBE, {
+    transcripts: 2,
+    playEpisodes: 2,
+    stepEpisodes: 4,
+    maxTokensPerTurn: 32,
+    maxTotalTokens: 128,
+  });
 }
