@@ -55,6 +55,7 @@ async function meanLogprob(
   data: Datum[],
   pick: (d: Datum, t: number) => boolean,
 ): Promise<number | null> {
+  if (data.length === 0) return null; // nothing to measure (every advantage was 0)
   // A forward pass with cross_entropy gives per-token log-probs; RL datums get unit weights.
   const ce = data.map((d) => ({
     model_input: d.model_input,
@@ -144,8 +145,11 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
         negative_advantage_tokens: await meanLogprob(training, datums, sign(-1)),
       });
       const before = await measure();
-      await training.forwardBackward(datums, "importance_sampling").result();
-      await training.optimStep({ learning_rate: s.lr, weight_decay: 0 }).result();
+      // Groups whose episodes all scored alike give no datums: then there is no step to take.
+      if (datums.length > 0) {
+        await training.forwardBackward(datums, "importance_sampling").result();
+        await training.optimStep({ learning_rate: s.lr, weight_decay: 0 }).result();
+      }
       const after = await measure();
       const stepped = await training.saveWeightsAndGetSamplingClient().result();
       rows.push({
