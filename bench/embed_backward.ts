@@ -20,8 +20,8 @@ import { LoraSpecSchema } from "../lib/local/model/config.ts";
 import { median } from "./local_engine.ts";
 
 const [ROWS, SEQ, D, CONTEXT] = [16, 128, 128, 1024];
-const VOCABS = [512, 743, 1441];
-const ROUNDS = 3;
+/** The sizes (`--smoke` shrinks them, see bench/smoke.ts). */
+export const EMBED_BACKWARD_BENCH = { vocabs: [512, 743, 1441], rounds: 3, fullSteps: 4 };
 
 /** The formulation before: the gradient of the lookup by autodiff. */
 const autodiffBackward = jit(function autodiffBackward(
@@ -64,7 +64,7 @@ async function fullStepMs(): Promise<number> {
     };
   });
   const times: number[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < EMBED_BACKWARD_BENCH.fullSteps; i++) {
     const t0 = performance.now();
     await learner.forwardBackward(data, "cross_entropy", {}, {});
     await learner.optimStep({ learning_rate: 1e-5 });
@@ -77,7 +77,7 @@ async function fullStepMs(): Promise<number> {
 /** Medians per vocabulary (ms) of both formulations, and the full step of `local/tools`. */
 export async function benchEmbedBackward(log: (m: string) => void) {
   const rows: Record<string, { autodiff_ms: number; written_out_ms: number; ratio: number }> = {};
-  for (const vocab of VOCABS) {
+  for (const vocab of EMBED_BACKWARD_BENCH.vocabs) {
     const ids = Array.from({ length: ROWS * SEQ }, (_, i) => (i * 7) % vocab);
     const zeros = () => ({
       "wte.weight": np.zeros([vocab, D]),
@@ -86,7 +86,7 @@ export async function benchEmbedBackward(log: (m: string) => void) {
     const table = { "wte.weight": np.ones([vocab, D]), "wpe.weight": np.ones([CONTEXT, D]) };
     const dx = np.ones([ROWS, SEQ, D]);
     const before: number[] = [], after: number[] = [];
-    for (let round = 0; round <= ROUNDS; round++) {
+    for (let round = 0; round <= EMBED_BACKWARD_BENCH.rounds; round++) {
       const a = await timeMs(() =>
         autodiffBackward(
           { "wte.weight": table["wte.weight"].ref, "wpe.weight": table["wpe.weight"].ref },

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { startServerProcess } from "../lib/http/mod.ts";
 import { detective } from "../lib/envs/whodunit_detective.ts";
 import { make } from "../lib/envs/registry.ts";
 import { ToolTaskEnv } from "../lib/envs/tool_task_env.ts";
@@ -23,14 +24,21 @@ import { scriptedPolicy, toolCallText } from "../lib/rollout/scripted.ts";
 import { median } from "./local_engine.ts";
 
 /** Sizes of the benchmark. */
-export const ORS_BENCH = {
+export const ORS_BENCH: {
+  envs: string[];
+  groups: number;
+  groupSize: number;
+  concurrency: number[];
+  rounds: number;
+  maxTokensPerTurn: number;
+} = {
   envs: ["tool:WhoDunIt-v0-easy", "tool:Arithmetic-v0-easy"],
   groups: 16,
   groupSize: 4,
   concurrency: [1, 16],
   rounds: 5,
   maxTokensPerTurn: 400,
-} as const;
+};
 
 const MODES = ["in_process", "ors_same_process", "ors_subprocess"] as const;
 type Mode = typeof MODES[number];
@@ -161,39 +169,16 @@ export async function benchOpenReward(log: (msg: string) => void) {
   };
 }
 
-/** `deno task envs serve` on a free port, in its own process. */
+/** `deno task envs serve` on a free port, in its own process, found through its ready file. */
 async function spawnServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../scripts/envs.ts", import.meta.url).pathname,
-      "serve",
-      "--port",
-      "0",
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  // Its "train on one" line names the URL a client here uses.
-  while (!/base_url: (\S+) \}/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`envs serve exited: ${text}`);
-    text += value;
-  }
-  const url = text.match(/base_url: (\S+) \}/)![1];
-  // Keep draining its output so the process never blocks on a full pipe.
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* discard */ }
-  })();
+  const child = await startServerProcess({
+    script: new URL("../scripts/envs.ts", import.meta.url).pathname,
+    args: ["serve", "--port", "0"],
+  });
   return {
-    url,
+    url: child.listening,
     async close() {
-      child.kill("SIGTERM");
-      await child.status;
-      await drain.catch(() => {});
+      await child.stop("SIGTERM");
     },
   };
 }

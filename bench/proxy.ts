@@ -19,14 +19,18 @@ import type { Message } from "../lib/renderers/types.ts";
 import { Policy } from "../lib/proxy/policy.ts";
 import { startProxy } from "../lib/proxy/server.ts";
 import type { ClientJob, ClientResult } from "./proxy_clients.ts";
+import { startServerProcess } from "../lib/http/mod.ts";
 
 const MODEL = "local/tiny";
-const SESSIONS = 200;
-const TURNS = 3;
-const MAX_TOKENS = 8;
-const ROUNDS = 2;
-/** The uncontended case: sessions of 3 turns, one after another, this many per round. */
-const ALONE_SESSIONS = 8;
+/** The sizes (`--smoke` shrinks them, see bench/smoke.ts). */
+export const PROXY_BENCH = {
+  sessions: 200,
+  turns: 3,
+  maxTokens: 8,
+  rounds: 2,
+  /** The uncontended case: sessions of 3 turns, one after another, this many per round. */
+  aloneSessions: 8,
+};
 
 /** Quantile of a sample (linear interpolation). */
 function quantile(xs: number[], q: number): number {
@@ -51,8 +55,8 @@ const userMessage = (s: number, t: number): Message => ({
 /** Sessions calling the sampler directly: latency of each request (render, sample, parse). */
 async function direct(
   sampler: SamplingClient,
-  sessions = SESSIONS,
-  turns = TURNS,
+  sessions = PROXY_BENCH.sessions,
+  turns = PROXY_BENCH.turns,
 ): Promise<number[]> {
   const renderer = getRenderer(MODEL);
   const latencies: number[] = [];
@@ -63,7 +67,11 @@ async function direct(
       const t0 = performance.now();
       const res = await sampler.sample({
         prompt: ModelInput.fromInts(renderer.buildGenerationPrompt(messages)),
-        samplingParams: { maxTokens: MAX_TOKENS, temperature: 0.6, stop: renderer.stopSequences() },
+        samplingParams: {
+          maxTokens: PROXY_BENCH.maxTokens,
+          temperature: 0.6,
+          stop: renderer.stopSequences(),
+        },
       });
       const answer = renderer.parseResponse(res.sequences[0].tokens).message;
       latencies.push(performance.now() - t0);
@@ -76,7 +84,7 @@ async function direct(
 /** The same sessions through the proxy, played from a worker thread (./proxy_clients.ts). */
 async function viaProxy(
   url: string,
-  sessions = SESSIONS,
+  sessions = PROXY_BENCH.sessions,
   sequential = false,
 ): Promise<ClientResult> {
   const worker = new Worker(new URL("./proxy_clients.ts", import.meta.url), { type: "module" });
@@ -91,9 +99,9 @@ async function viaProxy(
       url,
       model: MODEL,
       sessions,
-      turns: TURNS,
+      turns: PROXY_BENCH.turns,
       sequential,
-      maxTokens: MAX_TOKENS,
+      maxTokens: PROXY_BENCH.maxTokens,
     };
     worker.postMessage(job);
     return await promise;
@@ -102,37 +110,16 @@ async function viaProxy(
   }
 }
 
-/** `deno task serve` on a free port, in its own process. */
+/** `deno task serve` on a free port, in its own process, found through its ready file. */
 async function startBackend(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../scripts/serve.ts", import.meta.url).pathname,
-      "--port",
-      "0",
-      "--data-dir",
-      dataDir,
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!/on (http:\/\/\S+)/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the backend did not start: ${text}`);
-    text += value;
-  }
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* keep the pipe flowing */ }
-  })();
+  const child = await startServerProcess({
+    script: new URL("../scripts/serve.ts", import.meta.url).pathname,
+    args: ["--port", "0", "--data-dir", dataDir],
+  });
   return {
-    url: /on (http:\/\/\S+)/.exec(text)![1],
+    url: child.listening,
     async stop() {
-      child.kill("SIGINT");
-      await child.status;
-      await drain;
+      await child.stop("SIGINT");
     },
   };
 }
@@ -158,20 +145,24 @@ export async function benchProxy(log: (msg: string) => void) {
     log(`proxy: warm-up (jit compiles of the sampler's shapes)`);
     await direct(sampler);
     await viaProxy(proxy.url);
-    for (let round = 1; round <= ROUNDS; round++) {
-      log(`proxy: round ${round}/${ROUNDS}: ${SESSIONS} sessions × ${TURNS} turns, direct`);
+    for (let round = 1; round <= PROXY_BENCH.rounds; round++) {
+      log(
+        `proxy: round ${round}/${PROXY_BENCH.rounds}: ${PROXY_BENCH.sessions} sessions × ${PROXY_BENCH.turns} turns, direct`,
+      );
       directMs.push(...await direct(sampler));
-      log(`proxy: round ${round}/${ROUNDS}: the same through the proxy`);
+      log(`proxy: round ${round}/${PROXY_BENCH.rounds}: the same through the proxy`);
       const p = await viaProxy(proxy.url);
       proxyMs.push(...p.latency);
       samplerMs.push(...p.sampler);
       p.handler.forEach((h, i) => handlerMs.push(h - p.sampler[i]));
       p.latency.forEach((l, i) => addedMs.push(l - p.sampler[i]));
-      log(`proxy: round ${round}/${ROUNDS}: ${ALONE_SESSIONS} sessions one at a time`);
-      for (let k = 0; k < ALONE_SESSIONS; k++) {
-        alone.direct.push(...await direct(sampler, 1, TURNS));
+      log(
+        `proxy: round ${round}/${PROXY_BENCH.rounds}: ${PROXY_BENCH.aloneSessions} sessions one at a time`,
+      );
+      for (let k = 0; k < PROXY_BENCH.aloneSessions; k++) {
+        alone.direct.push(...await direct(sampler, 1, PROXY_BENCH.turns));
       }
-      const q = await viaProxy(proxy.url, ALONE_SESSIONS, true);
+      const q = await viaProxy(proxy.url, PROXY_BENCH.aloneSessions, true);
       alone.proxy.push(...q.latency);
       q.latency.forEach((l, i) => alone.added.push(l - q.sampler[i]));
     }
@@ -185,10 +176,10 @@ export async function benchProxy(log: (msg: string) => void) {
   return {
     sizes: {
       model: MODEL,
-      sessions: SESSIONS,
-      turns_per_session: TURNS,
-      max_tokens: MAX_TOKENS,
-      rounds: ROUNDS,
+      sessions: PROXY_BENCH.sessions,
+      turns_per_session: PROXY_BENCH.turns,
+      max_tokens: PROXY_BENCH.maxTokens,
+      rounds: PROXY_BENCH.rounds,
     },
     machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
     direct_sampler_call: stats(directMs),

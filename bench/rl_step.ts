@@ -33,7 +33,17 @@ const MODEL = "local/tools";
 const ENV = "tool:GuessTheNumber-v0-easy";
 /** `local/tools`' chat format (its renderer), as pretraining writes its transcripts. */
 const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(MODEL));
-const SETTINGS = [
+/** Transcripts whose log-probs are probed, and episodes played per policy (`--smoke`: fewer). */
+export const RL_STEP_PROBE = {
+  transcripts: 24,
+  playEpisodes: 64,
+  /** Episodes of the trained step, in groups of 4. */
+  stepEpisodes: 16,
+  maxTokensPerTurn: 96,
+  maxTotalTokens: 1024,
+};
+/** The settings compared (`--smoke` keeps the first, see bench/smoke.ts). */
+export const RL_STEP_SETTINGS = [
   { name: "every advantage, lr 1e-3", lr: 1e-3, positiveOnly: false },
   { name: "positive advantages only, lr 1e-3", lr: 1e-3, positiveOnly: true },
   { name: "every advantage, lr 1e-4", lr: 1e-4, positiveOnly: false },
@@ -45,6 +55,7 @@ async function meanLogprob(
   data: Datum[],
   pick: (d: Datum, t: number) => boolean,
 ): Promise<number | null> {
+  if (data.length === 0) return null; // nothing to measure (every advantage was 0)
   // A forward pass with cross_entropy gives per-token log-probs; RL datums get unit weights.
   const ce = data.map((d) => ({
     model_input: d.model_input,
@@ -70,8 +81,8 @@ function play(sampler: Sampler, n: number, from: number): Promise<Episode[]> {
     const env = make(ENV) as MessageEnv;
     const { messages } = await env.reset(from + Math.floor(i / 4));
     return await runEpisode(env, messages, sampler, {
-      maxTokensPerTurn: 96,
-      maxTotalTokens: 1024,
+      maxTokensPerTurn: RL_STEP_PROBE.maxTokensPerTurn,
+      maxTotalTokens: RL_STEP_PROBE.maxTotalTokens,
       renderer,
       temperature: 1,
       seed: from * 7 + i,
@@ -91,7 +102,7 @@ function playStats(eps: Episode[]) {
 /** Runs the three settings from fresh adapters; the record for the JSON. */
 export async function benchRlStep(log: (m: string) => void): Promise<Record<string, unknown>> {
   const probe: Datum[] = [];
-  for (let i = 0; i < 24; i++) {
+  for (let i = 0; i < RL_STEP_PROBE.transcripts; i++) {
     const t = await playToolTranscript(ENV, 900_000 + i, new Rng(i + 7), {
       renderer,
       bisectShare: 0.3,
@@ -104,7 +115,7 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
   const tinker = await connectTinker({ dataDir: await Deno.makeTempDir() });
   const rows = [];
   try {
-    for (const s of SETTINGS) {
+    for (const s of RL_STEP_SETTINGS) {
       log(`rl_step: ${s.name}`);
       const training = await tinker.service.createLoraTrainingClient({
         baseModel: MODEL,
@@ -112,8 +123,11 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
         seed: 0,
       });
       const base = await training.saveWeightsAndGetSamplingClient().result();
-      const eps = await play(base, 16, 31);
-      const groups = [0, 1, 2, 3].map((g) => eps.slice(4 * g, 4 * g + 4));
+      const eps = await play(base, RL_STEP_PROBE.stepEpisodes, 31);
+      const groups = Array.from(
+        { length: Math.ceil(eps.length / 4) },
+        (_, g) => eps.slice(4 * g, 4 * g + 4),
+      );
       const { advantages } = computeAdvantages(
         groups.map((g) => g.map((e) => ({ turnRewards: [e.totalReward] }))),
         { mode: "group_centered" },
@@ -131,16 +145,19 @@ export async function benchRlStep(log: (m: string) => void): Promise<Record<stri
         negative_advantage_tokens: await meanLogprob(training, datums, sign(-1)),
       });
       const before = await measure();
-      await training.forwardBackward(datums, "importance_sampling").result();
-      await training.optimStep({ learning_rate: s.lr, weight_decay: 0 }).result();
+      // Groups whose episodes all scored alike give no datums: then there is no step to take.
+      if (datums.length > 0) {
+        await training.forwardBackward(datums, "importance_sampling").result();
+        await training.optimStep({ learning_rate: s.lr, weight_decay: 0 }).result();
+      }
       const after = await measure();
       const stepped = await training.saveWeightsAndGetSamplingClient().result();
       rows.push({
         setting: s.name,
         datums: datums.length,
         mean_logprob: { before, after },
-        play_base: playStats(await play(base, 64, 500)),
-        play_after_step: playStats(await play(stepped, 64, 500)),
+        play_base: playStats(await play(base, RL_STEP_PROBE.playEpisodes, 500)),
+        play_after_step: playStats(await play(stepped, RL_STEP_PROBE.playEpisodes, 500)),
       });
       log(`rl_step: ${JSON.stringify(rows.at(-1))}`);
     }

@@ -27,8 +27,19 @@ import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
+import {
+  applySmokeSizes,
+  SMOKE_EXAMPLE_ARGS,
+  SMOKE_LEARNING,
+  SMOKE_ROUNDS,
+  SMOKE_SOAK_STEPS,
+  SMOKE_VIEWER,
+} from "./smoke.ts";
+import { EXAMPLES, runExample } from "./examples.ts";
 
-const ROUNDS = 2;
+/** `--smoke`: one small round of each suite named, results in a temporary directory (smoke.ts). */
+const SMOKE = Deno.args.includes("--smoke");
+const ROUNDS = SMOKE ? SMOKE_ROUNDS : 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
 /**
@@ -43,8 +54,10 @@ const CLI = {
   run: "deno task bench",
   about: "Runs the benchmarks (all default suites, or those named) and writes each suite's " +
     "results to bench/results/<suite>.json; timings are ratios of runs taken side by side.",
-  usage: `usage: deno task bench [suite ...] [--soak-steps 100]
-  suites: ${SUITES.join(", ")} (the default set); ${NAMED_ONLY.join(", ")} only when named`,
+  usage: `usage: deno task bench [suite ...] [--soak-steps 100] [--smoke]
+  suites: ${SUITES.join(", ")} (the default set); ${NAMED_ONLY.join(", ")} only when named
+  --smoke runs one small round of each suite named (all of them when none is), writing to a
+  temporary directory instead of bench/results/: CI runs it so that a broken bench fails there.`,
 };
 if (wantsHelp(Deno.args)) {
   console.log(helpText(CLI));
@@ -59,15 +72,16 @@ const soakFlag = Deno.args.findIndex((a) => a === "--soak-steps" || a.startsWith
 const soakSteps = soakFlag < 0 ? 100 : Number(
   Deno.args[soakFlag].includes("=") ? Deno.args[soakFlag].split("=")[1] : Deno.args[soakFlag + 1],
 );
-const names = Deno.args.filter((_, i) =>
-  soakFlag < 0 || (i !== soakFlag && (i !== soakFlag + 1 || Deno.args[soakFlag].includes("=")))
+const names = Deno.args.filter((a, i) =>
+  a !== "--smoke" &&
+  (soakFlag < 0 || (i !== soakFlag && (i !== soakFlag + 1 || Deno.args[soakFlag].includes("="))))
 );
 if (!Number.isInteger(soakSteps) || soakSteps < 4) {
   usageError(
     "--soak-steps: an integer >= 4 (memory at the end is compared with step 10, or half way)",
   );
 }
-const only = names.length ? names : SUITES;
+const only = names.length ? names : SMOKE ? [...SUITES, ...NAMED_ONLY] : SUITES;
 for (const name of only) {
   if (!SUITES.includes(name) && !NAMED_ONLY.includes(name)) {
     usageError(
@@ -76,159 +90,212 @@ for (const name of only) {
   }
 }
 
-await initEngine();
-if (only.includes("client")) await runClientBench();
-if (only.includes("rollout")) await runRolloutBench();
-if (only.includes("pipeline")) await writeResult("pipeline", await runPipelineBench(log));
-if (only.includes("openreward")) await runOpenRewardBench();
-if (only.includes("proxy")) await runProxyBench();
-if (only.includes("learning")) {
-  await writeResult("learning", await runLearningBench(log));
+/** Where results go: bench/results/, or a temporary directory for a smoke run. */
+const RESULTS_DIR = SMOKE
+  ? `${await Deno.makeTempDir({ prefix: "tb-bench-smoke-" })}/`
+  : new URL("./results/", import.meta.url).pathname;
+if (SMOKE) {
+  applySmokeSizes();
+  log(`smoke run: one small round per suite; results in ${RESULTS_DIR}`);
 }
-if (only.includes("soak")) await runSoakBench();
-if (only.includes("viewer")) await writeResult("viewer", await benchViewer(log));
-if (only.includes("examples")) await writeResult("examples", await benchExamples(log));
-if (only.includes("embed_backward")) {
-  await writeResult("embed_backward", await benchEmbedBackward(log));
-}
-if (only.includes("rl_step")) await writeResult("rl_step", await benchRlStep(log));
-if (!only.includes("local_engine")) Deno.exit(0);
-const ours = {
-  lora: [] as number[],
-  full: [] as number[],
-  sampling: [] as number[],
-  samplingGroup: [] as number[],
-  /** The jax-js sampler, the engine before ONNX Runtime, in the same rounds. */
-  samplingJax: [] as number[],
-  samplingGroupJax: [] as number[],
-  firstStep: 0,
-};
-const torch = { lora: [] as number[], full: [] as number[], sampling: [] as number[] };
-const loadAtStart = Deno.loadavg();
-let torchInfo: Record<string, unknown> | undefined;
-let torchError: string | undefined;
-
-for (let round = 1; round <= ROUNDS; round++) {
-  log(`round ${round}/${ROUNDS}: ours, train step (LoRA rank ${BENCH.rank})`);
-  const lora = await timeOurTrainStep("lora");
-  ours.lora.push(...lora.all_ms);
-  ours.firstStep = Math.max(ours.firstStep, round === 1 ? lora.first_step_ms : 0);
-  log(`  median ${lora.median_ms.toFixed(0)} ms; full fine-tune`);
-  const full = await timeOurTrainStep("full");
-  ours.full.push(...full.all_ms);
-  for (const engine of ["onnx", "jax"] as const) {
-    log(`  sampling on ${engine}`);
-    const sampling = await timeOurSampling("distinct", engine);
-    (engine === "onnx" ? ours.sampling : ours.samplingJax).push(...sampling.all_tok_s);
-    log(
-      `  median ${
-        sampling.median_tok_s.toFixed(0)
-      } tok/s; sampling one prompt x ${BENCH.sampleRows}`,
-    );
-    const group = await timeOurSampling("group", engine);
-    (engine === "onnx" ? ours.samplingGroup : ours.samplingGroupJax).push(...group.all_tok_s);
-    log(`  median ${group.median_tok_s.toFixed(0)} tok/s`);
-  }
-  log(`  PyTorch reference`);
-  const ref = await runTorchReference();
-  if ("error" in ref) {
-    torchError = String(ref.error);
-    log(`  PyTorch unavailable: ${torchError}`);
-  } else {
-    torchInfo = ref;
-    const r = ref as {
-      train_lora: { all_ms: number[] };
-      train_full: { all_ms: number[] };
-      sampling: { all_tok_s: number[] };
-    };
-    torch.lora.push(...r.train_lora.all_ms);
-    torch.full.push(...r.train_full.all_ms);
-    torch.sampling.push(...r.sampling.all_tok_s);
-    log(`  PyTorch LoRA ${median(r.train_lora.all_ms).toFixed(0)} ms`);
-  }
-}
-
-log("a new sampler version on ONNX Runtime: rebuilt session vs weights as inputs");
-const newVersion = await timeNewVersion();
-const [load1, load5, load15] = Deno.loadavg();
-const row = (ourMs: number[], torchMs: number[]) => ({
-  ours: median(ourMs),
-  pytorch: torchMs.length ? median(torchMs) : null,
-  ratio: torchMs.length ? median(ourMs) / median(torchMs) : null,
+// A suite that fails is one line naming it, exit 1 (a smoke run in CI fails with it).
+globalThis.addEventListener("unhandledrejection", (e) => {
+  e.preventDefault();
+  console.error(`error: bench: ${(e.reason as Error)?.message ?? e.reason}`);
+  Deno.exit(1);
 });
-const result = {
-  benchmark: "local_engine",
-  date: new Date().toISOString(),
-  machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
-  /** Load averages (1, 5, 15 min) when the run started and ended: the machine is shared. */
-  load_average: { start: loadAtStart, end: [load1, load5, load15] },
-  sizes: { ...BENCH, config: "vocab 512, d 128, 4 layers, 4 heads, context 128" },
-  train_step_lora_ms: row(ours.lora, torch.lora),
-  train_step_full_ms: row(ours.full, torch.full),
-  first_step_with_compile_ms: ours.firstStep,
-  // Sampling is on ONNX Runtime (`ours`); `jax` is the jax-js sampler it replaced, same rounds.
-  sampling_tok_s: samplingRow(ours.sampling, ours.samplingJax, torch.sampling),
-  // PyTorch prefills a batch in one pass whatever the prompts, so its figure is the same work.
-  sampling_group_tok_s: samplingRow(ours.samplingGroup, ours.samplingGroupJax, torch.sampling),
-  new_sampler_version: newVersion,
-  pytorch: torchInfo ? torchInfo.engine : torchError,
-  raw: { ours, pytorch: torch },
-};
-function samplingRow(onnx: number[], jax: number[], pytorch: number[]) {
-  return {
-    ours: median(onnx),
-    jax: median(jax),
-    pytorch: pytorch.length ? median(pytorch) : null,
-    // For throughput, higher is better: report ours/PyTorch so > 1 means faster.
-    ratio: pytorch.length ? median(onnx) / median(pytorch) : null,
-    jax_ratio: pytorch.length ? median(jax) / median(pytorch) : null,
-    ratio_vs_jax: median(onnx) / median(jax),
-  };
+try {
+  await runSuites();
+} catch (e) {
+  console.error(`error: bench: ${(e as Error).message.split("\n")[0]}`);
+  Deno.exit(1);
 }
-const path = new URL("./results/local_engine.json", import.meta.url);
-await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-await Deno.writeTextFile(path, JSON.stringify(result, null, 2) + "\n");
+Deno.exit(0);
 
-const f = (x: number | null, d = 0) => x === null ? "n/a" : x.toFixed(d);
-console.log(`| measure | ours | PyTorch CPU | ratio |
+async function runSuites(): Promise<void> {
+  /** Each suite's run, by name, in the order they run. */
+  const RUNS: Record<string, () => Promise<void>> = {
+    client: runClientBench,
+    rollout: runRolloutBench,
+    pipeline: async () => await writeResult("pipeline", await runPipelineBench(log)),
+    openreward: runOpenRewardBench,
+    proxy: runProxyBench,
+    learning: async () =>
+      await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
+    soak: runSoakBench,
+    viewer: async () =>
+      await writeResult("viewer", await benchViewer(log, SMOKE ? SMOKE_VIEWER.rounds : undefined)),
+    examples: async () =>
+      await writeResult(
+        "examples",
+        SMOKE
+          ? {
+            examples: [
+              await runExample(
+                { ...EXAMPLES[0], train: [...EXAMPLES[0].train, ...SMOKE_EXAMPLE_ARGS] },
+                log,
+              ),
+            ],
+          }
+          : await benchExamples(log),
+      ),
+    embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
+    rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
+    local_engine: runLocalEngineBench,
+  };
+  await initEngine();
+  for (const [name, run] of Object.entries(RUNS)) {
+    if (!only.includes(name)) continue;
+    const t0 = performance.now();
+    try {
+      await run();
+    } catch (e) {
+      throw new Error(`${name}: ${(e as Error).message}`);
+    }
+    if (SMOKE) log(`${name}: smoke run done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  }
+}
+
+async function runLocalEngineBench(): Promise<void> {
+  const ours = {
+    lora: [] as number[],
+    full: [] as number[],
+    sampling: [] as number[],
+    samplingGroup: [] as number[],
+    /** The jax-js sampler, the engine before ONNX Runtime, in the same rounds. */
+    samplingJax: [] as number[],
+    samplingGroupJax: [] as number[],
+    firstStep: 0,
+  };
+  const torch = { lora: [] as number[], full: [] as number[], sampling: [] as number[] };
+  const loadAtStart = Deno.loadavg();
+  let torchInfo: Record<string, unknown> | undefined;
+  let torchError: string | undefined;
+
+  for (let round = 1; round <= ROUNDS; round++) {
+    log(`round ${round}/${ROUNDS}: ours, train step (LoRA rank ${BENCH.rank})`);
+    const lora = await timeOurTrainStep("lora");
+    ours.lora.push(...lora.all_ms);
+    ours.firstStep = Math.max(ours.firstStep, round === 1 ? lora.first_step_ms : 0);
+    log(`  median ${lora.median_ms.toFixed(0)} ms; full fine-tune`);
+    const full = await timeOurTrainStep("full");
+    ours.full.push(...full.all_ms);
+    for (const engine of ["onnx", "jax"] as const) {
+      log(`  sampling on ${engine}`);
+      const sampling = await timeOurSampling("distinct", engine);
+      (engine === "onnx" ? ours.sampling : ours.samplingJax).push(...sampling.all_tok_s);
+      log(
+        `  median ${
+          sampling.median_tok_s.toFixed(0)
+        } tok/s; sampling one prompt x ${BENCH.sampleRows}`,
+      );
+      const group = await timeOurSampling("group", engine);
+      (engine === "onnx" ? ours.samplingGroup : ours.samplingGroupJax).push(...group.all_tok_s);
+      log(`  median ${group.median_tok_s.toFixed(0)} tok/s`);
+    }
+    log(`  PyTorch reference`);
+    const ref = SMOKE ? { error: "not run in a smoke run" } : await runTorchReference();
+    if ("error" in ref) {
+      torchError = String(ref.error);
+      log(`  PyTorch unavailable: ${torchError}`);
+    } else {
+      torchInfo = ref;
+      const r = ref as {
+        train_lora: { all_ms: number[] };
+        train_full: { all_ms: number[] };
+        sampling: { all_tok_s: number[] };
+      };
+      torch.lora.push(...r.train_lora.all_ms);
+      torch.full.push(...r.train_full.all_ms);
+      torch.sampling.push(...r.sampling.all_tok_s);
+      log(`  PyTorch LoRA ${median(r.train_lora.all_ms).toFixed(0)} ms`);
+    }
+  }
+
+  log("a new sampler version on ONNX Runtime: rebuilt session vs weights as inputs");
+  const newVersion = await timeNewVersion(SMOKE ? 1 : undefined);
+  const [load1, load5, load15] = Deno.loadavg();
+  const row = (ourMs: number[], torchMs: number[]) => ({
+    ours: median(ourMs),
+    pytorch: torchMs.length ? median(torchMs) : null,
+    ratio: torchMs.length ? median(ourMs) / median(torchMs) : null,
+  });
+  const result = {
+    benchmark: "local_engine",
+    ...(SMOKE ? { smoke: true } : {}),
+    date: new Date().toISOString(),
+    machine: { cores: navigator.hardwareConcurrency, deno: Deno.version.deno },
+    /** Load averages (1, 5, 15 min) when the run started and ended: the machine is shared. */
+    load_average: { start: loadAtStart, end: [load1, load5, load15] },
+    sizes: { ...BENCH, config: "vocab 512, d 128, 4 layers, 4 heads, context 128" },
+    train_step_lora_ms: row(ours.lora, torch.lora),
+    train_step_full_ms: row(ours.full, torch.full),
+    first_step_with_compile_ms: ours.firstStep,
+    // Sampling is on ONNX Runtime (`ours`); `jax` is the jax-js sampler it replaced, same rounds.
+    sampling_tok_s: samplingRow(ours.sampling, ours.samplingJax, torch.sampling),
+    // PyTorch prefills a batch in one pass whatever the prompts, so its figure is the same work.
+    sampling_group_tok_s: samplingRow(ours.samplingGroup, ours.samplingGroupJax, torch.sampling),
+    new_sampler_version: newVersion,
+    pytorch: torchInfo ? torchInfo.engine : torchError,
+    raw: { ours, pytorch: torch },
+  };
+  function samplingRow(onnx: number[], jax: number[], pytorch: number[]) {
+    return {
+      ours: median(onnx),
+      jax: median(jax),
+      pytorch: pytorch.length ? median(pytorch) : null,
+      // For throughput, higher is better: report ours/PyTorch so > 1 means faster.
+      ratio: pytorch.length ? median(onnx) / median(pytorch) : null,
+      jax_ratio: pytorch.length ? median(jax) / median(pytorch) : null,
+      ratio_vs_jax: median(onnx) / median(jax),
+    };
+  }
+  const path = new URL(`file://${RESULTS_DIR}local_engine.json`);
+  await Deno.mkdir(RESULTS_DIR, { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(result, null, 2) + "\n");
+
+  const f = (x: number | null, d = 0) => x === null ? "n/a" : x.toFixed(d);
+  console.log(`| measure | ours | PyTorch CPU | ratio |
 | --- | --- | --- | --- |
 | sampling on jax-js (before), ${BENCH.sampleRows} rows (tok/s) | ${
-  f(result.sampling_tok_s.jax)
-} | ${f(result.sampling_tok_s.pytorch)} | ${f(result.sampling_tok_s.jax_ratio, 2)}× |
+    f(result.sampling_tok_s.jax)
+  } | ${f(result.sampling_tok_s.pytorch)} | ${f(result.sampling_tok_s.jax_ratio, 2)}× |
 | sampling on jax-js (before), 1 prompt × ${BENCH.sampleRows} (tok/s) | ${
-  f(result.sampling_group_tok_s.jax)
-} | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.jax_ratio, 2)}× |
+    f(result.sampling_group_tok_s.jax)
+  } | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.jax_ratio, 2)}× |
 | train step, LoRA r${BENCH.rank} (ms) | ${f(result.train_step_lora_ms.ours)} | ${
-  f(result.train_step_lora_ms.pytorch)
-} | ${f(result.train_step_lora_ms.ratio, 2)}× |
+    f(result.train_step_lora_ms.pytorch)
+  } | ${f(result.train_step_lora_ms.ratio, 2)}× |
 | train step, full (ms) | ${f(result.train_step_full_ms.ours)} | ${
-  f(result.train_step_full_ms.pytorch)
-} | ${f(result.train_step_full_ms.ratio, 2)}× |
+    f(result.train_step_full_ms.pytorch)
+  } | ${f(result.train_step_full_ms.ratio, 2)}× |
 | sampling, ${BENCH.sampleRows} rows (tok/s) | ${f(result.sampling_tok_s.ours)} | ${
-  f(result.sampling_tok_s.pytorch)
-} | ${f(result.sampling_tok_s.ratio, 2)}× |
+    f(result.sampling_tok_s.pytorch)
+  } | ${f(result.sampling_tok_s.ratio, 2)}× |
 | sampling, 1 prompt × ${BENCH.sampleRows} samples (tok/s) | ${
-  f(result.sampling_group_tok_s.ours)
-} | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.ratio, 2)}× |`);
-console.log(`\nwritten ${path.pathname}`);
-Deno.exit(0);
+    f(result.sampling_group_tok_s.ours)
+  } | ${f(result.sampling_group_tok_s.pytorch)} | ${f(result.sampling_group_tok_s.ratio, 2)}× |`);
+  console.log(`\nwritten ${path.pathname}`);
+}
 
 /** Writes `bench/results/<name>.json`, stamped with the benchmark's name and the date. */
 async function writeResult(name: string, result: object): Promise<void> {
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  const body = { benchmark: name, date: new Date().toISOString(), ...result };
-  await Deno.writeTextFile(
-    new URL(`./results/${name}.json`, import.meta.url),
-    JSON.stringify(body, null, 2) + "\n",
-  );
-  log(`wrote bench/results/${name}.json`);
+  await Deno.mkdir(RESULTS_DIR, { recursive: true });
+  const body = {
+    benchmark: name,
+    date: new Date().toISOString(),
+    ...(SMOKE ? { smoke: true } : {}),
+    ...result,
+  };
+  await Deno.writeTextFile(`${RESULTS_DIR}${name}.json`, JSON.stringify(body, null, 2) + "\n");
+  log(`wrote ${RESULTS_DIR}${name}.json`);
 }
 
 async function runClientBench(): Promise<void> {
   log("client: protobuf codec, ours vs JSON vs the official SDK, 1k RL datums x 2k tokens");
   const codec = await benchCodec(log);
   log("client: awaited vs pipelined steps at 100 ms latency");
-  const pipelining = await benchPipelining();
+  const pipelining = await benchPipelining(100, SMOKE ? 2 : undefined);
   await writeResult("client", { codec, pipelining });
   console.log(`${codecTable(codec)}
 
@@ -241,7 +308,7 @@ async function runClientBench(): Promise<void> {
 }
 
 async function runSoakBench(): Promise<void> {
-  const r = await benchSoak(log, soakSteps);
+  const r = await benchSoak(log, SMOKE ? SMOKE_SOAK_STEPS : soakSteps);
   await writeResult("soak", r);
   console.log(
     `| soak (${r.steps} steps) | step ${r.reference_step} | step ${r.steps} | growth |

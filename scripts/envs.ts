@@ -13,21 +13,24 @@ import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { EnvModuleError, importEnvModule, listToolEnvironments } from "../lib/envs/mod.ts";
 import type { ToolEnvironment } from "../lib/envs/tool_env.ts";
 import { startOrsServer } from "../lib/openreward/server.ts";
-import { openDoorWarning } from "../lib/http/mod.ts";
+import { openDoorWarning, READY_FILE_USAGE, writeReadyFile } from "../lib/http/mod.ts";
 
 const ABOUT =
   "Serves this project's tool environments over the Open Reward Standard (serve), or lists them " +
   "(list).";
 
 const USAGE = `usage: deno task envs serve [--port 8080] [--host 127.0.0.1] [--env NAME ...]
-                            [--env-module ./my_envs.ts] [--max-sessions N] [--api-key KEY]
+                            [--env-module ./my_envs.ts] [--max-sessions N]
+                            [--api-key KEY | --api-key-file PATH] [--ready-file PATH]
        deno task envs list [--env-module ./my_envs.ts]
 
   serve  serves the tool environments over the Open Reward Standard (ORS): routes /{name}/...,
          sessions and tool calls as server-sent events, GET /environments lists them.
          --env (repeatable) serves only those (ORS names or registry ids); the first is the
          default of bare paths. --max-sessions answers 429 past that many open sessions.
-         --api-key requires it as X-API-Key (what ORS clients send) on all but /health.
+         --api-key requires it as X-API-Key (what ORS clients send) on all but /health;
+         \`ps\` shows a key given that way, so prefer --api-key-file (its first line) or
+         $TINKERBENCH_ORS_API_KEY. ${READY_FILE_USAGE}.
   list   prints every tool environment: ORS name, registry id, splits, tools.`;
 
 const Flags = z.object({
@@ -37,6 +40,8 @@ const Flags = z.object({
   "env-module": z.array(z.string()).default([]),
   "max-sessions": z.coerce.number().int().min(1).optional(),
   "api-key": z.string().min(1).optional(),
+  "api-key-file": z.string().min(1).optional(),
+  "ready-file": z.string().optional(),
 });
 
 await runCli(async () => {
@@ -52,6 +57,8 @@ await runCli(async () => {
     "env-module": { type: "string", multiple: true },
     "max-sessions": { type: "string" },
     "api-key": { type: "string" },
+    "api-key-file": { type: "string" },
+    "ready-file": { type: "string" },
   }, Flags);
   for (const m of flags["env-module"]) {
     try {
@@ -76,7 +83,7 @@ await runCli(async () => {
     return;
   }
 
-  const apiKey = flags["api-key"] ?? null;
+  const apiKey = await orsKey(flags["api-key"], flags["api-key-file"]);
   const server = await startOrsServer({
     environments: chosen,
     registryIds: ids,
@@ -98,6 +105,7 @@ await runCli(async () => {
   console.log(
     `train on one:  environments: { ${chosen[0].name}: { base_url: ${server.url} } }`,
   );
+  await writeReadyFile(flags["ready-file"], server);
   const { promise: stop, resolve } = Promise.withResolvers<void>();
   Deno.addSignalListener("SIGINT", resolve);
   Deno.addSignalListener("SIGTERM", resolve);
@@ -105,6 +113,24 @@ await runCli(async () => {
   console.log("stopping…");
   await server.close();
 }, { run: "deno task envs", about: ABOUT, usage: USAGE });
+
+/** The server's key: --api-key, else --api-key-file's first line, else the env var, else none. */
+async function orsKey(given?: string, file?: string): Promise<string | null> {
+  if (given && file) throw new UsageError("give --api-key or --api-key-file, not both");
+  if (given) return given;
+  if (file) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (e) {
+      throw new UsageError(`--api-key-file ${file}: cannot read it (${(e as Error).message})`);
+    }
+    const key = text.split("\n")[0].trim();
+    if (!key) throw new UsageError(`--api-key-file ${file}: its first line is empty`);
+    return key;
+  }
+  return Deno.env.get("TINKERBENCH_ORS_API_KEY") || null;
+}
 
 /** The environments named by `--env` (ORS names or registry ids), all when none is named. */
 function selectEnvironments(

@@ -20,13 +20,14 @@ const ABOUT =
 
 const USAGE = `usage: deno task mcp [--data-dir DIR] [--max-concurrent 1] [--stop-grace-s 120]
                      [--env-module my_env.ts ...]
-       deno task mcp --url http://127.0.0.1:8080 [--api-key KEY]
+       deno task mcp --url http://127.0.0.1:8080 [--api-key KEY] [--data-dir DIR]
 
   Serves the RL tools (rl_list_environments, rl_select_environment, rl_get_current_config,
   rl_edit_config, rl_start_training, rl_check_status, rl_stop_training, rl_get_results,
   rl_test_inference, rl_list_runs, rl_resume_training) over MCP on stdin/stdout. Without --url
   it manages runs itself under <data-dir>/runs-api/ (one manager per data dir: when
-  \`deno task runs\` already serves that dir, give its --url instead).`;
+  \`deno task runs\` already serves that dir, give its --url instead). With --url, the key is
+  --api-key, else $TINKERBENCH_RUNS_API_KEY, else the one that server keeps in --data-dir.`;
 
 const Flags = z.object({
   "data-dir": z.string().min(1).default(defaultDataDir()),
@@ -64,7 +65,12 @@ await runCli(async () => {
       throw e;
     }
   }
-  const api = service ?? new RunsClient({ baseUrl: flags.url, apiKey: flags["api-key"] });
+  // Without --api-key the client reads the key `deno task runs` keeps in --data-dir.
+  const api = service ?? new RunsClient({
+    baseUrl: flags.url,
+    apiKey: flags["api-key"],
+    dataDir: flags["data-dir"],
+  });
   const server = createMcpServer(api);
   const transport = new StdioServerTransport();
   const { promise: closed, resolve } = Promise.withResolvers<void>();

@@ -9,7 +9,12 @@ import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultRecordDir, serveProxy } from "../lib/proxy/serve.ts";
 import { DEFAULT_MODEL } from "../lib/config/mod.ts";
-import { ensurePortFree, openDoorWarning } from "../lib/http/mod.ts";
+import {
+  ensurePortFree,
+  openDoorWarning,
+  READY_FILE_USAGE,
+  writeReadyFile,
+} from "../lib/http/mod.ts";
 
 const ABOUT =
   "Serves a base model or tinker:// sampler weights through an OpenAI-compatible API without " +
@@ -22,7 +27,8 @@ const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-p
 
   Serves POST /v1/chat/completions, GET /v1/models and GET /healthz. --api-key (or
   SGLANG_API_KEY) requires "Authorization: Bearer KEY". Sessions' turns go to
-  <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.`;
+  <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.
+  ${READY_FILE_USAGE}.`;
 
 const Flags = z.object({
   "model-name": z.string().min(1).optional(),
@@ -36,6 +42,7 @@ const Flags = z.object({
   "max-tokens": z.coerce.number().int().min(1).default(256),
   "record-dir": z.string().min(1).default(defaultRecordDir()),
   "no-records": z.boolean().default(false),
+  "ready-file": z.string().optional(),
 });
 
 await runCli(async () => {
@@ -51,6 +58,7 @@ await runCli(async () => {
     "max-tokens": { type: "string" },
     "record-dir": { type: "string" },
     "no-records": { type: "boolean" },
+    "ready-file": { type: "string" },
   }, Flags);
   const apiKey = flags["api-key"] ?? Deno.env.get("SGLANG_API_KEY") ?? null;
   // Before the backend starts: a taken port is one line naming --proxy-port.
@@ -82,6 +90,7 @@ await runCli(async () => {
     );
     if (warning) console.warn(warning);
     if (proxy.records) console.log(`records: ${proxy.records.conversationsPath}`);
+    await writeReadyFile(flags["ready-file"], proxy);
     const { promise: stop, resolve } = Promise.withResolvers<void>();
     Deno.addSignalListener("SIGINT", resolve);
     Deno.addSignalListener("SIGTERM", resolve);

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { defaultDataDir, startLocalServer } from "../lib/local/server/mod.ts";
 import { FaultConfigSchema } from "../lib/local/server/faults.ts";
-import { openDoorWarning } from "../lib/http/mod.ts";
+import { openDoorWarning, READY_FILE_USAGE, writeReadyFile } from "../lib/http/mod.ts";
 
 const ABOUT =
   "Runs the embedded local backend as a standalone Tinker-compatible server, e.g. for the official " +
@@ -16,7 +16,14 @@ import { SamplerEngineSchema } from "../lib/local/sampler/mod.ts";
 
 const USAGE = `usage: deno task serve [--port 8000] [--host 127.0.0.1] [--data-dir DIR]
                        [--long-poll-ms 20000] [--prefix-cache-mb 192] [--sampler-engine onnx]
-                       [--faults JSON] [--log]
+                       [--faults JSON] [--log] [--api-key KEY] [--ready-file PATH]
+
+  --api-key KEY makes clients trade KEY for a short-lived JWT at /api/v1/auth/token (as the
+  hosted service does; the Tinker SDK and our client do it by themselves) and refuses other
+  calls without one (401). Default: any key is accepted, fine on loopback. The key can also be
+  given as $TINKERBENCH_SERVE_API_KEY, which \`ps\` does not show.
+
+  ${READY_FILE_USAGE}.
 
   --sampler-engine picks what samplers decode on: onnx (ONNX Runtime, the default) or jax
   (jax-js, the learner's engine); the default comes from $TINKERBENCH_SAMPLER_ENGINE if set.
@@ -49,6 +56,8 @@ const Flags = z.object({
     }
   }),
   log: z.boolean().default(false),
+  "api-key": z.string().min(1).optional(),
+  "ready-file": z.string().optional(),
 });
 
 await runCli(async () => {
@@ -61,7 +70,10 @@ await runCli(async () => {
     "sampler-engine": { type: "string" },
     faults: { type: "string" },
     log: { type: "boolean" },
+    "api-key": { type: "string" },
+    "ready-file": { type: "string" },
   }, Flags);
+  const apiKey = flags["api-key"] ?? (Deno.env.get("TINKERBENCH_SERVE_API_KEY") || undefined);
   const server = await startLocalServer({
     port: flags.port,
     hostname: flags.host,
@@ -73,17 +85,29 @@ await runCli(async () => {
     samplerEngine: flags["sampler-engine"],
     faults: flags.faults,
     log: flags.log,
+    auth: apiKey ? { apiKey } : undefined,
   });
   const models = server.backend.capabilities().supported_models.map((m) => m.model_name);
   console.log(
     `tinkerbench local backend listening on ${server.address}  (checkpoints in ` +
       `${flags["data-dir"]})`,
   );
-  // The local backend takes any key: beyond loopback, anyone who reaches it may train on it.
-  const warning = openDoorWarning(flags.host, server.port, false, "--host 127.0.0.1");
+  // Without --api-key the local backend takes any key: beyond loopback, anyone who reaches it
+  // may train on it.
+  const warning = openDoorWarning(
+    flags.host,
+    server.port,
+    apiKey !== undefined,
+    "--api-key KEY, or --host 127.0.0.1",
+  );
   if (warning) console.warn(warning);
   console.log(`models: ${models.join(", ")}`);
-  console.log(`use it:  TINKER_BASE_URL=${server.url} TINKER_API_KEY=tml-local <your program>`);
+  console.log(
+    `use it:  TINKER_BASE_URL=${server.url} TINKER_API_KEY=${
+      apiKey ? "<the key>" : "tml-local"
+    } <your program>`,
+  );
+  await writeReadyFile(flags["ready-file"], server);
   const { promise: stop, resolve } = Promise.withResolvers<void>();
   Deno.addSignalListener("SIGINT", resolve);
   Deno.addSignalListener("SIGTERM", resolve);

@@ -46,7 +46,8 @@ export function keyAuth(o: KeyAuthOptions): MiddlewareHandler {
   return async (c: Context, next) => {
     if (o.open?.(c.req.path)) return await next();
     const raw = c.req.header(bearer ? "authorization" : "x-api-key") ?? "";
-    const given = bearer ? (raw.startsWith("Bearer ") ? raw.slice(7) : "") : raw;
+    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer KEY` is as good as `Bearer KEY`.
+    const given = bearer ? (/^bearer +(\S+)\s*$/i.exec(raw)?.[1] ?? "") : raw;
     if (!given) throw fail(`missing API key: send ${how}`);
     if (!sameSecret(given, o.key)) throw fail("invalid API key");
     await next();

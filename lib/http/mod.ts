@@ -26,3 +26,18 @@ export {
   type ServeOptions,
 } from "./serve.ts";
 export { startRecorder } from "./recorder.ts";
+export {
+  READY_FILE_USAGE,
+  type ReadyInfo,
+  type ServerProcess,
+  type ServerProcessOptions,
+  startServerProcess,
+  writeReadyFile,
+} from "./ready.ts";
+export { browserGuard, type BrowserGuardOptions } from "./guard.ts";
+export {
+  type ConnectionLimits,
+  connectionLimits,
+  ConnectionLimitsSchema,
+  RequestTracker,
+} from "./guard_conn.ts";

@@ -1,10 +1,15 @@
 /**
  * Serving an app on a port: a taken port is one line naming the port and the flag that picks
  * another (checkable before anything else is created), the address it really listens on is
- * known, and a server open beyond loopback without a key has its warning line.
+ * known, a server open beyond loopback without a key has its warning line, and every
+ * connection is held to a header timeout, an idle timeout and a connection cap
+ * (guard_conn.ts).
  *
  * @module
  */
+
+import { join } from "node:path";
+import { type ConnectionLimits, connectionLimits, startConnectionFront } from "./guard_conn.ts";
 
 /**
  * A port someone else listens on. The message is the whole story (port, address, flag); it is
@@ -34,6 +39,8 @@ export interface ServeOptions {
    * `close()` once it stops answering, so a caller never closes it twice or not at all.
    */
   owned?: { close(): void | Promise<void> };
+  /** Connection limits over the environment's and the defaults (see guard_conn.ts). */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /** A listening server. */
@@ -44,6 +51,8 @@ export interface HttpServer {
   url: string;
   port: number;
   hostname: string;
+  /** The limits its connections are held to. */
+  limits: ConnectionLimits;
   /** Stops listening and waits for answers in flight. */
   close(): Promise<void>;
 }
@@ -57,32 +66,44 @@ export interface HttpServer {
  * await server.close();
  */
 export async function serveHttp(
-  handler: Deno.ServeHandler,
+  handler: Deno.ServeHandler<Deno.Addr>,
   o: ServeOptions,
 ): Promise<HttpServer> {
   const hostname = o.hostname ?? "127.0.0.1";
-  const abort = new AbortController();
-  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
-  let server: Deno.HttpServer;
+  let limits: ConnectionLimits;
+  let listener: Deno.TcpListener;
   try {
-    server = Deno.serve(
-      { hostname, port: o.port, signal: abort.signal, onListen: (addr) => resolve(addr) },
-      handler,
-    );
+    limits = connectionLimits(o.limits);
+    listener = Deno.listen({ hostname, port: o.port });
   } catch (e) {
     await o.owned?.close();
     if (e instanceof Deno.errors.AddrInUse) throw new PortInUseError(hostname, o.port, o.portFlag);
     throw e;
   }
-  const addr = await listening;
+  // The server itself listens on a Unix socket in a directory only this user can enter; the
+  // front relays the public port's connections to it under the limits.
+  const dir = await Deno.makeTempDir({ prefix: "tb-http-" });
+  const socketPath = join(dir, "server.sock");
+  const abort = new AbortController();
+  const { promise: listening, resolve } = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { transport: "unix", path: socketPath, signal: abort.signal, onListen: () => resolve() },
+    (req, info) => handler(asHttp(req), info),
+  );
+  await listening;
+  const front = startConnectionFront(listener, socketPath, limits);
+  const addr = listener.addr;
   return {
     address: hostPort(addr.hostname, addr.port),
     url: `http://${hostPort(clientHost(addr.hostname), addr.port)}`,
     port: addr.port,
     hostname: addr.hostname,
+    limits,
     async close() {
+      front.close();
       abort.abort();
       await server.finished;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
       await o.owned?.close();
     },
   };
@@ -125,6 +146,23 @@ export function openDoorWarning(
   if (keyed || isLoopback(hostname)) return null;
   return `warning: listening on ${hostPort(hostname, port)} without a key: anyone who can ` +
     `reach it may use it; close it with ${fixes}`;
+}
+
+/**
+ * The request as the client sent it: over the Unix socket Deno names its URL `http+unix://`
+ * (with the client's Host), which routes and absolute URLs built from it must not see. A new
+ * request from parts: copying `req` whole would read its signal, which Deno aborts (and warns
+ * about) once the answer is sent.
+ */
+function asHttp(req: Request): Request {
+  if (!req.url.startsWith("http+unix:")) return req;
+  return new Request(`http:${req.url.slice("http+unix:".length)}`, {
+    method: req.method,
+    headers: req.headers,
+    body: req.body,
+    // @ts-ignore: Deno needs `duplex` for a streamed body; the DOM types lack it.
+    duplex: "half",
+  });
 }
 
 function clientHost(hostname: string): string {

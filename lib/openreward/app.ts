@@ -143,8 +143,21 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     const sid = sidOf(c);
     const body = await readOrsBody(c, CreateBodySchema);
     const secrets = { ...secretsHeader(c), ...(body.secrets ?? {}) };
-    const open = async (e: ToolEnvironment) =>
-      await e.open(body.task_spec ?? await taskAt(e, body.split!, body.index!), secrets);
+    const open = async (e: ToolEnvironment) => {
+      if (body.task_spec == null) {
+        return await e.open(await taskAt(e, body.split!, body.index!), secrets);
+      }
+      try {
+        return await e.open(body.task_spec, secrets);
+      } catch (err) {
+        // A task spec is the client's: one the environment cannot open is its mistake (400).
+        if (err instanceof HttpError) throw err;
+        throw new HttpError(
+          400,
+          `task_spec does not describe a task of ${e.name}: ${(err as Error).message}`,
+        );
+      }
+    };
     // The environment: env_name, else the gateway's X-Deployment, else (several served) the
     // first `/{env}/...` request's: the reference client sends no env_name with split + index.
     const named = body.env_name ?? deploymentEnv(c.req.header("X-Deployment"));
@@ -228,8 +241,8 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
     const body = await readOrsBody(c, CallBodySchema);
     const s = await sessionOf(c);
     let task: CallTask | undefined;
-    if (body.task_id) task = sessions.call(body.task_id);
-    else task = sessions.startCall(s, body.name, body.input);
+    if (body.task_id) task = sessions.call(body.task_id, sidOf(c));
+    else task = sessions.startCall(sidOf(c), s, body.name, body.input);
     const drop = faults.dropCallStreams > 0 && !body.task_id;
     if (drop) faults.dropCallStreams--;
     return callResponse(task, pingMs, drop);
@@ -261,8 +274,10 @@ export function createOrsApp(opts: OrsAppOptions): OrsApp {
       const init = { method: req.method, headers: req.headers, body: req.body };
       return Promise.resolve(app.fetch(new Request(url, init)));
     }
-    url.pathname = `/${first}${url.pathname}`;
-    return Promise.resolve(new Response(null, { status: 308, headers: { Location: `${url}` } }));
+    // A relative Location: built from the request's Host, it would send clients wherever a
+    // forged Host header says.
+    const location = `/${first}${url.pathname}${url.search}`;
+    return Promise.resolve(new Response(null, { status: 308, headers: { Location: location } }));
   };
   return {
     fetch,

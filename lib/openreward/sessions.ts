@@ -23,6 +23,8 @@ interface Active {
 /** A tool call running (or finished) on the server. */
 export interface CallTask {
   id: string;
+  /** The session that started it: only that session may reattach. */
+  sid: string;
   /** Settles when the call is done (never rejects). */
   done: Promise<void>;
   /** The `RunToolOutput` JSON, or the message of the exception the tool threw. */
@@ -37,9 +39,12 @@ export interface TaskSessionsOptions {
   staleMs: number;
   /** Finished calls are kept this long for reattaching clients (default 60 s). */
   lingerMs: number;
-  /** At most this many sessions at once; `create_session` beyond is a 429. */
+  /** At most this many sessions at once; `create_session` or `create` beyond is a 429. */
   maxSessions: number;
 }
+
+/** Ended sessions remembered (for their 410s) at most; older ones are forgotten first. */
+const MAX_ENDED = 10_000;
 
 /** The ORS task sessions and tool-call tasks of one server. */
 export class TaskSessions {
@@ -47,14 +52,22 @@ export class TaskSessions {
   /** Every issued session id, with its last activity. */
   readonly #lastSeen = new Map<string, number>();
   readonly #active = new Map<string, Active>();
-  /** Ended sessions, so their calls get 410 instead of 404. */
-  readonly #ended = new Set<string>();
+  /**
+   * Ended sessions with the time they ended, so their calls get 410 instead of 404; forgotten
+   * after the stale time (and past {@link MAX_ENDED}), so the table cannot grow without end.
+   */
+  readonly #ended = new Map<string, number>();
   readonly #calls = new Map<string, CallTask>();
   /** Counters for tests and benchmarks. */
   readonly stats = { created: 0, ended: 0, calls: 0, reattached: 0, rejected: 0 };
 
   constructor(opts: TaskSessionsOptions) {
     this.#opts = opts;
+  }
+
+  /** Ended sessions still remembered (their calls answer 410). */
+  get ended(): number {
+    return this.#ended.size;
   }
 
   /** Sessions issued and not ended. */
@@ -64,13 +77,7 @@ export class TaskSessions {
 
   /** A new session id (`create_session`); a 429 at capacity. */
   issue(): string {
-    if (this.#lastSeen.size >= this.#opts.maxSessions) {
-      this.stats.rejected++;
-      throw new HttpError(
-        429,
-        `environment at maximum capacity (${this.#opts.maxSessions} sessions); retry later`,
-      );
-    }
+    this.#checkRoom();
     const sid = crypto.randomUUID();
     this.#lastSeen.set(sid, performance.now());
     return sid;
@@ -82,6 +89,9 @@ export class TaskSessions {
    */
   create(sid: string, open: TaskOpener, env: ToolEnvironment | null): void {
     if (this.#active.has(sid)) throw new HttpError(400, "Session already exists");
+    // Clients may choose their own X-Session-ID without create_session: the cap holds for
+    // those too.
+    if (!this.#lastSeen.has(sid)) this.#checkRoom();
     this.#lastSeen.set(sid, performance.now());
     this.#ended.delete(sid);
     const entry: Active = { open };
@@ -95,6 +105,17 @@ export class TaskSessions {
    * The ready session of `sid` (opened in `env` if `create` left it open): 404 unknown, 410
    * ended, setup failures rethrown.
    */
+  #checkRoom(): void {
+    if (this.#lastSeen.size >= this.#opts.maxSessions) {
+      this.stats.rejected++;
+      throw new HttpError(
+        429,
+        `environment at maximum capacity (${this.#opts.maxSessions} sessions); retry later`,
+        { "retry-after": "5" },
+      );
+    }
+  }
+
   async session(sid: string, env: ToolEnvironment): Promise<TaskSession> {
     const entry = this.#active.get(sid);
     if (!entry) {
@@ -118,7 +139,11 @@ export class TaskSessions {
     const entry = this.#active.get(sid);
     if (!entry) return;
     this.#active.delete(sid);
-    this.#ended.add(sid);
+    this.#ended.set(sid, performance.now());
+    for (const old of this.#ended.keys()) {
+      if (this.#ended.size <= MAX_ENDED) break;
+      this.#ended.delete(old);
+    }
     this.stats.ended++;
     try {
       await (await entry.ready)?.close?.();
@@ -131,8 +156,12 @@ export class TaskSessions {
   }
 
   /** Starts a tool call as a task. */
-  startCall(session: TaskSession, name: string, input: unknown): CallTask {
-    const task: CallTask = { id: crypto.randomUUID().replaceAll("-", ""), done: Promise.resolve() };
+  startCall(sid: string, session: TaskSession, name: string, input: unknown): CallTask {
+    const task: CallTask = {
+      id: crypto.randomUUID().replaceAll("-", ""),
+      sid,
+      done: Promise.resolve(),
+    };
     task.done = Promise.resolve()
       .then(() => session.call(name, input))
       .then(
@@ -145,10 +174,14 @@ export class TaskSessions {
     return task;
   }
 
-  /** A call task to reattach to, or undefined when unknown (or evicted). */
-  call(taskId: string): CallTask | undefined {
+  /**
+   * A call task of session `sid` to reattach to, or undefined when unknown, evicted, or
+   * another session's (which is not told apart from unknown).
+   */
+  call(taskId: string, sid: string): CallTask | undefined {
     const t = this.#calls.get(taskId);
-    if (t) this.stats.reattached++;
+    if (!t || t.sid !== sid) return undefined;
+    this.stats.reattached++;
     return t;
   }
 
@@ -158,6 +191,9 @@ export class TaskSessions {
       if (t.completedAt !== undefined && now - t.completedAt > this.#opts.lingerMs) {
         this.#calls.delete(id);
       }
+    }
+    for (const [sid, at] of this.#ended) {
+      if (now - at > this.#opts.staleMs) this.#ended.delete(sid);
     }
     const stale = [...this.#lastSeen].filter(([, seen]) => now - seen > this.#opts.staleMs);
     await Promise.all(stale.map(([sid]) => this.end(sid)));

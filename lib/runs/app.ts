@@ -8,13 +8,15 @@
 
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { HttpError, jsonErrors, keyAuth, readJson } from "../http/mod.ts";
+import { browserGuard, HttpError, jsonErrors, keyAuth, readJson } from "../http/mod.ts";
 import { EditConfigBodySchema, parseBody, type RunsApi, RunsError } from "./schemas.ts";
 
 /** Options of {@link createRunsApp}. */
 export interface RunsAppOptions {
   /** Require `Authorization: Bearer <apiKey>` (all routes but `/health`). */
   apiKey?: string;
+  /** The interface the server binds (default 127.0.0.1): on loopback, `Host` must be too. */
+  hostname?: string;
   /** Where unexpected errors are reported (default: console.error). */
   onError?: (e: unknown) => void;
 }
@@ -50,6 +52,7 @@ export function createRunsApp(api: RunsApi, o: RunsAppOptions = {}): Hono {
   app.notFound((c) =>
     c.json({ error: `no route ${c.req.method} ${c.req.path}`, routes: ROUTES }, 404)
   );
+  app.use("*", browserGuard({ hostname: o.hostname ?? "127.0.0.1" }));
   if (o.apiKey) app.use("*", keyAuth({ key: o.apiKey, open: (path) => path === "/health" }));
 
   app.get("/health", async (c) => c.json(await api.health()));

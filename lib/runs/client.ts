@@ -31,13 +31,19 @@ import {
   StartResultSchema,
 } from "./schemas.ts";
 import { formatZodError } from "../util/zod.ts";
+import { readRunsKey } from "./api_key.ts";
 
 /** Options of {@link RunsClient}. */
 export interface RunsClientOptions {
   /** The server; default `$RL_API_URL` or `http://localhost:8080` (what the Hermes tools use). */
   baseUrl?: string;
-  /** Bearer key; default `$TINKERBENCH_RUNS_API_KEY`. */
+  /**
+   * Bearer key; default `$TINKERBENCH_RUNS_API_KEY`, else the key `deno task runs` keeps in
+   * its data dir (`<dataDir>/runs-api/api-key`, readable by its owner only).
+   */
   apiKey?: string;
+  /** The runs server's data dir, where its key is read (default `$TINKERBENCH_HOME`'s). */
+  dataDir?: string;
   /** Per-request timeout in ms (default 120 000: test inference samples before answering). */
   timeoutMs?: number;
 }
@@ -51,7 +57,8 @@ export class RunsClient implements RunsApi {
   constructor(o: RunsClientOptions = {}) {
     this.baseUrl = (o.baseUrl ?? Deno.env.get("RL_API_URL") ?? "http://localhost:8080")
       .replace(/\/+$/, "");
-    this.#apiKey = o.apiKey ?? Deno.env.get("TINKERBENCH_RUNS_API_KEY");
+    this.#apiKey = o.apiKey ?? (Deno.env.get("TINKERBENCH_RUNS_API_KEY") || undefined) ??
+      readRunsKey(o.dataDir);
     this.#timeoutMs = o.timeoutMs ?? 120_000;
   }
 

@@ -21,7 +21,10 @@ export interface RunsServerOptions extends RunsServiceOptions {
   port?: number;
   /** Interface (default 127.0.0.1). */
   hostname?: string;
-  /** Require `Authorization: Bearer <apiKey>`. */
+  /**
+   * Require `Authorization: Bearer <apiKey>`. `deno task runs` always passes one (the data
+   * dir's, see api_key.ts) unless started with `--no-auth` on loopback.
+   */
   apiKey?: string;
 }
 
@@ -43,7 +46,7 @@ export async function startRunsServer(o: RunsServerOptions): Promise<RunsServer>
   // Refused before the service opens (and leases) the data dir.
   ensurePortFree(hostname, port, "--port");
   const service = await RunsService.open(o);
-  const app = createRunsApp(service, { apiKey: o.apiKey });
+  const app = createRunsApp(service, { apiKey: o.apiKey, hostname });
   const server = await serveHttp(app.fetch, {
     hostname,
     port,

@@ -9,6 +9,7 @@
  */
 
 import { join } from "node:path";
+import type { z } from "zod";
 import { TinkerAPIError } from "../tinker/http.ts";
 import { mean } from "../util/stats.ts";
 import {
@@ -65,7 +66,19 @@ export interface RunsServiceOptions {
   pollMs?: number;
   /** Modules that register environments (`--env-module`), imported before anything else. */
   envModules?: string[];
+  /** Runs that may wait in the queue; one more is a 429 (default {@link DEFAULT_MAX_QUEUED}). */
+  maxQueued?: number;
+  /**
+   * `/test/inference` calls at once (each samples on the CPU); one more is a 429 (default
+   * {@link DEFAULT_MAX_INFERENCE}).
+   */
+  maxInference?: number;
 }
+
+/** Runs that may wait in the queue by default. */
+export const DEFAULT_MAX_QUEUED = 16;
+/** `/test/inference` calls served at once by default. */
+export const DEFAULT_MAX_INFERENCE = 2;
 
 interface Selection {
   environment: string;
@@ -92,9 +105,19 @@ export class RunsService implements RunsApi {
   readonly store: RunStore;
   readonly manager: RunManager;
   readonly #views: RunViews;
+  readonly maxQueued: number;
+  readonly maxInference: number;
+  #inferring = 0;
 
-  private constructor(dataDir: string, store: RunStore, manager: RunManager) {
+  private constructor(
+    dataDir: string,
+    store: RunStore,
+    manager: RunManager,
+    limits: { maxQueued?: number; maxInference?: number },
+  ) {
     this.dataDir = dataDir;
+    this.maxQueued = limits.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.maxInference = limits.maxInference ?? DEFAULT_MAX_INFERENCE;
     this.store = store;
     this.manager = manager;
     this.#views = new RunViews(store, manager.evals);
@@ -120,7 +143,7 @@ export class RunsService implements RunsApi {
       pollMs: o.pollMs,
     });
     await manager.start();
-    return new RunsService(o.dataDir, store, manager);
+    return new RunsService(o.dataDir, store, manager, o);
   }
 
   /** Stops watching runs (they keep training) and releases the data dir. */
@@ -203,6 +226,7 @@ export class RunsService implements RunsApi {
   async startRun(body: Record<string, unknown> = {}): Promise<StartResult> {
     const { wandb_project, ...overrides } = parseBody(StartRunBodySchema, body);
     const sel = this.#requireSelection();
+    this.#checkQueueRoom();
     const config: RunConfig = { ...sel.config };
     for (const [field, value] of Object.entries(overrides)) {
       try {
@@ -265,6 +289,7 @@ export class RunsService implements RunsApi {
 
   async resumeRun(id: string): Promise<RunAction> {
     this.#run(id);
+    this.#checkQueueRoom();
     const run = this.#act(() => this.manager.resume(id));
     const from = (await readCheckpoints(run.runDir)).at(-1) ?? null;
     return {
@@ -284,6 +309,33 @@ export class RunsService implements RunsApi {
 
   async testInference(body: InferenceBody): Promise<InferenceResponse> {
     const b = parseBody(InferenceBodySchema, body);
+    if (this.#inferring >= this.maxInference) {
+      throw new RunsError(429, {
+        error: `${this.#inferring} test inference call(s) are running (at most ` +
+          `${this.maxInference} at once, --max-inference): retry when one has answered`,
+      });
+    }
+    this.#inferring++;
+    try {
+      return await this.#testInference(b);
+    } finally {
+      this.#inferring--;
+    }
+  }
+
+  #checkQueueRoom(): void {
+    // Only a run that would wait counts: with a free slot it starts at once.
+    const running = this.store.listRuns(["running"]).length;
+    const queued = this.store.listRuns(["queued"]).length;
+    if (running >= this.manager.maxConcurrent && queued >= this.maxQueued) {
+      throw new RunsError(429, {
+        error: `${queued} runs are queued already (at most ${this.maxQueued}, --max-queued): ` +
+          `wait for one to start, or stop one with POST /runs/{id}/stop`,
+      });
+    }
+  }
+
+  async #testInference(b: z.infer<typeof InferenceBodySchema>): Promise<InferenceResponse> {
     let environment: string, model: string, policy;
     let label: string;
     if (b.run_id) {

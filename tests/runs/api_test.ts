@@ -42,7 +42,10 @@ async function call(url: string, method: string, path: string, body?: string, ke
   const res = await fetch(url + path, {
     method,
     body,
-    headers: key ? { authorization: `Bearer ${key}` } : {},
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+    },
   });
   return { status: res.status, body: await res.json() };
 }

@@ -6,6 +6,7 @@
  */
 
 import type { RunsApi } from "../../lib/runs/schemas.ts";
+import { startServerProcess as startProcess } from "../../lib/http/mod.ts";
 
 export { isAlive } from "../../lib/runs/process.ts";
 
@@ -57,46 +58,23 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
-/** Starts `deno task runs --port 0` on a data dir and waits for its URL. */
+/** Starts `deno task runs --port 0` on a data dir and waits for its ready file. */
 export async function startServerProcess(
   dataDir: string,
   args: string[] = [],
 ): Promise<ServerProcess> {
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SCRIPT, "--port", "0", "--data-dir", dataDir, ...args],
-    env: { TINKER_API_KEY: "", NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
-  };
-  const drained = Promise.all([drain(proc.stdout), drain(proc.stderr)]);
-  const url = await waitFor("the server's URL", () => {
-    const m = /agents: RL_API_URL=(http:\/\/\S+)/.exec(text);
-    return Promise.resolve(m?.[1]);
-  }, 60_000).catch((e) => {
-    proc.kill("SIGKILL");
-    throw new Error(`${e.message}; it printed: ${text}`);
+  const p = await startProcess({
+    script: SCRIPT,
+    args: ["--port", "0", "--data-dir", dataDir, ...args],
+    env: { TINKER_API_KEY: "" },
   });
-  const exit = async () => {
-    const status = await proc.status;
-    await drained;
-    return status.code;
-  };
   return {
-    url,
-    pid: proc.pid,
-    output: () => text,
-    interrupt: () => {
-      proc.kill("SIGINT");
-      return exit();
-    },
+    url: p.listening,
+    pid: p.pid,
+    output: p.output,
+    interrupt: () => p.stop("SIGINT"),
     kill: async () => {
-      proc.kill("SIGKILL");
-      await exit();
+      await p.stop("SIGKILL");
     },
   };
 }

@@ -16,7 +16,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
   const pids: number[] = [];
   let server = await startServerProcess(dataDir);
   try {
-    let client = new RunsClient({ baseUrl: server.url });
+    let client = new RunsClient({ baseUrl: server.url, dataDir });
     await prepare(client, { ...TINY_RUN, total_steps: 2, eval_episodes: 0 });
     const a = await client.startRun();
     await waitFor(
@@ -38,7 +38,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
     assert.ok(isAlive(pid, null), "the run outlives its server");
     server = await startServerProcess(dataDir);
     assert.match(server.output(), /runs: 2 recorded, 1 running, 0 queued/);
-    client = new RunsClient({ baseUrl: server.url });
+    client = new RunsClient({ baseUrl: server.url, dataDir });
     const adopted = await client.getRun(b.run_id);
     assert.deepEqual([adopted.state, adopted.pid], ["running", pid]);
     await waitFor(
@@ -54,7 +54,7 @@ Deno.test("runs server: restarted after kill -9, it lists every run, adopts a li
       () => Promise.resolve(isAlive(pid, null) ? undefined : true),
     );
     server = await startServerProcess(dataDir);
-    client = new RunsClient({ baseUrl: server.url });
+    client = new RunsClient({ baseUrl: server.url, dataDir });
     const list = await client.listRuns();
     assert.deepEqual(list.runs.map((r) => [r.run_id, r.state]), [
       [a.run_id, "finished"],

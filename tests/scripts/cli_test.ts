@@ -220,10 +220,12 @@ Deno.test("cli: a server open beyond loopback without a key says so in one warni
   } finally {
     await taken.close();
   }
-  // The run API on every interface without a key: the warning, and the address it listens on.
+  // The run API is never open: on every interface it makes a key (printed once), and
+  // --no-auth beyond loopback is a usage mistake.
+  const home = await Deno.makeTempDir();
   const runs = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "scripts/runs.ts"), "--host", "0.0.0.0", "--port", "0"],
-    env: { TINKERBENCH_HOME: await Deno.makeTempDir(), NO_COLOR: "1" },
+    env: { TINKERBENCH_HOME: home, NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -239,8 +241,10 @@ Deno.test("cli: a server open beyond loopback without a key says so in one warni
   const stderr = await new Response(runs.stderr).text();
   await runs.status;
   assert.match(seen, /^tinkerbench runs API listening on 0\.0\.0\.0:\d+ /);
-  assert.match(
-    stderr,
-    /^warning: listening on 0\.0\.0\.0:\d+ without a key: .* --api-key KEY, or --host 127\.0\.0\.1\n/,
-  );
+  const key = (await Deno.readTextFile(join(home, "runs-api", "api-key"))).trim();
+  assert.match(seen, new RegExp(`API key \\(shown this once; .*\\): ${key}\n`));
+  assert.doesNotMatch(stderr, /warning/);
+  const open = await run("scripts/runs.ts", ["--host", "0.0.0.0", "--port", "0", "--no-auth"]);
+  assert.equal(open.code, 2, open.stderr);
+  assert.match(open.stderr, /^error: --no-auth is for loopback only/);
 });

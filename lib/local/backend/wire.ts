@@ -121,6 +121,53 @@ export function toSampleJob(req: wire.SampleRequest, spec: LocalModelSpec): Samp
   };
 }
 
+/**
+ * Refuses a request holding a number that is not finite anywhere in it (JSON reads `1e999` as
+ * Infinity, protobuf floats carry NaN): one such value poisons a whole training step, so it is
+ * a 400 naming the first one's field rather than a NaN loss later.
+ *
+ * @example
+ * assertFiniteNumbers({ adam_params: { learning_rate: Infinity } }, "optim_step");
+ * // throws: optim_step: adam_params.learning_rate is Infinity; numbers must be finite
+ */
+export function assertFiniteNumbers(value: unknown, where: string): void {
+  const bad = firstNonFinite(value, "");
+  if (bad) {
+    throw new UserInputError(
+      `${where}: ${bad.path || "the body"} is ${bad.value}; numbers must be finite`,
+    );
+  }
+}
+
+function firstNonFinite(
+  v: unknown,
+  path: string,
+): { path: string; value: number } | undefined {
+  if (typeof v === "number") return Number.isFinite(v) ? undefined : { path, value: v };
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
+    const a = v as unknown as ArrayLike<number | bigint>;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i];
+      if (typeof x === "number" && !Number.isFinite(x)) return { path: `${path}[${i}]`, value: x };
+    }
+    return undefined;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const bad = firstNonFinite(v[i], `${path}[${i}]`);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  if (v && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) {
+      const bad = firstNonFinite(x, path ? `${path}.${k}` : k);
+      if (bad) return bad;
+    }
+  }
+  return undefined;
+}
+
 // ---- results: local to wire ----
 
 /** A sampler result as the sample future's value. */
@@ -140,6 +187,15 @@ export function toSampleResponse(r: SampleResult): wire.SampleResponse {
 
 /** A learner pass as the forward_backward future's value. */
 export function toForwardBackwardOutput(out: ForwardBackwardResult): wire.ForwardBackwardOutput {
+  // JSON has no NaN: a non-finite loss would reach the client as `null`, read as a number.
+  for (const [name, x] of Object.entries(out.metrics)) {
+    if (!Number.isFinite(x)) {
+      throw new UserInputError(
+        `forward_backward: the metric ${name} is ${x} (the loss overflowed float32: are the ` +
+          `advantages or loss weights far too large?)`,
+      );
+    }
+  }
   return {
     loss_fn_output_type: "ArrayRecord",
     loss_fn_outputs: out.outputs.map((o) => ({

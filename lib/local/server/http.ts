@@ -9,13 +9,19 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { UserInputError } from "../errors.ts";
 import { fingerprint } from "../runtime/sequencer.ts";
+import { assertFiniteNumbers } from "../backend/wire.ts";
 import { parseJsonBytes, readBytes as readLimited } from "../../http/mod.ts";
 
 /** The content type of protobuf bodies (forward_backward in, sample and forward_backward out). */
 export const PROTOBUF = "application/x-protobuf";
 
-/** The largest request body: a forward_backward batch of long sequences as JSON is big. */
-export const MAX_BODY_BYTES = 256 * 2 ** 20;
+/**
+ * The largest request body (64 MiB; larger is a 413). The biggest honest request is a
+ * forward_backward batch as JSON: 128 datums of 2,048 tokens with three float inputs each is
+ * about 10 MB, so this leaves room for long contexts while a client cannot make the server
+ * buffer hundreds of megabytes per request.
+ */
+export const MAX_BODY_BYTES = 64 * 2 ** 20;
 
 /** A future handle, as the service answers every queued operation. */
 export function handle(c: Context, requestId: string, modelId?: string): Response {
@@ -43,6 +49,7 @@ export async function readTinkerBody<S extends z.ZodType>(
 ): Promise<{ body: z.infer<S>; print: string }> {
   const bytes = await readRawBody(c);
   const body = parseJsonBytes(bytes, schema, { where: endpoint }) as z.infer<S>;
+  assertFiniteNumbers(body, endpoint);
   return { body, print: await fingerprint(bytes) };
 }
 

@@ -10,8 +10,7 @@
  * @module
  */
 
-import { join } from "node:path";
-import { homedir } from "node:os";
+import { defaultDataDir } from "./data_dir.ts";
 import { LocalBackend } from "../backend.ts";
 import { createApp } from "./app.ts";
 import { type FaultConfig, FaultInjector } from "./faults.ts";
@@ -67,10 +66,7 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-/** The default checkpoint directory. */
-export function defaultDataDir(): string {
-  return Deno.env.get("TINKERBENCH_HOME") ?? join(homedir(), ".cache", "tinkerbench", "local");
-}
+export { defaultDataDir } from "./data_dir.ts";
 
 /** Starts the local backend and resolves once it is listening. */
 export async function startLocalServer(opts: LocalServerOptions = {}): Promise<LocalServer> {

@@ -278,17 +278,37 @@ export class Learner {
     validateAdamParams(params);
     const lr = params.learning_rate ?? ADAM_DEFAULTS.learning_rate;
     if (this.#pending === 0) return { "grad_norm:mean": 0, "learning_rate:mean": lr };
+    // The old weights and moments are kept until the norm is read: a gradient that overflowed
+    // float32 (a reward of 1e30 does it) would turn every weight into NaN, so such a step is
+    // refused and the model stays as it was.
+    const before = { trained: tree.ref(this.#trained), m: tree.ref(this.#adam.m) };
+    const beforeV = tree.ref(this.#adam.v), beforeStep = this.#adam.step;
     const { params: trained, state, gradNorm } = adamStep(
       this.#trained,
       this.#grads,
       this.#adam,
       params,
     );
-    this.#trained = trained;
-    this.#adam = state;
+    const [norm] = await readFloat32(gradNorm);
     this.#grads = zerosLike(trained);
     this.#pending = 0;
-    const [norm] = await readFloat32(gradNorm);
+    if (!Number.isFinite(norm)) {
+      disposeTree(trained);
+      disposeTree(state.m);
+      disposeTree(state.v);
+      this.#trained = before.trained;
+      this.#adam = { m: before.m, v: beforeV, step: beforeStep };
+      throw new UserInputError(
+        `optim_step: the gradient norm is ${norm} (the gradients overflowed float32: are the ` +
+          `advantages or loss weights far too large?); the step was not applied and the ` +
+          `accumulated gradients were dropped`,
+      );
+    }
+    disposeTree(before.trained);
+    disposeTree(before.m);
+    disposeTree(beforeV);
+    this.#trained = trained;
+    this.#adam = state;
     return { "grad_norm:mean": norm, "learning_rate:mean": lr };
   }
 

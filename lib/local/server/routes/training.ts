@@ -8,6 +8,7 @@
 import { type Context, Hono } from "hono";
 import { UserInputError } from "../../errors.ts";
 import type { LocalBackend } from "../../backend.ts";
+import { assertFiniteNumbers } from "../../backend/wire.ts";
 import { fingerprint } from "../../runtime/sequencer.ts";
 import { handle, PROTOBUF, readRawBody, readTinkerBody } from "../http.ts";
 import * as wire from "../../../protocol/mod.ts";
@@ -89,6 +90,7 @@ async function readForwardBackward(
     } catch (e) {
       throw new UserInputError(`forward_backward: bad protobuf body (${(e as Error).message})`);
     }
+    assertFiniteNumbers(req, "forward_backward");
     return { req, print: await fingerprint(bytes) };
   }
   const { body, print } = await readTinkerBody(
