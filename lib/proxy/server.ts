@@ -28,10 +28,16 @@ import {
 } from "./completion.ts";
 import { openAIErrorBody, ProxyError, requestError } from "./errors.ts";
 import { renderPrompt, sampleChoices } from "./generate.ts";
-import { turnMeta, type TurnType } from "./metadata.ts";
+import { DEFAULT_REWARD_BOUND, turnMeta, type TurnType } from "./metadata.ts";
 import type { Policy } from "./policy.ts";
 import { ChatMessagesSchema, normaliseMessages, parseChatRequest } from "./request.ts";
-import { AgentSessions, type CompletedTurn, type SessionMatch } from "./sessions.ts";
+import {
+  AgentSessions,
+  type CompletedTurn,
+  type SessionBinding,
+  type SessionEnd,
+  type SessionMatch,
+} from "./sessions.ts";
 import { sseResponse, streamChunks } from "./stream.ts";
 
 /** Options of the proxy. */
@@ -51,6 +57,12 @@ export interface ProxyOptions {
   defaultTurnType?: TurnType;
   /** Sessions idle this long end, their last turn without a next state (null: never). */
   sessionIdleS?: number | null;
+  /** How requests without a session's token may continue it (default `token`: never). */
+  sessionBinding?: SessionBinding;
+  /** Largest reward magnitude a client may send (default {@link DEFAULT_REWARD_BOUND}). */
+  rewardBound?: number;
+  /** How long an ended session's unrewarded last turn waits for a late `/done` reward (0: none). */
+  lateRewardS?: number;
   /** Largest request body (default 16 MiB). */
   maxBodyBytes?: number;
   /** Most choices per request (default 8). */
@@ -63,6 +75,8 @@ export interface ProxyOptions {
   onComplete?: (turn: CompletedTurn) => void;
   /** Every answered request, main or side. */
   onServed?: (served: ServedRequest) => void;
+  /** Every session once it is gone (for `records/sessions.jsonl`). */
+  onSessionEnd?: (end: SessionEnd) => void;
 }
 
 /** An answered request, for records and counts. */
@@ -92,6 +106,8 @@ export interface ProxyStats {
   disconnected: number;
   /** Error answers by status. */
   errors: Record<string, number>;
+  /** Main requests whose history did not extend their session's conversation. */
+  historyBreaks: number;
 }
 
 /** The proxy's app and its state. */
@@ -120,11 +136,16 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     sideTurns: 0,
     disconnected: 0,
     errors: {},
+    historyBreaks: 0,
   };
   const sessions = new AgentSessions({
     idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,
+    binding: o.sessionBinding ?? "token",
+    lateRewardMs: (o.lateRewardS ?? 0) * 1000,
     onComplete: (t) => o.onComplete?.(t),
+    onEnd: (e) => o.onSessionEnd?.(e),
   });
+  const rewardBound = o.rewardBound ?? DEFAULT_REWARD_BOUND;
   const app = new Hono();
 
   jsonErrors(app, {
@@ -170,7 +191,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
         { param: "model", code: "model_not_found" },
       );
     }
-    const meta = turnMeta(c.req.raw.headers, req.body, o.defaultTurnType ?? "main");
+    const meta = turnMeta(c.req.raw.headers, req.body, o.defaultTurnType ?? "main", rewardBound);
     const prompt = renderPrompt(o.renderer, req, {
       contextLength: o.contextLength,
       defaultMaxTokens: o.defaultMaxTokens ?? 2048,
@@ -180,7 +201,8 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     const match: SessionMatch | null = meta.turnType === "main"
       ? sessions.begin(meta, req.messages)
       : null;
-    const sessionId = match?.sessionId ?? meta.sessionId ?? sessions.peek(req.messages);
+    if (match?.historyBreak) stats.historyBreaks++;
+    const sessionId = match?.sessionId ?? sessions.peek(meta, req.messages);
     sessions.touch(sessionId);
 
     const { sampler, version } = await o.policy.acquire((o.pauseTimeoutS ?? 300) * 1000);
@@ -234,7 +256,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
       `sampler;dur=${samplerMs.toFixed(2)}, proxy;dur=${
         (performance.now() - tArrived).toFixed(2)
       }${extra}`;
-    const headers: Record<string, string> = sessionId ? { "x-session-id": sessionId } : {};
+    const headers = sessionHeaders(sessionId, match);
     if (req.stream) {
       const chunks = streamChunks({ id, created, model }, choices, {
         tokenizer: o.renderer.tokenizer,
@@ -268,13 +290,21 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     const id = c.req.param("id");
     const parsed = SessionDoneSchema.safeParse(await requestJson(c.req.raw));
     if (!parsed.success) throw requestError(parsed.error);
-    const meta = turnMeta(c.req.raw.headers, { reward: parsed.data.reward }, "main");
-    const ended = sessions.end(id, {
+    const meta = turnMeta(c.req.raw.headers, { reward: parsed.data.reward }, "main", rewardBound);
+    if (meta.token === null) {
+      throw new ProxyError(
+        401,
+        "ending a session needs its X-Session-Token (the proxy gave it with the session's first answer)",
+        { param: "X-Session-Token", code: "session_token_required" },
+      );
+    }
+    const ended = sessions.done(id, meta.token, {
       messages: parsed.data.messages ? normaliseMessages(parsed.data.messages) : undefined,
       reward: meta.reward,
     });
     if (!ended) {
-      throw new ProxyError(404, `no open session ${JSON.stringify(id)}`, {
+      // The same answer for an unknown id and a foreign one: ids cannot be probed.
+      throw new ProxyError(404, "no open session with this id and X-Session-Token", {
         code: "session_not_found",
       });
     }
@@ -289,6 +319,19 @@ const SessionDoneSchema = z.object({
   messages: ChatMessagesSchema.optional(),
   reward: z.number().refine(Number.isFinite, "reward must be finite").nullish(),
 });
+
+/**
+ * The session headers of an answer: its id, and to the request that opened the session its
+ * token (the one secret that continues it; requests that joined otherwise never see it).
+ */
+export function sessionHeaders(
+  sessionId: string | null,
+  match: SessionMatch | null,
+): Record<string, string> {
+  const h: Record<string, string> = sessionId ? { "x-session-id": sessionId } : {};
+  if (match?.token) h["x-session-token"] = match.token;
+  return h;
+}
 
 /** A running proxy. */
 export interface RunningProxy extends ProxyApp {
