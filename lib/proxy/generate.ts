@@ -34,7 +34,7 @@ export interface RenderedPrompt {
  */
 export function renderPrompt(
   renderer: Renderer,
-  req: ParsedRequest,
+  req: Pick<ParsedRequest, "messages" | "tools" | "sampling">,
   o: { contextLength: number; defaultMaxTokens: number },
 ): RenderedPrompt {
   const messages = withTools(req.messages, req.tools, renderer);
@@ -60,7 +60,7 @@ export async function sampleChoices(
   sampler: Sampler,
   renderer: Renderer,
   prompt: RenderedPrompt,
-  req: ParsedRequest,
+  req: Pick<ParsedRequest, "sampling">,
   contextLength: number,
 ): Promise<SampledChoice[]> {
   const s = req.sampling;

@@ -16,7 +16,13 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { DEFAULT_MAX_BODY_BYTES, jsonErrors, keyAuth, readJson, serveHttp } from "../http/mod.ts";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  jsonErrors,
+  readJson,
+  sameSecret,
+  serveHttp,
+} from "../http/mod.ts";
 import type { Message, Renderer } from "../renderers/types.ts";
 import type { TurnStopReason } from "../rl/types.ts";
 import {
@@ -39,6 +45,9 @@ import {
   type SessionMatch,
 } from "./sessions.ts";
 import { sseResponse, streamChunks } from "./stream.ts";
+import { type ApiContext, jsonAnswer, type TurnAnswer, type TurnRequest } from "./turn.ts";
+import { mountResponses } from "./responses.ts";
+import { anthropicErrors, mountMessages } from "./messages.ts";
 
 /** Options of the proxy. */
 export interface ProxyOptions {
@@ -161,14 +170,28 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
 
+  // Before the key check, so that its 401s are in Anthropic's shape there too.
+  app.use("/v1/messages", anthropicErrors);
   if (o.apiKey) {
-    app.use(
-      "/v1/*",
-      keyAuth({
-        key: o.apiKey,
-        error: (message) => new ProxyError(401, message, { code: "invalid_api_key" }),
-      }),
-    );
+    const key = o.apiKey;
+    // OpenAI clients send a bearer; Anthropic's send X-API-Key (or a bearer).
+    app.use("/v1/*", async (c, next) => {
+      const bearer = /^bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+      const given = bearer ?? c.req.header("x-api-key") ?? "";
+      if (!given) {
+        throw new ProxyError(
+          401,
+          "missing API key: send Authorization: Bearer <key> or X-API-Key",
+          {
+            code: "invalid_api_key",
+          },
+        );
+      }
+      if (!sameSecret(given, key)) {
+        throw new ProxyError(401, "invalid API key", { code: "invalid_api_key" });
+      }
+      await next();
+    });
   }
   const maxBytes = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const requestJson = (req: Request) => readJson(req, undefined, { maxBytes });
@@ -179,19 +202,23 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
       data: [...models].map((id) => ({ id, object: "model", created: 0, owned_by: "tinkerbench" })),
     }));
 
-  app.post("/v1/chat/completions", async (c) => {
+  /**
+   * One request of any of the three APIs, up to its answer: the model checked, the session
+   * found, the prompt rendered and sampled, the main turn committed to its session. The route
+   * shapes the answer, and calls `delivered` or `lost`.
+   */
+  const serveTurn = async (t: TurnRequest): Promise<TurnAnswer> => {
     const tArrived = performance.now();
     stats.requests++;
-    const req = parseChatRequest(await requestJson(c.req.raw), { maxN });
-    if (req.body.model !== undefined && !models.has(req.body.model)) {
+    if (t.model !== undefined && !models.has(t.model)) {
       throw new ProxyError(
         404,
-        `The model ${JSON.stringify(req.body.model)} does not exist here; this proxy serves ` +
+        `The model ${JSON.stringify(t.model)} does not exist here; this proxy serves ` +
           JSON.stringify(served),
         { param: "model", code: "model_not_found" },
       );
     }
-    const meta = turnMeta(c.req.raw.headers, req.body, o.defaultTurnType ?? "main", rewardBound);
+    const { req, meta } = t;
     const prompt = renderPrompt(o.renderer, req, {
       contextLength: o.contextLength,
       defaultMaxTokens: o.defaultMaxTokens ?? 2048,
@@ -225,66 +252,86 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
         logprobs: first.logprobs,
         stopReason: first.stopReason as TurnStopReason,
         samplerVersion: version,
+        responseId: t.responseId,
       }, { done: meta.done })
       : null;
     if (!match && meta.done && sessionId) sessions.end(sessionId, { reward: null });
-    const delivered = () => {
-      if (match) stats.mainTurns++;
-      else stats.sideTurns++;
-      o.onServed?.({
-        time: new Date().toISOString(),
-        sessionId,
-        turnType: meta.turnType,
-        index: match?.index ?? null,
-        samplerVersion: version,
-        messages: req.messages,
-        choice: first,
-        finishReason: finishReason(first),
-        usage,
-        samplerMs,
-      });
-    };
-    const lost = () => {
-      stats.disconnected++;
-      if (commit) sessions.retract(commit);
-    };
-
-    const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
-    const created = Math.floor(Date.now() / 1000);
-    const model = req.body.model ?? served;
-    const timing = (extra = "") =>
-      `sampler;dur=${samplerMs.toFixed(2)}, proxy;dur=${
-        (performance.now() - tArrived).toFixed(2)
-      }${extra}`;
-    const headers = sessionHeaders(sessionId, match);
-    if (req.stream) {
-      const chunks = streamChunks({ id, created, model }, choices, {
-        tokenizer: o.renderer.tokenizer,
-        logprobs: req.sampling.logprobs,
-        usage: req.includeUsage ? usage : null,
-      });
-      return sseResponse(chunks, { onDone: delivered, onCancel: lost }, {
-        ...headers,
-        "server-timing": timing(),
-      });
-    }
-    // A whole answer is written at once: a client that left is only noticed by a failed write.
-    const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
-    if (completed) completed.then(delivered, lost);
-    else queueMicrotask(delivered);
-    const body = JSON.stringify(completionBody({
-      id,
-      created,
-      model,
+    return {
       choices,
       usage,
-      logprobs: req.sampling.logprobs,
-      tokenizer: o.renderer.tokenizer,
-    }));
-    return new Response(body, {
-      headers: { ...headers, "content-type": "application/json", "server-timing": timing() },
-    });
+      sessionId,
+      model: t.model ?? served,
+      headers: sessionHeaders(sessionId, match),
+      timing: () =>
+        `sampler;dur=${samplerMs.toFixed(2)}, proxy;dur=${
+          (performance.now() - tArrived).toFixed(2)
+        }`,
+      delivered: () => {
+        if (match) stats.mainTurns++;
+        else stats.sideTurns++;
+        o.onServed?.({
+          time: new Date().toISOString(),
+          sessionId,
+          turnType: meta.turnType,
+          index: match?.index ?? null,
+          samplerVersion: version,
+          messages: req.messages,
+          choice: first,
+          finishReason: finishReason(first),
+          usage,
+          samplerMs,
+        });
+      },
+      lost: () => {
+        stats.disconnected++;
+        if (commit) sessions.retract(commit);
+      },
+    };
+  };
+  const api: ApiContext = {
+    serveTurn,
+    requestJson,
+    sessions,
+    tokenizer: o.renderer.tokenizer,
+    maxN,
+    turnMeta: (raw, fields) =>
+      turnMeta(raw.headers, fields, o.defaultTurnType ?? "main", rewardBound),
+  };
+
+  app.post("/v1/chat/completions", async (c) => {
+    const req = parseChatRequest(await requestJson(c.req.raw), { maxN });
+    const meta = turnMeta(c.req.raw.headers, req.body, o.defaultTurnType ?? "main", rewardBound);
+    const a = await serveTurn({ req, meta, model: req.body.model });
+    const id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (req.stream) {
+      const chunks = streamChunks({ id, created, model: a.model }, a.choices, {
+        tokenizer: o.renderer.tokenizer,
+        logprobs: req.sampling.logprobs,
+        usage: req.includeUsage ? a.usage : null,
+      });
+      return sseResponse(chunks, { onDone: a.delivered, onCancel: a.lost }, {
+        ...a.headers,
+        "server-timing": a.timing(),
+      });
+    }
+    return jsonAnswer(
+      c.env,
+      a,
+      completionBody({
+        id,
+        created,
+        model: a.model,
+        choices: a.choices,
+        usage: a.usage,
+        logprobs: req.sampling.logprobs,
+        tokenizer: o.renderer.tokenizer,
+      }),
+    );
   });
+
+  mountResponses(app, api);
+  mountMessages(app, api);
 
   app.post("/v1/sessions/:id/done", async (c) => {
     const id = c.req.param("id");

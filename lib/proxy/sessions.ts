@@ -83,6 +83,8 @@ export interface ServedTurn {
   logprobs: number[];
   stopReason: TurnStopReason;
   samplerVersion: number;
+  /** The answer's id, when the API lets a later request continue from it (Responses). */
+  responseId?: string;
 }
 
 /** What a main request found when it arrived. */
@@ -181,6 +183,8 @@ export class AgentSessions {
   readonly #sessions = new Map<string, AgentSession>();
   readonly #byToken = new Map<string, AgentSession>();
   readonly #held = new Map<string, Held>();
+  /** The id of each open session's latest answer (Responses' `previous_response_id`). */
+  readonly #byResponse = new Map<string, AgentSession>();
   /** History hash → sessions whose conversation (previous request + answer) hashes so. */
   readonly #index = new Map<string, Set<AgentSession>>();
   readonly #opts: AgentSessionsOptions;
@@ -317,6 +321,8 @@ export class AgentSessions {
     }
     const before = { last: session.last, turns: session.turns, pending: session.pending };
     this.#unindex(session);
+    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
+    if (served.responseId) this.#byResponse.set(served.responseId, session);
     session.last = served;
     session.turns = match.index + 1;
     session.pending = true;
@@ -334,10 +340,24 @@ export class AgentSessions {
     const { session, served, before } = commit;
     if (session.last !== served || !session.pending) return;
     this.#unindex(session);
+    if (served.responseId) this.#byResponse.delete(served.responseId);
+    if (before.last?.responseId) this.#byResponse.set(before.last.responseId, session);
     session.last = before.last;
     session.turns = before.turns;
     session.pending = before.pending;
     if (this.#sessions.get(session.id) === session) this.#reindex(session);
+  }
+
+  /**
+   * The session whose latest answer has this id, as a request naming it continues it: the
+   * session's token (the answer's id is as secret: only the one who asked got it) and the
+   * conversation so far (that request's messages, then the answer). Null when no open session's
+   * latest answer has it.
+   */
+  fromResponse(responseId: string): { token: string; conversation: Message[] } | null {
+    const s = this.#byResponse.get(responseId);
+    if (!s?.last) return null;
+    return { token: s.token, conversation: [...s.last.requestMessages, s.last.action] };
   }
 
   /** Marks activity of a session (side turns keep it alive). */
@@ -398,6 +418,7 @@ export class AgentSessions {
     this.#unindex(session);
     this.#sessions.delete(sessionId);
     this.#byToken.delete(session.tokenHash);
+    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
     const next = nextFrom(session, messages);
     const late = this.#opts.lateRewardMs ?? 0;
     if (
