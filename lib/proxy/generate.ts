@@ -17,6 +17,8 @@ import { TinkerAPIError } from "../tinker/http.ts";
 import { parseChoice, type SampledChoice } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
 import type { ParsedRequest } from "./request.ts";
+import { bridgePrompt, type MessageSpan } from "./bridge.ts";
+import type { ServedTurn } from "./sessions.ts";
 
 /** A request rendered for the policy. */
 export interface RenderedPrompt {
@@ -25,20 +27,26 @@ export interface RenderedPrompt {
   tokens: number[];
   /** Tokens the completion may take (the request's limit, within the context). */
   maxTokens: number;
+  /** The prompt continues the session's previous prompt and sampled tokens exactly. */
+  bridged: boolean;
+  /** Which message each prompt token came from (null: not worked out). */
+  spans: MessageSpan[] | null;
 }
 
 /**
- * The prompt of a request; a 400 `context_length_exceeded` when it leaves no room in the
- * context. A completion limit beyond the context is lowered to what is left (OpenClaw asks for
- * its model's configured maximum, whatever the prompt).
+ * The prompt of a request, continuing `previous` (the session's previous turn, which the
+ * request extends) token for token where it can (./bridge.ts); a 400
+ * `context_length_exceeded` when it leaves no room in the context. A completion limit beyond
+ * the context is lowered to what is left (OpenClaw asks for its model's configured maximum,
+ * whatever the prompt).
  */
 export function renderPrompt(
   renderer: Renderer,
   req: Pick<ParsedRequest, "messages" | "tools" | "sampling">,
-  o: { contextLength: number; defaultMaxTokens: number },
+  o: { contextLength: number; defaultMaxTokens: number; previous?: ServedTurn | null },
 ): RenderedPrompt {
   const messages = withTools(req.messages, req.tools, renderer);
-  const tokens = renderer.buildGenerationPrompt(messages);
+  const { tokens, bridged, spans } = bridgePrompt(renderer, messages, o.previous ?? null);
   const room = o.contextLength - tokens.length;
   if (room < 1) {
     throw new ProxyError(
@@ -52,6 +60,8 @@ export function renderPrompt(
     messages,
     tokens,
     maxTokens: Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, room),
+    bridged,
+    spans,
   };
 }
 

@@ -40,6 +40,18 @@ export interface ConversationRecord {
   reward: number | null;
   prompt_tokens: number;
   completion_tokens: number;
+  /**
+   * Which message of `messages` each prompt token came from: `[start, end, message]` token
+   * ranges (message -1: the format's own tokens, such as the assistant opening); null when not
+   * worked out (side turns, very long histories rendered whole).
+   */
+  prompt_spans?: [number, number, number][] | null;
+  /**
+   * The request did not continue its session's previous turn exactly (an edited history, or
+   * tokens that could not continue the previous prompt and answer): the turn starts a new
+   * token sequence in training, never merged into the previous one.
+   */
+  history_break?: boolean;
   /** `trained`, `not_trained` (see `reason`), `served` (side turns), `recorded` (no training). */
   status: TurnStatus;
   reason?: string;
@@ -178,6 +190,8 @@ export function turnRecord(
     reward: c.rewarded ? t.reward : null,
     prompt_tokens: t.observationTokens.length,
     completion_tokens: t.actionTokens.length,
+    prompt_spans: c.spans,
+    history_break: c.historyBreak,
     status: fate.status,
     ...(fate.reason ? { reason: fate.reason } : {}),
     ...(fate.step !== undefined ? { step: fate.step } : {}),

@@ -219,15 +219,18 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
       );
     }
     const { req, meta } = t;
-    const prompt = renderPrompt(o.renderer, req, {
-      contextLength: o.contextLength,
-      defaultMaxTokens: o.defaultMaxTokens ?? 2048,
-    });
-    // A main turn finds its session now: its new messages are the previous turn's next state,
+    // A main turn finds its session first: its new messages are the previous turn's next state,
     // whatever happens to this request's own sampling.
     const match: SessionMatch | null = meta.turnType === "main"
       ? sessions.begin(meta, req.messages)
       : null;
+    const prompt = renderPrompt(o.renderer, req, {
+      contextLength: o.contextLength,
+      defaultMaxTokens: o.defaultMaxTokens ?? 2048,
+      previous: match?.previous,
+    });
+    // A continuation whose tokens could not continue the previous turn's is a break too.
+    if (match?.previous && !prompt.bridged) sessions.noteBreak(match);
     if (match?.historyBreak) stats.historyBreaks++;
     const sessionId = match?.sessionId ?? sessions.peek(meta, req.messages);
     sessions.touch(sessionId);
@@ -253,6 +256,8 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
         stopReason: first.stopReason as TurnStopReason,
         samplerVersion: version,
         responseId: t.responseId,
+        spans: prompt.spans,
+        historyBreak: match.historyBreak,
       }, { done: meta.done })
       : null;
     if (!match && meta.done && sessionId) sessions.end(sessionId, { reward: null });

@@ -37,6 +37,7 @@ import type { Message } from "../renderers/types.ts";
 import type { Turn, TurnStopReason } from "../rl/types.ts";
 import { ProxyError } from "./errors.ts";
 import { extension, MAX_DROPPED, prefixHashes, sameMessage } from "./matching.ts";
+import type { MessageSpan } from "./bridge.ts";
 
 /**
  * How requests without the session's token may continue it: `token` (never) or `history` (when
@@ -68,6 +69,10 @@ export interface CompletedTurn {
   /** Whether the client sent a reward for this turn. */
   rewarded: boolean;
   end: TurnEnd;
+  /** Which message of `messages` each prompt token came from (null: not worked out). */
+  spans: MessageSpan[] | null;
+  /** Its request did not continue the session's previous turn exactly (messages or tokens). */
+  historyBreak: boolean;
 }
 
 /** A main turn as served, waiting for its next state. */
@@ -85,6 +90,10 @@ export interface ServedTurn {
   samplerVersion: number;
   /** The answer's id, when the API lets a later request continue from it (Responses). */
   responseId?: string;
+  /** Which message each prompt token came from (null: not worked out). */
+  spans?: MessageSpan[] | null;
+  /** The request did not continue its session's previous turn exactly (messages or tokens). */
+  historyBreak?: boolean;
 }
 
 /** What a main request found when it arrived. */
@@ -360,6 +369,17 @@ export class AgentSessions {
     return { token: s.token, conversation: [...s.last.requestMessages, s.last.action] };
   }
 
+  /**
+   * Counts a history break found after {@link begin}: the request's messages continued the
+   * session, but its prompt's tokens could not continue the previous turn's.
+   */
+  noteBreak(match: SessionMatch): void {
+    if (match.historyBreak) return;
+    match.historyBreak = true;
+    const s = this.#sessions.get(match.sessionId);
+    if (s) s.historyBreaks++;
+  }
+
   /** Marks activity of a session (side turns keep it alive). */
   touch(sessionId: string | null): void {
     const s = sessionId === null ? undefined : this.#sessions.get(sessionId);
@@ -530,6 +550,8 @@ export class AgentSessions {
       messages: last.promptMessages,
       rewarded: reward !== null,
       end,
+      spans: last.spans ?? null,
+      historyBreak: last.historyBreak ?? false,
     });
   }
 

@@ -5,7 +5,7 @@
 
 import OpenAI from "openai";
 import { assert } from "../assert.ts";
-import { askFor, forced, withProxy } from "./harness.ts";
+import { askFor, forced, renderer, withProxy } from "./harness.ts";
 import type { CompletedTurn, SessionEnd } from "../../lib/proxy/sessions.ts";
 import type { ServedRequest } from "../../lib/proxy/server.ts";
 import type { SamplingClient } from "../../lib/tinker/mod.ts";
@@ -291,4 +291,64 @@ Deno.test("sessions: a client that goes away before its answer loses that turn a
     assert.equal(c.completed.length, 1, "the retry completes nothing twice");
     assert.equal(c.served.filter((s) => s.sessionId === id).length, 2);
   }, { options: c.options, wrap: slow });
+});
+
+Deno.test("sessions: token-exact turns: a turn's prompt continues the previous prompt and sampled tokens (thinking the client drops included); spans name each token's message", async () => {
+  const c = collector();
+  await withProxy(async ({ client, proxy }) => {
+    const u1: Msg = { role: "user", content: "Hi!" };
+    const room = { max_tokens: 64 };
+    const first = await askFor(client, [u1], {}, room);
+    const h = { "X-Session-Token": first.token! };
+    // The client replays the answer without its reasoning (OpenAI clients do): re-rendering
+    // would drop the sampled <think> block; the prompt keeps the sampled tokens instead.
+    const u2: Msg = { role: "user", content: "And?" };
+    const a2 = await ask(client, [u1, first.answer, u2], h, room);
+    await ask(client, [u1, first.answer, u2, a2, { role: "user", content: "Bye." }], h, room);
+    const [t0, t1] = c.completed;
+    const prefix = [...t0.turn.observationTokens, ...t0.turn.actionTokens];
+    assert.ok(
+      renderer.tokenizer.decode(t0.turn.actionTokens).startsWith("<think>"),
+      "the sampled thinking",
+    );
+    assert.deepEqual(t1.turn.observationTokens.slice(0, prefix.length), prefix);
+    assert.ok(!t1.historyBreak);
+    assert.equal(proxy.stats.historyBreaks, 0);
+    // Spans: every prompt token is attributed, in order; the answer's tokens to message 1.
+    const spans = t1.spans!;
+    assert.equal(spans[0][0], 0);
+    assert.equal(spans.at(-1)![1], t1.turn.observationTokens.length);
+    for (let k = 1; k < spans.length; k++) assert.equal(spans[k][0], spans[k - 1][1]);
+    assert.ok(
+      spans.some(([s, e, m]) =>
+        m === 1 && s === t0.turn.observationTokens.length && e === prefix.length
+      ),
+      JSON.stringify(spans),
+    );
+    assert.equal(t1.messages[spans.at(-2)![2]].content, "And?");
+  }, {
+    options: c.options,
+    wrap: (s) =>
+      forced(
+        s,
+        (p) =>
+          p.endsWith("Hi!<|im_end|>\n<|im_start|>assistant\n")
+            ? "<think>\nA greeting.\n</think>\n\nHello!"
+            : "Sure.",
+      ),
+  });
+});
+
+Deno.test("sessions: an answer cut by the length limit cannot be continued token for token: the next turn is a counted break", async () => {
+  const c = collector();
+  await withProxy(async ({ client, proxy }) => {
+    const u1: Msg = { role: "user", content: "Count." };
+    const first = await askFor(client, [u1], {}, { max_tokens: 2 });
+    await ask(client, [u1, first.answer, { role: "user", content: "Go on." }], {
+      "X-Session-Token": first.token!,
+    });
+    assert.equal(c.completed.length, 1);
+    assert.equal(proxy.stats.historyBreaks, 1);
+    assert.equal(proxy.sessions.historyBreaks, 1);
+  }, { options: c.options, wrap: (s) => forced(s, () => "one two three four") });
 });
