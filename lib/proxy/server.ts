@@ -392,7 +392,10 @@ export interface RunningProxy extends ProxyApp {
   /** Where it listens, e.g. `0.0.0.0:30000`. */
   address: string;
   port: number;
-  /** Stops listening and ends every session (pending turns complete without a next state). */
+  /**
+   * Answers the requests in flight (new ones get a 503 `proxy_stopping` meanwhile), then stops
+   * listening and ends every session (pending turns complete without a next state).
+   */
   close(): Promise<void>;
 }
 
@@ -409,7 +412,29 @@ export async function startProxy(
   o: ProxyOptions & { hostname?: string; port?: number; portFlag?: string },
 ): Promise<RunningProxy> {
   const proxy = createProxyApp(o);
-  const server = await serveHttp(proxy.app.fetch, {
+  // Requests being answered: closing waits for them (a run at --max-steps answers what its
+  // agents asked before it stops), and answers new ones with a 503 meanwhile.
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  const handler = (req: Request, info: Deno.ServeHandlerInfo) => {
+    if (stopping) {
+      const e = new ProxyError(503, "the proxy is stopping (its training run has ended)", {
+        code: "proxy_stopping",
+      });
+      const anthropic = new URL(req.url).pathname.startsWith("/v1/messages");
+      return Response.json(
+        anthropic
+          ? { type: "error", error: { type: "overloaded_error", message: e.message } }
+          : e.body(),
+        { status: 503 },
+      );
+    }
+    const done = info.completed.then(() => {}, () => {});
+    inFlight.add(done);
+    done.then(() => inFlight.delete(done));
+    return proxy.app.fetch(req, info);
+  };
+  const server = await serveHttp(handler, {
     hostname: o.hostname ?? "0.0.0.0",
     port: o.port ?? 30000,
     portFlag: o.portFlag ?? "--proxy-port",
@@ -420,6 +445,10 @@ export async function startProxy(
     url: `${server.url}/v1`,
     address: server.address,
     port: server.port,
-    close: server.close,
+    async close() {
+      stopping = true;
+      while (inFlight.size) await Promise.all([...inFlight]);
+      await server.close();
+    },
   };
 }

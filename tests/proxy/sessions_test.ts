@@ -352,3 +352,39 @@ Deno.test("sessions: an answer cut by the length limit cannot be continued token
     assert.equal(proxy.sessions.historyBreaks, 1);
   }, { options: c.options, wrap: (s) => forced(s, () => "one two three four") });
 });
+
+Deno.test("sessions: closing the proxy (a run at --max-steps) answers the requests in flight, then stops", async () => {
+  const c = collector();
+  const slow = (s: SamplingClient): Sampler => ({
+    sample: async (args) => {
+      await new Promise((r) => setTimeout(r, 400));
+      return await s.sample(args);
+    },
+  });
+  let closed: Promise<void> | undefined;
+  await withProxy(async ({ client, proxy }) => {
+    const inFlight = [
+      askFor(client, [{ role: "user", content: "one" }]).then((r) => r.answer.content ? 1 : 0),
+      client.chat.completions.create({
+        model: "local/tiny",
+        messages: [{ role: "user", content: "two" }],
+        max_tokens: 4,
+        stream: true,
+      }).then(async (s) => {
+        let n = 0;
+        for await (const _ of s) n++;
+        return n;
+      }),
+    ];
+    await new Promise((r) => setTimeout(r, 100));
+    closed = proxy.close();
+    const [a, chunks] = await Promise.all(inFlight);
+    assert.equal(a, 1);
+    assert.ok((chunks as number) >= 2, "the stream was delivered whole");
+    await closed;
+    assert.equal(c.served.length, 2);
+    assert.equal(c.completed.length, 2, "their turns complete as the sessions close");
+    const after = await fetch(`${proxy.url}/models`).catch((e) => e);
+    assert.ok(after instanceof TypeError, "then it stops listening");
+  }, { options: c.options, wrap: slow });
+});
