@@ -217,6 +217,7 @@ export async function benchProxy(log: (msg: string) => void) {
     // Each API side by side: the added latency one session at a time and in a burst.
     for (const api of APIS) {
       log(`proxy: ${api}: ${ALONE_SESSIONS} sessions one at a time, then ${SESSIONS} at once`);
+      await viaProxy(proxy.url, ALONE_SESSIONS, true, api); // warm-up: the route's first JIT
       const one = await viaProxy(proxy.url, ALONE_SESSIONS, true, api);
       const burst = await viaProxy(proxy.url, SESSIONS, false, api);
       perApi[api] = {
