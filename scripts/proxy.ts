@@ -20,7 +20,8 @@ const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-p
                        [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
                        [--session-binding token|history] [--max-tokens 256] [--record-dir DIR | --no-records]
 
-  Serves POST /v1/chat/completions, GET /v1/models and GET /healthz. --api-key (or
+  Serves POST /v1/chat/completions, POST /v1/responses (OpenAI Responses), POST
+  /v1/messages (Anthropic Messages), GET /v1/models and GET /healthz. --api-key (or
   SGLANG_API_KEY) requires "Authorization: Bearer KEY". A session's first answer carries its
   X-Session-Token; later requests continue it by sending it back (--session-binding history: also
   by extending its conversation, for agents that cannot). Sessions' turns go to

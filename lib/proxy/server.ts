@@ -224,21 +224,34 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     const match: SessionMatch | null = meta.turnType === "main"
       ? sessions.begin(meta, req.messages)
       : null;
-    const prompt = renderPrompt(o.renderer, req, {
-      contextLength: o.contextLength,
-      defaultMaxTokens: o.defaultMaxTokens ?? 2048,
-      previous: match?.previous,
-    });
+    let prompt;
+    try {
+      prompt = renderPrompt(o.renderer, req, {
+        contextLength: o.contextLength,
+        defaultMaxTokens: o.defaultMaxTokens ?? 2048,
+        previous: match?.previous,
+      });
+    } catch (e) {
+      if (match) sessions.abandon(match);
+      throw e;
+    }
     // A continuation whose tokens could not continue the previous turn's is a break too.
     if (match?.previous && !prompt.bridged) sessions.noteBreak(match);
     if (match?.historyBreak) stats.historyBreaks++;
     const sessionId = match?.sessionId ?? sessions.peek(meta, req.messages);
     sessions.touch(sessionId);
 
-    const { sampler, version } = await o.policy.acquire((o.pauseTimeoutS ?? 300) * 1000);
-    const t0 = performance.now();
-    const choices = await sampleChoices(sampler, o.renderer, prompt, req, o.contextLength);
-    const samplerMs = performance.now() - t0;
+    let version: number, choices: SampledChoice[], samplerMs: number;
+    try {
+      const acquired = await o.policy.acquire((o.pauseTimeoutS ?? 300) * 1000);
+      version = acquired.version;
+      const t0 = performance.now();
+      choices = await sampleChoices(acquired.sampler, o.renderer, prompt, req, o.contextLength);
+      samplerMs = performance.now() - t0;
+    } catch (e) {
+      if (match) sessions.abandon(match);
+      throw e;
+    }
     const usage = usageOf(prompt.tokens.length, choices);
     const first = choices[0];
 

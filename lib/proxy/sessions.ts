@@ -370,6 +370,19 @@ export class AgentSessions {
   }
 
   /**
+   * A request that opened its session failed before its turn was served (a prompt over the
+   * context, a sampler error): the session goes as though it never was (its client never got
+   * its token). Sessions with turns are left alone.
+   */
+  abandon(match: SessionMatch): void {
+    const s = this.#sessions.get(match.sessionId);
+    if (match.how !== "opened" || !s || s.turns > 0) return;
+    this.#unindex(s);
+    this.#sessions.delete(s.id);
+    this.#byToken.delete(s.tokenHash);
+  }
+
+  /**
    * Counts a history break found after {@link begin}: the request's messages continued the
    * session, but its prompt's tokens could not continue the previous turn's.
    */

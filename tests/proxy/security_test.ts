@@ -138,6 +138,13 @@ Deno.test("proxy attack: deeply nested tool parameters are a 400 naming them, no
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /^tools\[0\]\.function\.parameters.* nests deeper than 64/);
     assert.equal(proxy.stats.errors["500"], undefined);
+    // A prompt over the context (an agent's 40 KB first request on a local model) is refused
+    // and opens no session.
+    const long = await post(`${proxy.url}/chat/completions`, {
+      messages: [{ role: "user", content: "x".repeat(5000) }],
+    }, { "x-session-id": "agent" });
+    assert.equal(long.status, 400);
+    assert.equal(proxy.sessions.size, 0);
   });
 });
 
