@@ -20,13 +20,22 @@
  */
 
 import type { Message, Renderer } from "../renderers/types.ts";
-import type { ServedTurn } from "./sessions.ts";
 
 /** Prompt tokens `[start, end)` that came from message `message` (-1: the format's own). */
 export type MessageSpan = [start: number, end: number, message: number];
 
 /** Prompts with more messages than this get no spans when rendered whole (n renders each). */
 export const MAX_SPAN_MESSAGES = 16;
+
+/** What the bridge needs of the session's previous turn (a served turn of ./sessions.ts). */
+export interface PreviousTurn {
+  /** Its prompt's messages (tools declared). */
+  promptMessages: Message[];
+  observationTokens: number[];
+  actionTokens: number[];
+  stopReason: string;
+  spans?: MessageSpan[] | null;
+}
 
 /** A request's prompt. */
 export interface BridgedPrompt {
@@ -45,7 +54,7 @@ export interface BridgedPrompt {
 export function bridgePrompt(
   renderer: Renderer,
   messages: Message[],
-  previous: ServedTurn | null,
+  previous: PreviousTurn | null,
 ): BridgedPrompt {
   const full = renderer.buildGenerationPrompt(messages);
   let bridged: BridgedPrompt | null = null;
@@ -62,7 +71,7 @@ function bridge(
   renderer: Renderer,
   messages: Message[],
   full: number[],
-  turn: ServedTurn,
+  turn: PreviousTurn,
 ): BridgedPrompt | null {
   // The prompt's messages are the request's with the tools declared: the previous prompt's
   // messages, its answer (as the client echoes it), then the new ones.

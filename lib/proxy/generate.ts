@@ -17,8 +17,7 @@ import { TinkerAPIError } from "../tinker/http.ts";
 import { parseChoice, type SampledChoice } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
 import type { ParsedRequest } from "./request.ts";
-import { bridgePrompt, type MessageSpan } from "./bridge.ts";
-import type { ServedTurn } from "./sessions.ts";
+import { bridgePrompt, type MessageSpan, type PreviousTurn } from "./bridge.ts";
 
 /** A request rendered for the policy. */
 export interface RenderedPrompt {
@@ -43,7 +42,7 @@ export interface RenderedPrompt {
 export function renderPrompt(
   renderer: Renderer,
   req: Pick<ParsedRequest, "messages" | "tools" | "sampling">,
-  o: { contextLength: number; defaultMaxTokens: number; previous?: ServedTurn | null },
+  o: { contextLength: number; defaultMaxTokens: number; previous?: PreviousTurn | null },
 ): RenderedPrompt {
   const messages = withTools(req.messages, req.tools, renderer);
   const { tokens, bridged, spans } = bridgePrompt(renderer, messages, o.previous ?? null);
