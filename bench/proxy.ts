@@ -7,6 +7,9 @@
  * waiting for the sampler (`Server-Timing: sampler;dur=…`), which takes the sampler's batching
  * noise out; `handler` is the proxy's own time in the request (`Server-Timing: proxy;dur=…`).
  *
+ * Then each API (chat completions, Responses, Messages) side by side: its added latency (p50,
+ * p99) with one session at a time and in a burst of 200 sessions.
+ *
  * The backend runs in its own process (`deno task serve`), as the Tinker cloud would (in-process,
  * its compute would block the proxy's event loop), and the proxy's clients in a worker thread.
  *
@@ -18,7 +21,7 @@ import { getRenderer } from "../lib/renderers/mod.ts";
 import type { Message } from "../lib/renderers/types.ts";
 import { Policy } from "../lib/proxy/policy.ts";
 import { startProxy } from "../lib/proxy/server.ts";
-import type { ClientJob, ClientResult } from "./proxy_clients.ts";
+import type { ClientJob, ClientResult, ProxyApi } from "./proxy_clients.ts";
 import { startServerProcess } from "../lib/http/mod.ts";
 
 const MODEL = "local/tiny";
@@ -31,6 +34,8 @@ export const PROXY_BENCH = {
   /** The uncontended case: sessions of 3 turns, one after another, this many per round. */
   aloneSessions: 8,
 };
+/** The APIs compared side by side (after the chat completions rounds above). */
+const APIS: ProxyApi[] = ["chat", "responses", "messages"];
 
 /** Quantile of a sample (linear interpolation). */
 function quantile(xs: number[], q: number): number {
@@ -86,6 +91,7 @@ async function viaProxy(
   url: string,
   sessions = PROXY_BENCH.sessions,
   sequential = false,
+  api: ProxyApi = "chat",
 ): Promise<ClientResult> {
   const worker = new Worker(new URL("./proxy_clients.ts", import.meta.url), { type: "module" });
   try {
@@ -102,6 +108,7 @@ async function viaProxy(
       turns: PROXY_BENCH.turns,
       sequential,
       maxTokens: PROXY_BENCH.maxTokens,
+      api,
     };
     worker.postMessage(job);
     return await promise;
@@ -124,6 +131,31 @@ async function startBackend(dataDir: string): Promise<{ url: string; stop(): Pro
   };
 }
 
+/** One API's added latency (ms), one session at a time and in a burst. */
+export interface ApiLatency {
+  one_session_at_a_time: { added_per_request: ReturnType<typeof stats> };
+  burst: {
+    sessions: number;
+    through_proxy: ReturnType<typeof stats>;
+    added_per_request: ReturnType<typeof stats>;
+  };
+}
+
+/** The per-API rows of the result, as a Markdown table. */
+export function apiTable(apis: Partial<Record<ProxyApi, ApiLatency>>): string {
+  const f = (x: number) => x.toFixed(1);
+  const rows = Object.entries(apis).map(([api, a]) =>
+    `| ${api} | ${f(a.one_session_at_a_time.added_per_request.p50_ms)} | ${
+      f(a.one_session_at_a_time.added_per_request.p99_ms)
+    } | ${f(a.burst.added_per_request.p50_ms)} | ${f(a.burst.added_per_request.p99_ms)} |`
+  );
+  return [
+    "| added by the proxy (ms), per API | alone p50 | alone p99 | burst p50 | burst p99 |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}
+
 /** Runs the benchmark; returns the result written to `bench/results/proxy.json`. */
 export async function benchProxy(log: (msg: string) => void) {
   const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-proxy-" });
@@ -141,6 +173,8 @@ export async function benchProxy(log: (msg: string) => void) {
   const directMs: number[] = [], proxyMs: number[] = [], addedMs: number[] = [];
   const samplerMs: number[] = [], handlerMs: number[] = [];
   const alone = { direct: [] as number[], proxy: [] as number[], added: [] as number[] };
+  const perApi: Partial<Record<ProxyApi, ApiLatency>> = {};
+  const addedOf = (r: ClientResult) => r.latency.map((l, i) => l - r.sampler[i]);
   try {
     log(`proxy: warm-up (jit compiles of the sampler's shapes)`);
     await direct(sampler);
@@ -166,6 +200,21 @@ export async function benchProxy(log: (msg: string) => void) {
       alone.proxy.push(...q.latency);
       q.latency.forEach((l, i) => alone.added.push(l - q.sampler[i]));
     }
+    // Each API side by side: the added latency one session at a time and in a burst.
+    for (const api of APIS) {
+      log(`proxy: ${api}: ${PROXY_BENCH.aloneSessions} sessions one at a time, then ${PROXY_BENCH.sessions} at once`);
+      await viaProxy(proxy.url, PROXY_BENCH.aloneSessions, true, api); // warm-up: the route's first JIT
+      const one = await viaProxy(proxy.url, PROXY_BENCH.aloneSessions, true, api);
+      const burst = await viaProxy(proxy.url, PROXY_BENCH.sessions, false, api);
+      perApi[api] = {
+        one_session_at_a_time: { added_per_request: stats(addedOf(one)) },
+        burst: {
+          sessions: PROXY_BENCH.sessions,
+          through_proxy: stats(burst.latency),
+          added_per_request: stats(addedOf(burst)),
+        },
+      };
+    }
   } finally {
     await proxy.close();
     service.close();
@@ -174,6 +223,7 @@ export async function benchProxy(log: (msg: string) => void) {
   }
   const added = stats(addedMs);
   return {
+    apis: perApi,
     sizes: {
       model: MODEL,
       sessions: PROXY_BENCH.sessions,

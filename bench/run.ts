@@ -19,7 +19,7 @@ import { benchRollout } from "./rollout.ts";
 import { runLearningBench } from "./learning.ts";
 import { runPipelineBench } from "./pipeline.ts";
 import { benchOpenReward } from "./openreward.ts";
-import { benchProxy } from "./proxy.ts";
+import { apiTable, benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
 import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
@@ -393,4 +393,5 @@ async function runProxyBench(): Promise<void> {
   } | ${f(r.one_session_alone.added_per_request.p99_ms)} |
 (${r.sizes.sessions} concurrent sessions × ${r.sizes.turns_per_session} turns, ${r.sizes.model}, ${r.sizes.max_tokens} tokens per turn)
 `);
+  console.log(apiTable(r.apis));
 }

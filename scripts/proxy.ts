@@ -23,10 +23,13 @@ const ABOUT =
 const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-path tinker://…]
                        [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
                        [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
-                       [--max-tokens 256] [--record-dir DIR | --no-records]
+                       [--session-binding token|history] [--max-tokens 256] [--record-dir DIR | --no-records]
 
-  Serves POST /v1/chat/completions, GET /v1/models and GET /healthz. --api-key (or
-  SGLANG_API_KEY) requires "Authorization: Bearer KEY". Sessions' turns go to
+  Serves POST /v1/chat/completions, POST /v1/responses (OpenAI Responses), POST
+  /v1/messages (Anthropic Messages), GET /v1/models and GET /healthz. --api-key (or
+  SGLANG_API_KEY) requires "Authorization: Bearer KEY". A session's first answer carries its
+  X-Session-Token; later requests continue it by sending it back (--session-binding history: also
+  by extending its conversation, for agents that cannot). Sessions' turns go to
   <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.
   ${READY_FILE_USAGE}.`;
 
@@ -39,6 +42,7 @@ const Flags = z.object({
   "api-key": z.string().min(1).optional(),
   "default-turn-type": z.enum(["main", "side"]).default("main"),
   "session-idle-s": z.coerce.number().positive().default(600),
+  "session-binding": z.enum(["token", "history"]).default("token"),
   "max-tokens": z.coerce.number().int().min(1).default(256),
   "record-dir": z.string().min(1).default(defaultRecordDir()),
   "no-records": z.boolean().default(false),
@@ -55,6 +59,7 @@ await runCli(async () => {
     "api-key": { type: "string" },
     "default-turn-type": { type: "string" },
     "session-idle-s": { type: "string" },
+    "session-binding": { type: "string" },
     "max-tokens": { type: "string" },
     "record-dir": { type: "string" },
     "no-records": { type: "boolean" },
@@ -75,6 +80,7 @@ await runCli(async () => {
       apiKey,
       defaultTurnType: flags["default-turn-type"],
       sessionIdleS: flags["session-idle-s"],
+      sessionBinding: flags["session-binding"],
       defaultMaxTokens: flags["max-tokens"],
       recordDir: flags["no-records"] ? null : flags["record-dir"],
     });

@@ -278,6 +278,15 @@ export const ProxySchema = z.object({
   session_idle_s: z.number().positive().max(WEEK_S).nullable().default(600).describe(
     "A session idle this long ends, its last turn without a next state (OpenClaw never says done); null: never",
   ),
+  session_binding: z.enum(["token", "history"]).default("token").describe(
+    "How a request without its session's X-Session-Token continues it: token (never: it opens a new session) or history (when it carries the session's label and extends its conversation; for agents that cannot send the token back)",
+  ),
+  reward_bound: z.number().positive().max(1e6).default(100).describe(
+    "Largest reward magnitude a client may send (X-Turn-Reward, body reward, /done); beyond it, or not finite, is a 400",
+  ),
+  late_reward_s: z.number().min(0).max(86_400).default(30).describe(
+    "How long a session that ended (idle, X-Session-Done) keeps its unrewarded last turn for a late /done reward; 0: none",
+  ),
   pause_during_step: z.boolean().default(false).describe(
     "The seed's mode: requests wait while a training step runs (503 after pause_timeout_s); false: served by the current sampler",
   ),

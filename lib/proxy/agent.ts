@@ -1,7 +1,9 @@
 /**
  * The reference agent: plays this project's environments through any OpenAI-compatible
  * endpoint (the proxy) with the official `openai` client, the way an external agent would. Each
- * episode is a session (`X-Session-Id`): the observation is the first user message, the
+ * episode is a session: its first answer carries the session's id and secret token
+ * (`X-Session-Id`, `X-Session-Token`), and every later request sends the token back (the
+ * episode's own name rides along as `X-Session-Id`, a label). The observation is the first user message, the
  * environment's reply (feedback, tool results) the next messages, and, unless told not to, the
  * environment's reward of the previous turn rides on the next request as `X-Turn-Reward`. At the
  * end, `POST /v1/sessions/{id}/done` hands over the last feedback and reward without sampling.
@@ -13,6 +15,7 @@
  */
 
 import OpenAI from "openai";
+import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsBase,
@@ -52,6 +55,7 @@ export interface AgentOptions {
 export interface AgentEpisode {
   index: number;
   seed: number;
+  /** The proxy's id of the episode's session (the episode's own label until the first answer). */
   sessionId: string;
   turns: number;
   totalReward: number;
@@ -95,7 +99,9 @@ async function playEpisode(
 ): Promise<AgentEpisode> {
   const seed = (o.seed ?? 0) + index;
   const env = asMessageEnv(make(o.envId));
-  const sessionId = `agent-${seed}-${crypto.randomUUID().slice(0, 8)}`;
+  const label = `agent-${seed}-${crypto.randomUUID().slice(0, 8)}`;
+  let sessionId = label;
+  let token: string | null = null;
   const { messages: opening } = await env.reset(seed);
   const conversation: ChatCompletionMessageParam[] = opening.map((m) => toOpenAI(m, []));
   const tools = (env.tools ?? []).map((t) => ({
@@ -106,7 +112,8 @@ async function playEpisode(
   let reward: number | null = null;
   try {
     for (let t = 0; t < env.maxTurns; t++) {
-      const headers: Record<string, string> = { "X-Session-Id": sessionId, "X-Turn-Type": "main" };
+      const headers: Record<string, string> = { "X-Session-Id": label, "X-Turn-Type": "main" };
+      if (token) headers["X-Session-Token"] = token;
       if (reward !== null && o.sendRewards !== false) headers["X-Turn-Reward"] = String(reward);
       const body: Omit<ChatCompletionCreateParamsBase, "stream"> = {
         model,
@@ -115,10 +122,22 @@ async function playEpisode(
         ...(o.temperature === undefined ? {} : { temperature: o.temperature }),
         ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
       };
-      const res: ChatCompletion = o.stream
-        ? await client.chat.completions.stream({ ...body, stream: true }, { headers })
-          .finalChatCompletion()
-        : await client.chat.completions.create(body, { headers });
+      let res: ChatCompletion;
+      let answered: Response;
+      if (o.stream) {
+        const { data, response } = await client.chat.completions
+          .create({ ...body, stream: true }, { headers }).withResponse();
+        res = await ChatCompletionStream.fromReadableStream(data.toReadableStream())
+          .finalChatCompletion();
+        answered = response;
+      } else {
+        ({ data: res, response: answered } = await client.chat.completions
+          .create(body, { headers }).withResponse());
+      }
+      // The session's first answer gives its id and token; later ones repeat the id.
+      token ??= answered.headers.get("x-session-token");
+      sessionId = answered.headers.get("x-session-id") ?? sessionId;
+      e.sessionId = sessionId;
       const answer = res.choices[0].message;
       const action = fromOpenAI(answer);
       const step = await env.step(action);
@@ -141,9 +160,12 @@ async function playEpisode(
     e.error = (err as Error).message;
   }
   // The last turn's feedback and reward, without sampling an answer nobody reads.
-  await client.post(`/sessions/${encodeURIComponent(sessionId)}/done`, {
-    body: { messages: conversation, reward: o.sendRewards === false ? null : reward },
-  }).catch(() => {}); // the session may have ended already (idle); nothing is lost then
+  if (token) {
+    await client.post(`/sessions/${encodeURIComponent(sessionId)}/done`, {
+      body: { messages: conversation, reward: o.sendRewards === false ? null : reward },
+      headers: { "X-Session-Token": token },
+    }).catch(() => {}); // the session may have ended already (idle); nothing is lost then
+  }
   return e;
 }
 

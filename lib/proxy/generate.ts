@@ -16,6 +16,7 @@ import { TinkerAPIError } from "../tinker/http.ts";
 import { parseChoice, type SampledChoice } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
 import type { ParsedRequest } from "./request.ts";
+import { bridgePrompt, type MessageSpan, type PreviousTurn } from "./bridge.ts";
 
 /** A request rendered for the policy. */
 export interface RenderedPrompt {
@@ -24,20 +25,26 @@ export interface RenderedPrompt {
   tokens: number[];
   /** Tokens the completion may take (the request's limit, within the context). */
   maxTokens: number;
+  /** The prompt continues the session's previous prompt and sampled tokens exactly. */
+  bridged: boolean;
+  /** Which message each prompt token came from (null: not worked out). */
+  spans: MessageSpan[] | null;
 }
 
 /**
- * The prompt of a request; a 400 `context_length_exceeded` when it leaves no room in the
- * context. A completion limit beyond the context is lowered to what is left (OpenClaw asks for
- * its model's configured maximum, whatever the prompt).
+ * The prompt of a request, continuing `previous` (the session's previous turn, which the
+ * request extends) token for token where it can (./bridge.ts); a 400
+ * `context_length_exceeded` when it leaves no room in the context. A completion limit beyond
+ * the context is lowered to what is left (OpenClaw asks for its model's configured maximum,
+ * whatever the prompt).
  */
 export function renderPrompt(
   renderer: Renderer,
-  req: ParsedRequest,
-  o: { contextLength: number; defaultMaxTokens: number },
+  req: Pick<ParsedRequest, "messages" | "tools" | "sampling">,
+  o: { contextLength: number; defaultMaxTokens: number; previous?: PreviousTurn | null },
 ): RenderedPrompt {
   const messages = renderer.declareTools(req.messages, req.tools);
-  const tokens = renderer.buildGenerationPrompt(messages);
+  const { tokens, bridged, spans } = bridgePrompt(renderer, messages, o.previous ?? null);
   const room = o.contextLength - tokens.length;
   if (room < 1) {
     throw new ProxyError(
@@ -51,6 +58,8 @@ export function renderPrompt(
     messages,
     tokens,
     maxTokens: Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, room),
+    bridged,
+    spans,
   };
 }
 
@@ -59,7 +68,7 @@ export async function sampleChoices(
   sampler: Sampler,
   renderer: Renderer,
   prompt: RenderedPrompt,
-  req: ParsedRequest,
+  req: Pick<ParsedRequest, "sampling">,
   contextLength: number,
 ): Promise<SampledChoice[]> {
   const s = req.sampling;

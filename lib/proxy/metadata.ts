@@ -1,10 +1,12 @@
 /**
- * The session metadata of a request, as the OpenClaw seed reads it, plus what OpenClaw itself
- * sends: the session id from `X-Session-Id`, the body's `session_id`, or OpenClaw's affinity
- * headers (`session_id`, `x-session-affinity`); the turn type from `X-Turn-Type` or `turn_type`
+ * The session metadata of a request, as the OpenClaw seed reads it, plus what agents send: the
+ * session's token from `X-Session-Token` (the proxy gave it with the session's first answer);
+ * the client's own name for its session (a label, never a credential) from `X-Session-Id`, the
+ * body's `session_id`, OpenClaw's affinity headers (`session_id`, `x-session-affinity`), Codex's
+ * `session-id` or Claude Code's `x-claude-code-session-id`; the turn type from `X-Turn-Type` or `turn_type`
  * (default configurable, `main` as in the seed's later version); the end of a session from
  * `X-Session-Done` or `session_done`; and a reward for the session's previous main turn from
- * `X-Turn-Reward` or the body's `reward`.
+ * `X-Turn-Reward` or the body's `reward`, finite and within `±rewardBound`.
  *
  * @module
  */
@@ -17,8 +19,10 @@ export type TurnType = "main" | "side";
 
 /** A request's session metadata. */
 export interface TurnMeta {
-  /** Null: none given (the session is found by prefix match, or a new one starts). */
-  sessionId: string | null;
+  /** `X-Session-Token`: the secret of the session the request continues. */
+  token: string | null;
+  /** The client's own name for its session; null: none given. */
+  label: string | null;
   turnType: TurnType;
   /** The session ends with this request (its last turn is flushed without a next state). */
   done: boolean;
@@ -27,7 +31,15 @@ export interface TurnMeta {
 }
 
 /** Headers that carry a session id, in order of precedence after `X-Session-Id`. */
-const AFFINITY_HEADERS = ["session_id", "x-session-affinity"] as const;
+const AFFINITY_HEADERS = [
+  "session_id",
+  "x-session-affinity",
+  "session-id",
+  "x-claude-code-session-id",
+] as const;
+
+/** The largest reward magnitude a client may send unless the proxy is told otherwise. */
+export const DEFAULT_REWARD_BOUND = 100;
 
 const TRUE = new Set(["1", "true", "yes", "on"]);
 
@@ -41,12 +53,14 @@ export function turnMeta(
   headers: Headers,
   body: Pick<ChatCompletionRequest, "session_id" | "turn_type" | "session_done" | "reward">,
   defaultTurnType: TurnType,
+  rewardBound: number = DEFAULT_REWARD_BOUND,
 ): TurnMeta {
   const header = (name: string) => {
     const v = headers.get(name)?.trim();
     return v ? v : null;
   };
-  const sessionId = header("x-session-id") ??
+  const token = header("x-session-token");
+  const label = header("x-session-id") ??
     (body.session_id == null || body.session_id === "" ? null : String(body.session_id)) ??
     AFFINITY_HEADERS.map(header).find((v) => v !== null) ?? null;
 
@@ -60,15 +74,37 @@ export function turnMeta(
   const doneRaw = header("x-session-done") ?? body.session_done;
   const done = doneRaw != null && TRUE.has(String(doneRaw).trim().toLowerCase());
 
-  let reward = body.reward ?? null;
   const rewardHeader = header("x-turn-reward");
-  if (rewardHeader !== null) {
-    reward = Number(rewardHeader);
-    if (!Number.isFinite(reward)) {
-      throw new ProxyError(400, `X-Turn-Reward is ${JSON.stringify(rewardHeader)}, not a number`, {
-        param: "reward",
-      });
-    }
+  const reward = rewardHeader !== null
+    ? checkedReward(rewardHeader, Number(rewardHeader), "X-Turn-Reward", rewardBound)
+    : body.reward == null
+    ? null
+    : checkedReward(body.reward, body.reward, "reward", rewardBound);
+  return { token, label, turnType: rawType, done, reward };
+}
+
+/**
+ * A reward as a client sent it, if finite and within `±bound` (a reward of 1e308 would make an
+ * advantage of Infinity and fail the run); a 400 naming the field otherwise.
+ */
+export function checkedReward(
+  raw: unknown,
+  value: number,
+  field: string,
+  bound: number,
+): number {
+  if (typeof raw === "string" && raw.trim() === "" || !Number.isFinite(value)) {
+    throw new ProxyError(400, `${field} is ${JSON.stringify(raw)}, not a finite number`, {
+      param: "reward",
+      code: "invalid_reward",
+    });
   }
-  return { sessionId, turnType: rawType, done, reward };
+  if (Math.abs(value) > bound) {
+    throw new ProxyError(
+      400,
+      `${field} is ${value}, outside [-${bound}, ${bound}] (proxy.reward_bound)`,
+      { param: "reward", code: "invalid_reward" },
+    );
+  }
+  return value;
 }

@@ -1,5 +1,5 @@
 /**
- * The OpenAI-compatible proxy (OpenClaw's design): an endpoint any OpenAI client can talk to,
+ * The proxy (OpenClaw's design): chat completions, OpenAI's Responses and Anthropic's Messages,
  * serving the policy from Tinker, keeping sessions, and handing every finished main turn to
  * training; plus the reference agent that plays this project's environments through it.
  *
@@ -15,7 +15,11 @@ export * from "./sessions.ts";
 export * from "./matching.ts";
 export * from "./policy.ts";
 export * from "./generate.ts";
+export * from "./bridge.ts";
+export * from "./turn.ts";
 export * from "./server.ts";
+export * from "./responses.ts";
+export * from "./messages.ts";
 export * from "./records.ts";
 export * from "./scorer.ts";
 export * from "./serve.ts";

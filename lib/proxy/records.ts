@@ -3,7 +3,10 @@
  * at every step): `records/conversations.jsonl`, one line per turn once its fate is known (side
  * turns when served; main turns when trained or not, with why), and
  * `records/<method>_scores.jsonl`, one line per scored main turn (PRM votes, the representative
- * judge text, the hint, the dispatch, the advantage). Both are append-only.
+ * judge text, the hint, the dispatch, the advantage), and `records/sessions.jsonl`, one line per
+ * session once it is gone (how it ended, its turns, its history breaks). All are append-only.
+ * A write that fails (a full disk, a removed directory) is reported and counted, and the next
+ * write is tried all the same: one failure never silences the records that follow.
  *
  * @module
  */
@@ -14,7 +17,7 @@ import type { Method, ScoredTurn } from "../rl/types.ts";
 import { openAIToolCall } from "./completion.ts";
 import type { TurnType } from "./metadata.ts";
 import type { ServedRequest } from "./server.ts";
-import type { CompletedTurn } from "./sessions.ts";
+import type { CompletedTurn, SessionEnd } from "./sessions.ts";
 
 /** What became of a turn. */
 export type TurnStatus = "trained" | "not_trained" | "served" | "recorded";
@@ -37,6 +40,18 @@ export interface ConversationRecord {
   reward: number | null;
   prompt_tokens: number;
   completion_tokens: number;
+  /**
+   * Which message of `messages` each prompt token came from: `[start, end, message]` token
+   * ranges (message -1: the format's own tokens, such as the assistant opening); null when not
+   * worked out (side turns, very long histories rendered whole).
+   */
+  prompt_spans?: [number, number, number][] | null;
+  /**
+   * The request did not continue its session's previous turn exactly (an edited history, or
+   * tokens that could not continue the previous prompt and answer): the turn starts a new
+   * token sequence in training, never merged into the previous one.
+   */
+  history_break?: boolean;
   /** `trained`, `not_trained` (see `reason`), `served` (side turns), `recorded` (no training). */
   status: TurnStatus;
   reason?: string;
@@ -77,6 +92,9 @@ export class ProxyRecords {
   readonly dir: string;
   readonly conversationsPath: string;
   readonly scoresPath: string;
+  readonly sessionsPath: string;
+  /** Lines that could not be written. */
+  failures = 0;
   /** Writes go one after another, so lines never interleave. */
   #chain: Promise<void> = Promise.resolve();
 
@@ -84,6 +102,7 @@ export class ProxyRecords {
     this.dir = dir;
     this.conversationsPath = join(dir, "conversations.jsonl");
     this.scoresPath = join(dir, `${method === "rl" ? "prm" : method ?? "none"}_scores.jsonl`);
+    this.sessionsPath = join(dir, "sessions.jsonl");
   }
 
   /** Opens (creating) the records directory; `method` names the scores file (rl → prm_scores). */
@@ -102,15 +121,33 @@ export class ProxyRecords {
     return this.#append(this.scoresPath, row);
   }
 
+  /** Appends an ended session's line to `sessions.jsonl`. */
+  session(row: SessionEnd): Promise<void> {
+    return this.#append(this.sessionsPath, row);
+  }
+
   /** Waits for every write so far. */
   flush(): Promise<void> {
     return this.#chain;
   }
 
+  /**
+   * Appends one whole line. A failed write is one `proxy: records:` line on stderr and a count;
+   * it resolves all the same (callers fire and forget), and the chain goes on.
+   */
   #append(path: string, row: unknown): Promise<void> {
-    this.#chain = this.#chain.then(() =>
-      Deno.writeTextFile(path, JSON.stringify(row) + "\n", { append: true })
-    );
+    const line = JSON.stringify(row) + "\n";
+    this.#chain = this.#chain.then(async () => {
+      try {
+        await Deno.writeTextFile(path, line, { append: true });
+      } catch (e) {
+        this.failures++;
+        console.error(
+          `proxy: records: could not append to ${path} (${(e as Error).message}); ` +
+            `${this.failures} line(s) lost so far, later lines are still tried`,
+        );
+      }
+    });
     return this.#chain;
   }
 }
@@ -153,6 +190,8 @@ export function turnRecord(
     reward: c.rewarded ? t.reward : null,
     prompt_tokens: t.observationTokens.length,
     completion_tokens: t.actionTokens.length,
+    prompt_spans: c.spans,
+    history_break: c.historyBreak,
     status: fate.status,
     ...(fate.reason ? { reason: fate.reason } : {}),
     ...(fate.step !== undefined ? { step: fate.step } : {}),

@@ -126,6 +126,7 @@ export function parseChatRequest(json: unknown, { maxN }: { maxN: number }): Par
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new ProxyError(400, "the request body must be a JSON object");
   }
+  checkNesting(json);
   const parsed = ChatCompletionRequestSchema.safeParse(json);
   if (!parsed.success) throw requestError(parsed.error);
   const body = parsed.data;
@@ -156,6 +157,37 @@ export function parseChatRequest(json: unknown, { maxN }: { maxN: number }): Par
     stream: body.stream ?? false,
     includeUsage: body.stream_options?.include_usage ?? false,
   };
+}
+
+/** How deep a request body may nest (JSON Schemas of real agents' tools stay under 20). */
+export const MAX_NESTING = 64;
+
+/**
+ * A 400 naming the first value nested deeper than {@link MAX_NESTING} levels (a tool's
+ * `parameters` thousands of levels deep would otherwise overflow the stack when rendered).
+ * Walks the body without recursion.
+ */
+export function checkNesting(json: unknown, max: number = MAX_NESTING): void {
+  const stack: [unknown, (string | number)[]][] = [[json, []]];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (path.length >= max) {
+      const param = issueParamOf(path.slice(0, 4)) + "…";
+      throw new ProxyError(400, `${param} nests deeper than ${max} levels`, {
+        param,
+        code: "too_deeply_nested",
+      });
+    }
+    const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
+    for (const [k, x] of entries) {
+      if (x !== null && typeof x === "object") stack.push([x, [...path, k]]);
+    }
+  }
+}
+
+function issueParamOf(path: (string | number)[]): string {
+  return path.map((p, i) => typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${p}`).join("");
 }
 
 /** OpenAI's messages as the renderers' {@link Message}s (see the module's rules). */

@@ -40,6 +40,13 @@ export interface TurnScorerOptions {
   records: ProxyRecords;
   /** Consecutive turns a judge or teacher may fail on before the run stops (default 16). */
   maxConsecutiveFailures?: number;
+  /**
+   * Untrained turns in a row (none trainable among them) after which the run says, in one
+   * line, why it trains nothing and what to change (default 8).
+   */
+  quietAfter?: number;
+  /** Where that line goes (default stderr). */
+  warn?: (line: string) => void;
 }
 
 /**
@@ -63,6 +70,8 @@ export class TurnScorer {
   failure: JudgeError | null = null;
   /** Turns not trained, by reason (since the last {@link takeCounts}). */
   #untrained = new Map<string, number>();
+  /** Turns not trained since the last trainable one, by reason; null once said. */
+  #streak: Map<string, number> | null = new Map();
 
   constructor(o: TurnScorerOptions) {
     this.#o = o;
@@ -171,11 +180,20 @@ export class TurnScorer {
       return await this.#notTrained(completed, reason);
     }
     this.#ready.push({ completed, evidence: ev });
+    this.#streak = new Map();
   }
 
   async #notTrained(completed: CompletedTurn, reason: string): Promise<void> {
     const key = reason.replace(/:.*/, "");
     this.#untrained.set(key, (this.#untrained.get(key) ?? 0) + 1);
+    if (this.#streak) {
+      this.#streak.set(key, (this.#streak.get(key) ?? 0) + 1);
+      const n = [...this.#streak.values()].reduce((a, b) => a + b, 0);
+      if (n >= (this.#o.quietAfter ?? 8)) {
+        (this.#o.warn ?? console.error)(nothingToTrain(this.#streak, this.#o.method));
+        this.#streak = null;
+      }
+    }
     await this.#o.records.conversation(turnRecord(completed, { status: "not_trained", reason }));
   }
 
@@ -196,6 +214,34 @@ export function proxyGroup(sessionId: string, turns: CompletedTurn[]): EpisodeGr
     stopReason: "completed",
   };
   return { id: sessionId, envId: "proxy", envSeed: null, tags: ["proxy"], episodes: [episode] };
+}
+
+/**
+ * The one line a run prints when its last turns all trained nothing: how many, why (by
+ * reason), and what to change for the most common reason.
+ */
+export function nothingToTrain(byReason: Map<string, number>, m: MethodSettings): string {
+  const sorted = [...byReason].sort((a, b) => b[1] - a[1]);
+  const n = sorted.reduce((a, [, k]) => a + k, 0);
+  const why = sorted.map(([r, k]) => `${r}: ${k}`).join(", ");
+  const top = sorted[0][0];
+  let fix = "see records/conversations.jsonl for each turn's reason";
+  if (top.startsWith("reward 0")) {
+    fix = `${m.method} trains each proxy turn on its own reward with no baseline, so a reward ` +
+      "of 0 carries no signal: send rewards that are not 0 (e.g. -1 for a failure and +1 for a " +
+      "success) or train with --method opd";
+  } else if (top.startsWith("no reward")) {
+    fix = "no turn carried a reward: send X-Turn-Reward (or the body's reward) with the next " +
+      "request, or POST /v1/sessions/{id}/done with {reward}, or judge the turns " +
+      "(--reward-source prm --judge-base-url URL)";
+  } else if (top.startsWith("no next state")) {
+    fix = "sessions ended before a next state arrived: keep each session's token (or, for " +
+      "agents that cannot send it, set proxy.session_binding: history), or end sessions with " +
+      "POST /v1/sessions/{id}/done {messages}";
+  } else if (top.startsWith("PRM score 0") || top.startsWith("no hint accepted")) {
+    fix = "the judge gave nothing to train on: check --judge-base-url and the teacher model";
+  }
+  return `proxy: the last ${n} turns trained nothing (${why}); ${fix}`;
 }
 
 /** Why a scored turn has nothing to train on, in a few words. */

@@ -14,6 +14,7 @@ import type { TurnType } from "./metadata.ts";
 import { Policy } from "./policy.ts";
 import { ProxyRecords, servedRecord, turnRecord } from "./records.ts";
 import { type RunningProxy, startProxy } from "./server.ts";
+import type { SessionBinding } from "./sessions.ts";
 
 /** Options of {@link serveProxy}. */
 export interface ServeProxyOptions {
@@ -28,6 +29,8 @@ export interface ServeProxyOptions {
   apiKey?: string | null;
   defaultTurnType?: TurnType;
   sessionIdleS?: number | null;
+  /** How requests without a session's token may continue it (default `token`). */
+  sessionBinding?: SessionBinding;
   /** Where `conversations.jsonl` goes; null: nothing is recorded. */
   recordDir: string | null;
   /** Completion tokens when a request gives no limit. */
@@ -69,6 +72,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     contextLength: await o.service.contextLength(model),
     defaultTurnType: o.defaultTurnType,
     sessionIdleS: o.sessionIdleS,
+    sessionBinding: o.sessionBinding,
     defaultMaxTokens: o.defaultMaxTokens,
     hostname: o.hostname,
     port: o.port,
@@ -76,6 +80,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     onServed: (s) => {
       if (s.turnType === "side") void records?.conversation(servedRecord(s));
     },
+    onSessionEnd: (e) => void records?.session(e),
   });
   return {
     ...proxy,

@@ -1,18 +1,29 @@
 /**
- * Sessions of the proxy: which conversation a request belongs to, and when each main turn is
- * complete. As in the OpenClaw seed, a main turn t is complete when main turn t+1 of its session
- * arrives (its newest messages are turn t's next state) or when the session ends (no next state).
- * Beyond the seed:
+ * Sessions of the proxy: which conversation a request belongs to, who may write into it, and
+ * when each main turn is complete. As in the OpenClaw seed, a main turn t is complete when main
+ * turn t+1 of its session arrives (its newest messages are turn t's next state) or when the
+ * session ends (no next state). Beyond the seed:
  *
- * - **Prefix matching.** A request without a session id joins the open session whose
- *   conversation it extends (the previous request's messages, then the answer the proxy gave),
- *   so agents that send no headers are still captured; otherwise it opens a new session.
+ * - **Ids and tokens issued by the proxy.** A request that opens a session gets the session's id
+ *   (`sess_…`) and a secret token back (`X-Session-Id`, `X-Session-Token` on its answer). The
+ *   client's own session name (`X-Session-Id` in the request, OpenClaw's, Codex's and Claude
+ *   Code's session headers) is only a label: it is recorded, never trusted.
+ * - **Binding.** A request continues a session when it presents the session's token. With
+ *   `binding: "history"` (for agents that cannot send a header back: Codex, Claude Code,
+ *   OpenClaw) a request without a token also continues the open session that has its label (or,
+ *   unlabelled, no label) and whose conversation it extends exactly (the previous request,
+ *   possibly less OpenClaw's trailing context, then the proxy's answer). Anything else opens a
+ *   new session: no request can add turns, next states or rewards to a session it does not hold.
  * - **OpenClaw's trailing context.** OpenClaw ends every request with an internal context
  *   message that the next request does not replay. A request extends a session also when the
  *   last one or two non-assistant messages of the previous request are missing before the
- *   answer; the session then knows that its requests end with such messages, and they are left
- *   out of the next state (the next state is the new user message).
- * - **Idle flush.** A session idle for `idleMs` ends (OpenClaw never says it is done).
+ *   answer; they are left out of the next state (the next state is the new user message).
+ * - **History breaks.** A token holder whose history does not extend its session's (an edited
+ *   or regenerated conversation) still continues it; the break is counted per session.
+ * - **Idle end, late rewards.** A session idle for `idleMs` ends (OpenClaw never says it is
+ *   done). A session that ends with its last turn unrewarded (idle, or `X-Session-Done`) keeps
+ *   that turn for `lateRewardMs`, so that `POST /v1/sessions/{id}/done` can still reward it.
+ *   Every session leaves one {@link SessionEnd} when it is gone.
  *
  * Side turns are served but change nothing here. The store keeps no tokens of the past, only
  * each session's last main turn.
@@ -20,9 +31,29 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
+import { sameSecret } from "../http/auth.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Turn, TurnStopReason } from "../rl/types.ts";
+import { ProxyError } from "./errors.ts";
 import { extension, MAX_DROPPED, prefixHashes, sameMessage } from "./matching.ts";
+import type { MessageSpan } from "./bridge.ts";
+
+/**
+ * How requests without the session's token may continue it: `token` (never) or `history` (when
+ * they carry its label and extend its conversation exactly).
+ */
+export type SessionBinding = "token" | "history";
+
+/** Who a main request says it is. */
+export interface SessionClaim {
+  /** `X-Session-Token`: the secret the proxy gave the session's opener. */
+  token: string | null;
+  /** The client's own name for its session: a label, not a credential. */
+  label: string | null;
+  /** The reward of the session's previous main turn, when the client has one. */
+  reward: number | null;
+}
 
 /** How a main turn got its end. */
 export type TurnEnd = "next_state" | "done" | "idle" | "closed";
@@ -38,6 +69,10 @@ export interface CompletedTurn {
   /** Whether the client sent a reward for this turn. */
   rewarded: boolean;
   end: TurnEnd;
+  /** Which message of `messages` each prompt token came from (null: not worked out). */
+  spans: MessageSpan[] | null;
+  /** Its request did not continue the session's previous turn exactly (messages or tokens). */
+  historyBreak: boolean;
 }
 
 /** A main turn as served, waiting for its next state. */
@@ -53,17 +88,29 @@ export interface ServedTurn {
   logprobs: number[];
   stopReason: TurnStopReason;
   samplerVersion: number;
+  /** The answer's id, when the API lets a later request continue from it (Responses). */
+  responseId?: string;
+  /** Which message each prompt token came from (null: not worked out). */
+  spans?: MessageSpan[] | null;
+  /** The request did not continue its session's previous turn exactly (messages or tokens). */
+  historyBreak?: boolean;
 }
 
 /** What a main request found when it arrived. */
 export interface SessionMatch {
   sessionId: string;
+  /** The session's token, for the answer's `X-Session-Token` (only to the session's opener). */
+  token: string | null;
   /** The messages this request added since the session's previous main turn. */
   observation: Message[];
   /** The index the turn will have once served. */
   index: number;
-  /** True when the session was found by prefix match (no id given). */
-  matched: boolean;
+  /** How the request found its session. */
+  how: "opened" | "token" | "history";
+  /** The request's history does not extend the session's (counted in `historyBreaks`). */
+  historyBreak: boolean;
+  /** The previous main turn when this request extends it (the prompt may continue its tokens). */
+  previous: ServedTurn | null;
 }
 
 /** A committed turn, to take back if its answer is not delivered. */
@@ -76,24 +123,60 @@ export interface Commit {
 /** One agent session as the proxy tracks it: its turns, the pending one, its last activity. */
 export interface AgentSession {
   id: string;
+  /** sha256 of the session's token (the token itself is only handed to its opener). */
+  tokenHash: string;
+  token: string;
+  label: string | null;
+  opened: number;
   lastActivity: number;
   turns: number;
   last: ServedTurn | null;
   /** Whether the last turn still waits for its next state. */
   pending: boolean;
-  /** Trailing messages of each request that the next one does not replay (learned). */
-  dropsTrailing: number;
+  /** Requests of the session whose history did not extend the session's conversation. */
+  historyBreaks: number;
   keys: string[];
+}
+
+/** The record a session leaves when it is gone (`records/sessions.jsonl`). */
+export interface SessionEnd {
+  time: string;
+  session_id: string;
+  /** The client's own name for it, when it gave one. */
+  label: string | null;
+  opened: string;
+  turns: number;
+  history_breaks: number;
+  /** `done` (the client said so), `idle`, `closed` (the proxy stopped). */
+  end: "done" | "idle" | "closed";
+  /** Whether its last turn got a reward after the session ended (`/done` within the window). */
+  late_reward: boolean;
 }
 
 /** Options of {@link AgentSessions}. */
 export interface AgentSessionsOptions {
   /** A session idle this long ends; null: never. */
   idleMs: number | null;
+  /** How requests without a token may continue a session (default `token`). */
+  binding?: SessionBinding;
+  /**
+   * How long an ended session's unrewarded last turn waits for `/done` to reward it (default
+   * 0: it completes at once).
+   */
+  lateRewardMs?: number;
   /** Called with every completed main turn. */
   onComplete(turn: CompletedTurn): void;
+  /** Called once for every session that is gone. */
+  onEnd?(end: SessionEnd): void;
   /** The clock (tests). */
   now?: () => number;
+}
+
+/** An ended session whose last turn still waits for a late reward. */
+interface Held {
+  session: AgentSession;
+  reason: "done" | "idle";
+  until: number;
 }
 
 /**
@@ -101,26 +184,30 @@ export interface AgentSessionsOptions {
  *
  * @example
  * const store = new AgentSessions({ idleMs: 600_000, onComplete: (t) => queue.push(t) });
- * const match = store.begin({ sessionId: null, reward: null }, messages);
+ * const match = store.begin({ token: null, label: null, reward: null }, messages);
  * // … sample …
  * store.commit(match, served, { done: false });
  */
 export class AgentSessions {
   readonly #sessions = new Map<string, AgentSession>();
+  readonly #byToken = new Map<string, AgentSession>();
+  readonly #held = new Map<string, Held>();
+  /** The id of each open session's latest answer (Responses' `previous_response_id`). */
+  readonly #byResponse = new Map<string, AgentSession>();
   /** History hash → sessions whose conversation (previous request + answer) hashes so. */
   readonly #index = new Map<string, Set<AgentSession>>();
   readonly #opts: AgentSessionsOptions;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #anonymous = 0;
 
   constructor(opts: AgentSessionsOptions) {
     this.#opts = opts;
     this.#now = opts.now ?? Date.now;
-    if (opts.idleMs !== null) {
+    const periods = [opts.idleMs, opts.lateRewardMs || null].filter((x) => x !== null);
+    if (periods.length) {
       const timer = setInterval(
         () => this.flushIdle(),
-        Math.max(10, Math.min(opts.idleMs / 2, 1_000)),
+        Math.max(10, Math.min(Math.min(...periods) / 2, 1_000)),
       );
       Deno.unrefTimer(timer);
       this.#timer = timer;
@@ -132,40 +219,72 @@ export class AgentSessions {
     return this.#sessions.size;
   }
 
-  /** Main turns waiting for their next state. */
+  /** Main turns waiting for their next state (or, their session ended, a late reward). */
   get pending(): number {
-    let n = 0;
+    let n = this.#held.size;
     for (const s of this.#sessions.values()) if (s.pending) n++;
     return n;
   }
 
+  /** History breaks of the open sessions so far. */
+  get historyBreaks(): number {
+    let n = 0;
+    for (const s of this.#sessions.values()) n += s.historyBreaks;
+    return n;
+  }
+
   /**
-   * A main request arrives: finds (or opens) its session, and completes the session's previous
-   * turn with this request's new messages as its next state and `reward` as its reward.
+   * A main request arrives: finds its session (by token, or with `history` binding by label and
+   * conversation) or opens one, and completes the session's previous turn with this request's
+   * new messages as its next state and `claim.reward` as its reward. A token that names no open
+   * session is a 404; a reward on a request that opens a session (there is no turn to reward)
+   * is a 400.
    */
-  begin(
-    meta: { sessionId: string | null; reward: number | null },
-    messages: Message[],
-  ): SessionMatch {
-    let session = meta.sessionId === null ? undefined : this.#sessions.get(meta.sessionId);
-    let matched = false;
-    if (!session && meta.sessionId === null) {
-      session = this.#findByPrefix(messages);
-      matched = session !== undefined;
+  begin(claim: SessionClaim, messages: Message[]): SessionMatch {
+    let session: AgentSession | undefined;
+    let how: SessionMatch["how"] = "opened";
+    if (claim.token !== null) {
+      session = this.#byToken.get(hashToken(claim.token));
+      if (!session) {
+        throw new ProxyError(
+          404,
+          "X-Session-Token names no open session (it ended, or the proxy restarted); send the " +
+            "request without it to open a new session",
+          { param: "X-Session-Token", code: "session_not_found" },
+        );
+      }
+      how = "token";
+    } else if ((this.#opts.binding ?? "token") === "history") {
+      session = this.#findByPrefix(messages, claim.label);
+      if (session) how = "history";
     }
-    session ??= this.#open(meta.sessionId);
+    if (!session) {
+      if (claim.reward !== null) {
+        throw new ProxyError(
+          400,
+          "X-Turn-Reward rewards the session's previous turn, but this request opens a new " +
+            "session: send back the X-Session-Token header of the session's first answer" +
+            ((this.#opts.binding ?? "token") === "token"
+              ? " (or set proxy.session_binding: history for agents that cannot)"
+              : ""),
+          { param: "reward", code: "no_session_to_reward" },
+        );
+      }
+      session = this.#open(claim.label);
+    }
     session.lastActivity = this.#now();
 
     let observation = messages;
+    let historyBreak = false;
     const last = session.last;
+    const ext = last ? extension(last, messages) : null;
     if (last) {
-      const ext = extension(last, messages);
-      if (ext) {
-        observation = messages.slice(ext.prefix);
-        session.dropsTrailing = ext.dropped;
-      } else {
+      if (ext) observation = messages.slice(ext.prefix);
+      else {
         // Not a continuation (an edited or regenerated history): the new part starts where
         // the request leaves the previous one.
+        historyBreak = true;
+        session.historyBreaks++;
         let k = 0;
         while (k < messages.length && k < last.requestMessages.length) {
           if (!sameMessage(messages[k], last.requestMessages[k])) break;
@@ -180,21 +299,39 @@ export class AgentSessions {
           : observation.length
           ? observation
           : messages.slice(-1);
-        this.#complete(session, next, meta.reward, "next_state");
+        this.#complete(session, next, claim.reward, "next_state");
       }
     }
-    return { sessionId: session.id, observation, index: session.turns, matched };
+    return {
+      sessionId: session.id,
+      token: how === "opened" ? session.token : null,
+      observation,
+      index: session.turns,
+      how,
+      historyBreak,
+      previous: ext ? last : null,
+    };
   }
 
   /**
-   * The main turn of `match` was served: it waits for its next state (or, with `done`, is
-   * completed at once and the session ends).
+   * The main turn of `match` was served: it waits for its next state (or, with `done`, the
+   * session ends).
    */
   commit(match: SessionMatch, served: ServedTurn, { done }: { done: boolean }): Commit {
-    let session = this.#sessions.get(match.sessionId);
-    if (!session) session = this.#open(match.sessionId); // it ended while this turn was sampled
+    const session = this.#sessions.get(match.sessionId);
+    if (!session) {
+      // It ended while this turn was sampled (idle, /done): the turn has no session to wait in.
+      const orphan = this.#open(null);
+      orphan.last = served;
+      orphan.turns = 1;
+      orphan.pending = true;
+      this.end(orphan.id, { reward: null, reason: "closed" });
+      return { session: orphan, served, before: { last: null, turns: 0, pending: false } };
+    }
     const before = { last: session.last, turns: session.turns, pending: session.pending };
     this.#unindex(session);
+    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
+    if (served.responseId) this.#byResponse.set(served.responseId, session);
     session.last = served;
     session.turns = match.index + 1;
     session.pending = true;
@@ -212,10 +349,48 @@ export class AgentSessions {
     const { session, served, before } = commit;
     if (session.last !== served || !session.pending) return;
     this.#unindex(session);
+    if (served.responseId) this.#byResponse.delete(served.responseId);
+    if (before.last?.responseId) this.#byResponse.set(before.last.responseId, session);
     session.last = before.last;
     session.turns = before.turns;
     session.pending = before.pending;
     if (this.#sessions.get(session.id) === session) this.#reindex(session);
+  }
+
+  /**
+   * The session whose latest answer has this id, as a request naming it continues it: the
+   * session's token (the answer's id is as secret: only the one who asked got it) and the
+   * conversation so far (that request's messages, then the answer). Null when no open session's
+   * latest answer has it.
+   */
+  fromResponse(responseId: string): { token: string; conversation: Message[] } | null {
+    const s = this.#byResponse.get(responseId);
+    if (!s?.last) return null;
+    return { token: s.token, conversation: [...s.last.requestMessages, s.last.action] };
+  }
+
+  /**
+   * A request that opened its session failed before its turn was served (a prompt over the
+   * context, a sampler error): the session goes as though it never was (its client never got
+   * its token). Sessions with turns are left alone.
+   */
+  abandon(match: SessionMatch): void {
+    const s = this.#sessions.get(match.sessionId);
+    if (match.how !== "opened" || !s || s.turns > 0) return;
+    this.#unindex(s);
+    this.#sessions.delete(s.id);
+    this.#byToken.delete(s.tokenHash);
+  }
+
+  /**
+   * Counts a history break found after {@link begin}: the request's messages continued the
+   * session, but its prompt's tokens could not continue the previous turn's.
+   */
+  noteBreak(match: SessionMatch): void {
+    if (match.historyBreak) return;
+    match.historyBreak = true;
+    const s = this.#sessions.get(match.sessionId);
+    if (s) s.historyBreaks++;
   }
 
   /** Marks activity of a session (side turns keep it alive). */
@@ -224,9 +399,38 @@ export class AgentSessions {
     if (s) s.lastActivity = this.#now();
   }
 
-  /** The session a request without an id would join (for labelling side turns), or null. */
-  peek(messages: Message[]): string | null {
-    return this.#findByPrefix(messages)?.id ?? null;
+  /**
+   * The session a side request belongs to (for labelling it), or null: its token's, or with
+   * `history` binding the one its conversation extends.
+   */
+  peek(claim: Pick<SessionClaim, "token" | "label">, messages: Message[]): string | null {
+    if (claim.token !== null) return this.#byToken.get(hashToken(claim.token))?.id ?? null;
+    if ((this.#opts.binding ?? "token") !== "history") return null;
+    return this.#findByPrefix(messages, claim.label)?.id ?? null;
+  }
+
+  /**
+   * `POST /v1/sessions/{id}/done` from the session's holder: ends the session (or, ended with
+   * its last turn unrewarded less than `lateRewardMs` ago, gives that turn its late reward).
+   * With `messages` (the conversation as the client would send it next) the pending turn gets
+   * their new part as its next state. False when the id is unknown or the token is not the
+   * session's: the two are not told apart, so ids cannot be probed.
+   */
+  done(
+    sessionId: string,
+    token: string,
+    { messages, reward }: { messages?: Message[]; reward: number | null },
+  ): boolean {
+    const open = this.#sessions.get(sessionId);
+    const held = open ? undefined : this.#held.get(sessionId);
+    const session = open ?? held?.session;
+    // Compared even when there is no such session, so that both answers take the same time.
+    const ok = sameSecret(token, session?.token ?? "\u0000no session");
+    if (!session || !ok) return false;
+    if (open) return this.end(sessionId, { messages, reward });
+    this.#held.delete(sessionId);
+    this.#finish(session, nextFrom(session, messages), reward, held!.reason, true);
+    return true;
   }
 
   /**
@@ -239,51 +443,98 @@ export class AgentSessions {
     { messages, reward, reason = "done" }: {
       messages?: Message[];
       reward: number | null;
-      reason?: TurnEnd;
+      reason?: "done" | "idle" | "closed";
     },
   ): boolean {
     const session = this.#sessions.get(sessionId);
     if (!session) return false;
-    if (session.pending) {
-      let next: Message[] = [];
-      if (messages && session.last) {
-        const ext = extension(session.last, messages);
-        if (ext) next = messages.slice(ext.prefix);
-      }
-      this.#complete(session, next, reward, next.length ? "next_state" : reason);
-    }
     this.#unindex(session);
     this.#sessions.delete(sessionId);
+    this.#byToken.delete(session.tokenHash);
+    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
+    const next = nextFrom(session, messages);
+    const late = this.#opts.lateRewardMs ?? 0;
+    if (
+      session.pending && reward === null && next.length === 0 && reason !== "closed" && late > 0
+    ) {
+      this.#held.set(session.id, { session, reason, until: this.#now() + late });
+      return true;
+    }
+    this.#finish(session, next, reward, reason, false);
     return true;
   }
 
-  /** Ends every session idle for longer than the idle limit. */
+  /** Ends every session idle for longer than the idle limit, and releases expired held turns. */
   flushIdle(): void {
-    if (this.#opts.idleMs === null) return;
-    const cutoff = this.#now() - this.#opts.idleMs;
-    for (const s of [...this.#sessions.values()]) {
-      if (s.lastActivity <= cutoff) this.end(s.id, { reward: null, reason: "idle" });
+    const now = this.#now();
+    if (this.#opts.idleMs !== null) {
+      const cutoff = now - this.#opts.idleMs;
+      for (const s of [...this.#sessions.values()]) {
+        if (s.lastActivity <= cutoff) this.end(s.id, { reward: null, reason: "idle" });
+      }
+    }
+    for (const [id, h] of [...this.#held]) {
+      if (h.until <= now) {
+        this.#held.delete(id);
+        this.#finish(h.session, [], null, h.reason, false);
+      }
     }
   }
 
-  /** Ends every session (their pending turns complete without a next state) and stops the timer. */
+  /**
+   * Ends every session (their pending turns complete without a next state), releases held
+   * turns, and stops the timer.
+   */
   close(): void {
     clearInterval(this.#timer);
     for (const id of [...this.#sessions.keys()]) this.end(id, { reward: null, reason: "closed" });
+    for (const [id, h] of [...this.#held]) {
+      this.#held.delete(id);
+      this.#finish(h.session, [], null, h.reason, false);
+    }
   }
 
-  #open(id: string | null): AgentSession {
+  #open(label: string | null): AgentSession {
+    const token = randomHex(32);
     const session: AgentSession = {
-      id: id ?? `anon-${++this.#anonymous}-${crypto.randomUUID().slice(0, 8)}`,
+      id: `sess_${randomHex(12)}`,
+      token,
+      tokenHash: hashToken(token),
+      label,
+      opened: this.#now(),
       lastActivity: this.#now(),
       turns: 0,
       last: null,
       pending: false,
-      dropsTrailing: 0,
+      historyBreaks: 0,
       keys: [],
     };
     this.#sessions.set(session.id, session);
+    this.#byToken.set(session.tokenHash, session);
     return session;
+  }
+
+  /** The session is gone: its pending turn completes, and it leaves its record. */
+  #finish(
+    session: AgentSession,
+    next: Message[],
+    reward: number | null,
+    reason: "done" | "idle" | "closed",
+    lateReward: boolean,
+  ): void {
+    if (session.pending) {
+      this.#complete(session, next, reward, next.length ? "next_state" : reason);
+    }
+    this.#opts.onEnd?.({
+      time: new Date(this.#now()).toISOString(),
+      session_id: session.id,
+      label: session.label,
+      opened: new Date(session.opened).toISOString(),
+      turns: session.turns,
+      history_breaks: session.historyBreaks,
+      end: reason,
+      late_reward: lateReward,
+    });
   }
 
   #complete(
@@ -312,15 +563,19 @@ export class AgentSessions {
       messages: last.promptMessages,
       rewarded: reward !== null,
       end,
+      spans: last.spans ?? null,
+      historyBreak: last.historyBreak ?? false,
     });
   }
 
-  #findByPrefix(messages: Message[]): AgentSession | undefined {
+  /** The open session with this label whose conversation `messages` extend exactly. */
+  #findByPrefix(messages: Message[], label: string | null): AgentSession | undefined {
     const hashes = prefixHashes(messages);
     for (let k = messages.length; k >= 1; k--) {
       const candidates = this.#index.get(hashes[k]);
       if (!candidates) continue;
       for (const s of candidates) {
+        if (s.label !== label) continue;
         const ext = s.last ? extension(s.last, messages) : null;
         if (ext && ext.prefix === k) return s;
       }
@@ -351,4 +606,22 @@ export class AgentSessions {
     }
     session.keys = [];
   }
+}
+
+/** The next state `messages` give a session's pending turn (their part past its conversation). */
+function nextFrom(session: AgentSession, messages: Message[] | undefined): Message[] {
+  if (!messages || !session.last || !session.pending) return [];
+  const ext = extension(session.last, messages);
+  return ext ? messages.slice(ext.prefix) : [];
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
 }

@@ -97,6 +97,10 @@ export class ProxySessions implements GroupSource {
       contextLength: await o.service.contextLength(cfg.policy.model),
       defaultTurnType: px.default_turn_type,
       sessionIdleS: px.session_idle_s,
+      sessionBinding: px.session_binding,
+      rewardBound: px.reward_bound,
+      lateRewardS: px.late_reward_s,
+      onSessionEnd: (e) => void records.session(e),
       pauseTimeoutS: px.pause_timeout_s,
       defaultMaxTokens: cfg.rollout.max_tokens_per_turn,
       hostname: px.host,
@@ -175,6 +179,7 @@ export class ProxySessions implements GroupSource {
       "proxy/side_turns": stats.sideTurns,
       "proxy/disconnected": stats.disconnected,
       "proxy/sessions_open": this.proxy.sessions.size,
+      "proxy/history_breaks": stats.historyBreaks,
     };
     this.#stale = 0;
     return {

@@ -141,6 +141,12 @@ function decodePieces(tokenizer: Tokenizer, tokens: number[]): string[] {
   return pieces;
 }
 
+/** An SSE event with its name (Responses, Messages). */
+export interface NamedEvent {
+  event: string;
+  data: unknown;
+}
+
 /**
  * An SSE response over chunks. `onDone` runs once the last chunk is handed to the connection,
  * `onCancel` when the client went away before. The first write waits one turn of the event
@@ -150,6 +156,13 @@ export function sseResponse(
   chunks: Iterable<unknown>,
   hooks: { onDone(): void; onCancel(): void },
   headers: Record<string, string> = {},
+  { named = false }: {
+    /**
+     * Each chunk is `{event, data}`, written with its `event:` line and no final `[DONE]` (the
+     * Responses and Messages APIs' form).
+     */
+    named?: boolean;
+  } = {},
 ): Response {
   const encoder = new TextEncoder();
   const it = chunks[Symbol.iterator]();
@@ -166,13 +179,16 @@ export function sseResponse(
       for (let k = 0; k < 32; k++) {
         const r = it.next();
         if (r.done) {
-          controller.enqueue(encoder.encode(`${text}data: [DONE]\n\n`));
+          controller.enqueue(encoder.encode(named ? text : `${text}data: [DONE]\n\n`));
           controller.close();
           finished = true;
           hooks.onDone();
           return;
         }
-        text += `data: ${JSON.stringify(r.value)}\n\n`;
+        if (named) {
+          const { event, data } = r.value as NamedEvent;
+          text += `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+        } else text += `data: ${JSON.stringify(r.value)}\n\n`;
       }
       controller.enqueue(encoder.encode(text));
     },

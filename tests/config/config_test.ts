@@ -237,6 +237,9 @@ Deno.test("config: proxy is off until a field is set; environments is a map", as
     served_model_name: null,
     default_turn_type: "main",
     session_idle_s: 600,
+    session_binding: "token",
+    reward_bound: 100,
+    late_reward_s: 30,
     pause_during_step: false,
     pause_timeout_s: 300,
   });

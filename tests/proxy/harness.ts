@@ -9,6 +9,8 @@
  */
 
 import OpenAI from "openai";
+
+type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import type { FaultConfig } from "../../lib/local/server/faults.ts";
 import { ModelInput, type SamplingClient, ServiceClient } from "../../lib/tinker/mod.ts";
@@ -104,4 +106,26 @@ export function forced(
 /** Reads a streamed response's raw SSE lines (to check the wire, not a client's reading of it). */
 export async function sseLines(res: Response): Promise<string[]> {
   return (await res.text()).split("\n").filter((l) => l.length > 0);
+}
+
+/**
+ * One chat request of a conversation: the answer as a client replays it, the session's id, and
+ * (for the request that opened the session) its token.
+ */
+export async function askFor(
+  client: OpenAI,
+  messages: Msg[],
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Promise<{ answer: Msg; id: string | null; token: string | null }> {
+  const { data, response } = await client.chat.completions.create(
+    { model: "local/tiny", messages, max_tokens: 4, ...extra } as never,
+    { headers },
+  ).withResponse();
+  const res = data as OpenAI.Chat.Completions.ChatCompletion;
+  return {
+    answer: { role: "assistant", content: res.choices[0].message.content },
+    id: response.headers.get("x-session-id"),
+    token: response.headers.get("x-session-token"),
+  };
 }

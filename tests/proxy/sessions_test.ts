@@ -5,8 +5,8 @@
 
 import OpenAI from "openai";
 import { assert } from "../assert.ts";
-import { forced, withProxy } from "./harness.ts";
-import type { CompletedTurn } from "../../lib/proxy/sessions.ts";
+import { askFor, forced, renderer, withProxy } from "./harness.ts";
+import type { CompletedTurn, SessionEnd } from "../../lib/proxy/sessions.ts";
 import type { ServedRequest } from "../../lib/proxy/server.ts";
 import type { SamplingClient } from "../../lib/tinker/mod.ts";
 import type { Sampler } from "../../lib/rollout/mod.ts";
@@ -20,11 +20,7 @@ async function ask(
   headers: Record<string, string> = {},
   extra: Record<string, unknown> = {},
 ): Promise<Msg> {
-  const res = await client.chat.completions.create(
-    { model: "local/tiny", messages, max_tokens: 4, ...extra } as never,
-    { headers },
-  ) as OpenAI.Chat.Completions.ChatCompletion;
-  return { role: "assistant", content: res.choices[0].message.content };
+  return (await askFor(client, messages, headers, extra)).answer;
 }
 
 function collector() {
@@ -43,10 +39,13 @@ function collector() {
 Deno.test("sessions: the next main turn gives the previous its next state and reward; side turns are served only; done flushes", async () => {
   const c = collector();
   await withProxy(async ({ client }) => {
-    const h = { "X-Session-Id": "s1" };
     const sys: Msg = { role: "system", content: "Play." };
     const u1: Msg = { role: "user", content: "Guess 1-10." };
-    const a1 = await ask(client, [sys, u1], h);
+    const opened = await askFor(client, [sys, u1], { "X-Session-Id": "my-label" });
+    const a1 = opened.answer;
+    assert.match(opened.id!, /^sess_[0-9a-f]{24}$/, "the proxy issues the id");
+    assert.match(opened.token!, /^[0-9a-f]{64}$/);
+    const h = { "X-Session-Token": opened.token! };
     assert.equal(c.completed.length, 0, "turn 0 waits for its next state");
 
     // A side turn in the same session (a heartbeat): served, changes nothing.
@@ -60,7 +59,7 @@ Deno.test("sessions: the next main turn gives the previous its next state and re
     const a2 = await ask(client, [sys, u1, a1, u2], { ...h, "X-Turn-Reward": "0.5" });
     assert.equal(c.completed.length, 1);
     const t0 = c.completed[0];
-    assert.equal(t0.sessionId, "s1");
+    assert.equal(t0.sessionId, opened.id);
     assert.equal(t0.index, 0);
     assert.deepEqual(t0.turn.nextState, [{ role: "user", content: "Higher." }]);
     assert.equal(t0.turn.reward, 0.5);
@@ -71,11 +70,7 @@ Deno.test("sessions: the next main turn gives the previous its next state and re
 
     // Body fields work as the headers do; session_done flushes this turn without a next state.
     const u3: Msg = { role: "user", content: "Lower." };
-    await ask(client, [sys, u1, a1, u2, a2, u3], {}, {
-      session_id: "s1",
-      session_done: true,
-      reward: -1,
-    });
+    await ask(client, [sys, u1, a1, u2, a2, u3], h, { session_done: true, reward: -1 });
     assert.equal(c.completed.length, 3);
     const [t1, t2] = c.completed.slice(1);
     assert.equal(t1.index, 1);
@@ -91,11 +86,11 @@ Deno.test("sessions: the next main turn gives the previous its next state and re
     assert.deepEqual(t1.turn.observationTokens.slice(0, prefix.length), prefix);
 
     assert.deepEqual(c.served.map((s) => s.turnType), ["main", "side", "main", "main"]);
-    assert.equal(c.served[1].sessionId, "s1");
+    assert.equal(c.served[1].sessionId, opened.id);
   }, { options: c.options, wrap: (s) => forced(s, () => "I guess 5.") });
 });
 
-Deno.test("sessions: requests without ids join the session they extend; OpenClaw's trailing context is not a next state", async () => {
+Deno.test("sessions: with history binding, requests without a token join the session they extend (same label); OpenClaw's trailing context is not a next state", async () => {
   const c = collector();
   await withProxy(async ({ client, proxy }) => {
     const sys: Msg = { role: "system", content: "You are an agent." };
@@ -114,32 +109,70 @@ Deno.test("sessions: requests without ids join the session they extend; OpenClaw
     assert.notEqual(a0.sessionId, b0.sessionId);
 
     // OpenClaw: every request ends with an internal context block the next one does not replay;
-    // its affinity header names the session.
+    // its affinity header labels the session.
     const h = { session_id: "oc:0" };
     const ctx = (k: number): Msg => ({
       role: "user",
       content: [{ type: "text", text: `ctx ${k}` }],
     });
     const u1: Msg = { role: "user", content: "Book a table." };
-    const a1 = await ask(client, [sys, u1, ctx(1)], h);
+    const first = await askFor(client, [sys, u1, ctx(1)], h);
+    const a1 = first.answer;
     const u2: Msg = { role: "user", content: "For two, please." };
-    const a2 = await ask(client, [sys, u1, a1, u2, ctx(2)], h);
+    const second = await askFor(client, [sys, u1, a1, u2, ctx(2)], h);
+    assert.equal(second.id, first.id);
+    assert.equal(second.token, null, "only the opener gets the token");
     const t1 = c.completed.at(-1)!;
-    assert.equal(t1.sessionId, "oc:0");
+    assert.equal(t1.sessionId, first.id);
     assert.deepEqual(t1.turn.nextState, [{ role: "user", content: "For two, please." }]);
-    // Without its headers, the same traffic still finds the session by prefix.
+    // Without its label, the same traffic opens a session of its own: a label binds.
     const u3: Msg = { role: "user", content: "At eight." };
-    await ask(client, [sys, u1, a1, u2, a2, u3, ctx(3)], {});
+    const unlabelled = await askFor(client, [sys, u1, a1, u2, second.answer, u3, ctx(3)], {});
+    assert.notEqual(unlabelled.id, first.id);
+    assert.equal(c.completed.at(-1), t1, "nothing completed in the labelled session");
+    // With it, the session goes on.
+    await ask(client, [sys, u1, a1, u2, second.answer, u3, ctx(3)], h);
     const t2 = c.completed.at(-1)!;
-    assert.equal(t2.sessionId, "oc:0");
+    assert.equal(t2.sessionId, first.id);
     assert.equal(t2.index, 1);
     assert.deepEqual(t2.turn.nextState, [{ role: "user", content: "At eight." }]);
     assert.deepEqual(t2.turn.observation.map((m) => m.content), ["For two, please.", "ctx 2"]);
+  }, { options: { ...c.options, sessionBinding: "history" } });
+});
+
+Deno.test("sessions: with token binding (the default), only the token continues a session; an edited history is a counted break", async () => {
+  const c = collector();
+  await withProxy(async ({ client, proxy }) => {
+    const u1: Msg = { role: "user", content: "one" };
+    const first = await askFor(client, [u1], { "X-Session-Id": "x" });
+    // The same label and an exact continuation, but no token: a new session.
+    const other = await askFor(client, [u1, first.answer, { role: "user", content: "two" }], {
+      "X-Session-Id": "x",
+    });
+    assert.notEqual(other.id, first.id);
+    assert.equal(c.completed.length, 0);
+    // The holder edits its history: the session goes on, and the break is counted.
+    await ask(client, [{ role: "user", content: "uno" }, { role: "user", content: "dos" }], {
+      "X-Session-Token": first.token!,
+    });
+    assert.equal(c.completed.length, 1);
+    assert.equal(c.completed[0].sessionId, first.id);
+    assert.equal(proxy.stats.historyBreaks, 1);
+    assert.equal(proxy.sessions.historyBreaks, 1);
+    // A token for no open session is a 404 naming it.
+    const res = await fetch(`${client.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-session-token": "f".repeat(64) },
+      body: JSON.stringify({ messages: [u1], max_tokens: 2 }),
+    });
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).error.code, "session_not_found");
   }, { options: c.options });
 });
 
-Deno.test("sessions: an idle session is flushed, its last turn without a next state", async () => {
+Deno.test("sessions: an idle session is flushed, its last turn without a next state, and leaves a record", async () => {
   const c = collector();
+  const ends: SessionEnd[] = [];
   await withProxy(async ({ client, proxy }) => {
     await ask(client, [{ role: "user", content: "hello" }], { "X-Session-Id": "idle" });
     assert.equal(proxy.sessions.size, 1);
@@ -151,26 +184,68 @@ Deno.test("sessions: an idle session is flushed, its last turn without a next st
     assert.equal(c.completed[0].end, "idle");
     assert.deepEqual(c.completed[0].turn.nextState, []);
     assert.equal(proxy.sessions.size, 0);
-  }, { options: { ...c.options, sessionIdleS: 0.3 } });
+    assert.equal(ends.length, 1, "the idle session leaves its record");
+    assert.equal(ends[0].end, "idle");
+    assert.equal(ends[0].turns, 1);
+    assert.equal(ends[0].label, "idle");
+  }, {
+    options: { ...c.options, sessionIdleS: 0.3, onSessionEnd: (e: SessionEnd) => ends.push(e) },
+  });
 });
 
-Deno.test("sessions: /v1/sessions/{id}/done gives the last turn its next state and reward without sampling", async () => {
+Deno.test("sessions: /v1/sessions/{id}/done with the token gives the last turn its next state and reward without sampling", async () => {
   const c = collector();
   await withProxy(async ({ client }) => {
     const u1: Msg = { role: "user", content: "Guess." };
-    const a1 = await ask(client, [u1], { "X-Session-Id": "end" });
-    const done = await client.post("/sessions/end/done", {
+    const { answer: a1, id, token } = await askFor(client, [u1]);
+    const done = await client.post(`/sessions/${id}/done`, {
       body: { messages: [u1, a1, { role: "user", content: "Correct!" }], reward: 1 },
+      headers: { "X-Session-Token": token! },
     });
-    assert.deepEqual(done, { ok: true, session_id: "end" });
+    assert.deepEqual(done, { ok: true, session_id: id });
     assert.equal(c.completed.length, 1);
     assert.deepEqual(c.completed[0].turn.nextState, [{ role: "user", content: "Correct!" }]);
     assert.equal(c.completed[0].turn.reward, 1);
     assert.equal(c.served.length, 1, "nothing sampled");
-    const again = await fetch(`${client.baseURL}/sessions/end/done`, { method: "POST" });
+    const again = await fetch(`${client.baseURL}/sessions/${id}/done`, {
+      method: "POST",
+      headers: { "x-session-token": token! },
+    });
     assert.equal(again.status, 404);
     assert.equal((await again.json()).error.code, "session_not_found");
   }, { options: c.options });
+});
+
+Deno.test("sessions: a session ended by X-Session-Done takes a late reward through /done", async () => {
+  const c = collector();
+  const ends: SessionEnd[] = [];
+  await withProxy(async ({ client }) => {
+    const u1: Msg = { role: "user", content: "Solve it." };
+    const { id, token } = await askFor(client, [u1], { "X-Session-Done": "1" });
+    assert.equal(c.completed.length, 0, "the last turn waits for its reward");
+    await client.post(`/sessions/${id}/done`, {
+      body: { reward: 0.75 },
+      headers: { "X-Session-Token": token! },
+    });
+    assert.equal(c.completed.length, 1);
+    assert.equal(c.completed[0].turn.reward, 0.75);
+    assert.ok(c.completed[0].rewarded);
+    assert.equal(c.completed[0].end, "done");
+    assert.equal(ends.length, 1);
+    assert.ok(ends[0].late_reward);
+    // Without a reward, the held turn completes unrewarded when the window closes.
+    await askFor(client, [{ role: "user", content: "Another." }], { "X-Session-Done": "1" });
+    const deadline = Date.now() + 5_000;
+    while (c.completed.length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(c.completed.length, 2);
+    assert.ok(!c.completed[1].rewarded);
+    assert.equal(ends.length, 2);
+    assert.ok(!ends[1].late_reward);
+  }, {
+    options: { ...c.options, lateRewardS: 0.4, onSessionEnd: (e: SessionEnd) => ends.push(e) },
+  });
 });
 
 Deno.test("sessions: a client that goes away before its answer loses that turn and nothing else", async () => {
@@ -183,9 +258,9 @@ Deno.test("sessions: a client that goes away before its answer loses that turn a
     },
   });
   await withProxy(async ({ client, proxy }) => {
-    const h = { "X-Session-Id": "s" };
     const u1: Msg = { role: "user", content: "one" };
-    const a1 = await ask(client, [u1], h);
+    const { answer: a1, token, id } = await askFor(client, [u1]);
+    const h = { "X-Session-Token": token! };
     // A client that dies mid-request: its socket closes while the answer is being sampled.
     const body = JSON.stringify({
       model: "local/tiny",
@@ -196,7 +271,7 @@ Deno.test("sessions: a client that goes away before its answer loses that turn a
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
     await conn.write(new TextEncoder().encode(
       `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
-        `x-session-id: s\r\ncontent-length: ${
+        `x-session-token: ${token}\r\ncontent-length: ${
           new TextEncoder().encode(body).length
         }\r\n\r\n${body}`,
     ));
@@ -210,10 +285,106 @@ Deno.test("sessions: a client that goes away before its answer loses that turn a
     // The client retries: the session goes on from turn 0, and another session is unaffected.
     const [retry, other] = await Promise.all([
       ask(client, [u1, a1, { role: "user", content: "two" }], h),
-      ask(client, [{ role: "user", content: "elsewhere" }], { "X-Session-Id": "t" }),
+      ask(client, [{ role: "user", content: "elsewhere" }]),
     ]);
     assert.ok(retry && other);
     assert.equal(c.completed.length, 1, "the retry completes nothing twice");
-    assert.equal(c.served.filter((s) => s.sessionId === "s").length, 2);
+    assert.equal(c.served.filter((s) => s.sessionId === id).length, 2);
+  }, { options: c.options, wrap: slow });
+});
+
+Deno.test("sessions: token-exact turns: a turn's prompt continues the previous prompt and sampled tokens (thinking the client drops included); spans name each token's message", async () => {
+  const c = collector();
+  await withProxy(async ({ client, proxy }) => {
+    const u1: Msg = { role: "user", content: "Hi!" };
+    const room = { max_tokens: 64 };
+    const first = await askFor(client, [u1], {}, room);
+    const h = { "X-Session-Token": first.token! };
+    // The client replays the answer without its reasoning (OpenAI clients do): re-rendering
+    // would drop the sampled <think> block; the prompt keeps the sampled tokens instead.
+    const u2: Msg = { role: "user", content: "And?" };
+    const a2 = await ask(client, [u1, first.answer, u2], h, room);
+    await ask(client, [u1, first.answer, u2, a2, { role: "user", content: "Bye." }], h, room);
+    const [t0, t1] = c.completed;
+    const prefix = [...t0.turn.observationTokens, ...t0.turn.actionTokens];
+    assert.ok(
+      renderer.tokenizer.decode(t0.turn.actionTokens).startsWith("<think>"),
+      "the sampled thinking",
+    );
+    assert.deepEqual(t1.turn.observationTokens.slice(0, prefix.length), prefix);
+    assert.ok(!t1.historyBreak);
+    assert.equal(proxy.stats.historyBreaks, 0);
+    // Spans: every prompt token is attributed, in order; the answer's tokens to message 1.
+    const spans = t1.spans!;
+    assert.equal(spans[0][0], 0);
+    assert.equal(spans.at(-1)![1], t1.turn.observationTokens.length);
+    for (let k = 1; k < spans.length; k++) assert.equal(spans[k][0], spans[k - 1][1]);
+    assert.ok(
+      spans.some(([s, e, m]) =>
+        m === 1 && s === t0.turn.observationTokens.length && e === prefix.length
+      ),
+      JSON.stringify(spans),
+    );
+    assert.equal(t1.messages[spans.at(-2)![2]].content, "And?");
+  }, {
+    options: c.options,
+    wrap: (s) =>
+      forced(
+        s,
+        (p) =>
+          p.endsWith("Hi!<|im_end|>\n<|im_start|>assistant\n")
+            ? "<think>\nA greeting.\n</think>\n\nHello!"
+            : "Sure.",
+      ),
+  });
+});
+
+Deno.test("sessions: an answer cut by the length limit cannot be continued token for token: the next turn is a counted break", async () => {
+  const c = collector();
+  await withProxy(async ({ client, proxy }) => {
+    const u1: Msg = { role: "user", content: "Count." };
+    const first = await askFor(client, [u1], {}, { max_tokens: 2 });
+    await ask(client, [u1, first.answer, { role: "user", content: "Go on." }], {
+      "X-Session-Token": first.token!,
+    });
+    assert.equal(c.completed.length, 1);
+    assert.equal(proxy.stats.historyBreaks, 1);
+    assert.equal(proxy.sessions.historyBreaks, 1);
+  }, { options: c.options, wrap: (s) => forced(s, () => "one two three four") });
+});
+
+Deno.test("sessions: closing the proxy (a run at --max-steps) answers the requests in flight, then stops", async () => {
+  const c = collector();
+  const slow = (s: SamplingClient): Sampler => ({
+    sample: async (args) => {
+      await new Promise((r) => setTimeout(r, 400));
+      return await s.sample(args);
+    },
+  });
+  let closed: Promise<void> | undefined;
+  await withProxy(async ({ client, proxy }) => {
+    const inFlight = [
+      askFor(client, [{ role: "user", content: "one" }]).then((r) => r.answer.content ? 1 : 0),
+      client.chat.completions.create({
+        model: "local/tiny",
+        messages: [{ role: "user", content: "two" }],
+        max_tokens: 4,
+        stream: true,
+      }).then(async (s) => {
+        let n = 0;
+        for await (const _ of s) n++;
+        return n;
+      }),
+    ];
+    await new Promise((r) => setTimeout(r, 100));
+    closed = proxy.close();
+    const [a, chunks] = await Promise.all(inFlight);
+    assert.equal(a, 1);
+    assert.ok((chunks as number) >= 2, "the stream was delivered whole");
+    await closed;
+    assert.equal(c.served.length, 2);
+    assert.equal(c.completed.length, 2, "their turns complete as the sessions close");
+    const after = await fetch(`${proxy.url}/models`).catch((e) => e);
+    assert.ok(after instanceof TypeError, "then it stops listening");
   }, { options: c.options, wrap: slow });
 });

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
 import { readJsonl } from "../../lib/trainer/run_log.ts";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -232,6 +234,66 @@ Deno.test({
     assert.equal(ckpts.at(-1)?.kind, "interrupted");
     const status = JSON.parse(await Deno.readTextFile(join(dir, "status.json")));
     assert.equal(status.state, "interrupted");
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "train --source proxy: turns through the Responses and Messages APIs train like chat turns",
+  sanitizeResources: false,
+  async fn() {
+    const home = await Deno.makeTempDir({ prefix: "tb-proxy-apis-" });
+    const dir = join(home, "run");
+    const t = train(
+      ["--method", "rl", "--max-steps", "2", "--batch-size", "1", "--log-path", dir],
+      home,
+    );
+    const url = await t.url;
+    assert.ok(url, "the proxy listens");
+    const model = "local/games2";
+    // Responses: a turn, then the next request (previous_response_id) rewards it.
+    const openai = new OpenAI({ baseURL: url, apiKey: "none", maxRetries: 0 });
+    const r1 = await openai.responses.create({
+      model,
+      input: "Guess a number between 1 and 10.",
+      max_output_tokens: 16,
+    });
+    await openai.responses.create({
+      model,
+      previous_response_id: r1.id,
+      input: "Higher.",
+      max_output_tokens: 16,
+    }, { headers: { "X-Turn-Reward": "1" } });
+    // Messages: a turn, rewarded by /done with its token.
+    const base = url.replace(/\/v1$/, "");
+    const anthropic = new Anthropic({ baseURL: base, apiKey: "none", maxRetries: 0 });
+    const { response } = await anthropic.messages.create({
+      model,
+      max_tokens: 16,
+      messages: [{ role: "user", content: "Guess a number between 1 and 10." }],
+    }).withResponse();
+    const done = await fetch(`${url}/sessions/${response.headers.get("x-session-id")}/done`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-session-token": response.headers.get("x-session-token")!,
+      },
+      body: JSON.stringify({ reward: -1 }),
+    });
+    assert.equal(done.status, 200, await done.text());
+    const out = await t.output;
+    assert.equal(out.code, 0, out.stderr);
+    const rows = (await readJsonl(join(dir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.deepEqual(rows.map((r) => r["proxy/reward/mean"]).sort(), [-1, 1]);
+    assert.ok(rows.every((r) => r["score/trained_turns"] === 1 && r["train/datums"] === 1));
+    const convs = (await readJsonl(join(dir, "records", "conversations.jsonl"))) as {
+      status: string;
+      reward: number;
+    }[];
+    assert.deepEqual(convs.filter((c) => c.status === "trained").map((c) => c.reward).sort(), [
+      -1,
+      1,
+    ]);
     await Deno.remove(home, { recursive: true });
   },
 });
