@@ -740,8 +740,8 @@
         field(
           "non-final",
           "non-final turn reward",
-          a.nonTerminalReward,
-          (v) => a.nonTerminalReward = num(v),
+          a.nonFinalTurnReward,
+          (v) => a.nonFinalTurnReward = num(v),
         ),
         field("clamp-min", "clamp ≥", a.clampMin, (v) => a.clampMin = num(v)),
         field("clamp-max", "clamp ≤", a.clampMax, (v) => a.clampMax = num(v)),

@@ -18,7 +18,7 @@ const method: MethodSettings = {
     mode: "discounted",
     gamma: 0,
     constantGroups: "keep",
-    nonTerminalReward: null,
+    nonFinalTurnReward: null,
     downsampleTo: null,
   },
   wOpd: 1,
