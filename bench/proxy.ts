@@ -202,7 +202,9 @@ export async function benchProxy(log: (msg: string) => void) {
     }
     // Each API side by side: the added latency one session at a time and in a burst.
     for (const api of APIS) {
-      log(`proxy: ${api}: ${PROXY_BENCH.aloneSessions} sessions one at a time, then ${PROXY_BENCH.sessions} at once`);
+      log(
+        `proxy: ${api}: ${PROXY_BENCH.aloneSessions} sessions one at a time, then ${PROXY_BENCH.sessions} at once`,
+      );
       await viaProxy(proxy.url, PROXY_BENCH.aloneSessions, true, api); // warm-up: the route's first JIT
       const one = await viaProxy(proxy.url, PROXY_BENCH.aloneSessions, true, api);
       const burst = await viaProxy(proxy.url, PROXY_BENCH.sessions, false, api);
