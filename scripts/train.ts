@@ -28,7 +28,7 @@ import { modelInfo } from "../lib/models/mod.ts";
 import { prepareTokenizer } from "../lib/tokenizers/mod.ts";
 import { DEFAULT_MODEL, ProxySchema } from "../lib/config/schema.ts";
 import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
-import { heldOutLine } from "../lib/trainer/evaluate.ts";
+import { heldOutLine } from "../lib/rundir/mod.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { make, UnknownEnvError } from "../lib/envs/registry.ts";
 import { toModelSpec } from "../lib/local/backend/wire.ts";

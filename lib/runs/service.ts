@@ -52,6 +52,7 @@ import {
 } from "./schemas.ts";
 import { type RunRecord, RunStore } from "./store.ts";
 import { RunViews } from "./views.ts";
+import type { HeldOutEvaluator } from "./eval_queue.ts";
 
 /** Options of {@link RunsService.open}. */
 export interface RunsServiceOptions {
@@ -65,6 +66,11 @@ export interface RunsServiceOptions {
   pollMs?: number;
   /** Modules that register environments (`--env-module`), imported before anything else. */
   envModules?: string[];
+  /**
+   * What scores each checkpoint: the trainer's held-out evaluator, `{ evaluateHeldOut,
+   * heldOutEnvironment }` of lib/trainer/evaluate.ts (the run API does not import the trainer).
+   */
+  evaluator: HeldOutEvaluator;
 }
 
 interface Selection {
@@ -80,7 +86,10 @@ const NO_SELECTION =
  * data dir), reconciles the stored runs with the processes alive, and starts the queue.
  *
  * @example
- * const runs = await RunsService.open({ dataDir: await Deno.makeTempDir() });
+ * const runs = await RunsService.open({
+ *   dataDir: await Deno.makeTempDir(),
+ *   evaluator: { evaluateHeldOut, heldOutEnvironment }, // lib/trainer/evaluate.ts
+ * });
  * await runs.selectEnvironment("game:GuessTheNumber-v0-easy");
  * await runs.editConfig("total_steps", 2);
  * const { run_id } = await runs.startRun();
@@ -118,6 +127,7 @@ export class RunsService implements RunsApi {
       maxConcurrent: o.maxConcurrent,
       stopGraceMs: (o.stopGraceS ?? 120) * 1000,
       pollMs: o.pollMs,
+      evaluator: o.evaluator,
     });
     await manager.start();
     return new RunsService(o.dataDir, store, manager);

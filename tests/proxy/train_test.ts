@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

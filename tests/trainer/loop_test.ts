@@ -16,7 +16,7 @@ import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
 import type { TrainConfig } from "../../lib/config/mod.ts";
 import { trainFromProxy } from "../../lib/trainer/proxy_source.ts";
 import { fitToContext, trainRL } from "../../lib/trainer/rl.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 
 /** An environment whose every reset fails, as an unreachable task server would. */
