@@ -147,3 +147,17 @@ Deno.test("architecture: run directory file names are spelled out in lib/ only i
   }
   assert.deepEqual(found, []);
 });
+
+Deno.test("architecture: the viewer's import closure holds no trainer, integration or config", async () => {
+  const graph = await importGraph(["lib"]);
+  const seen = new Set<string>();
+  const stack = ["lib/viewer/mod.ts"];
+  while (stack.length) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    stack.push(...graph.get(file) ?? []);
+  }
+  const forbidden = ["trainer", "openreward", "proxy", "config", "scoring"];
+  assert.deepEqual([...seen].filter((f) => forbidden.includes(f.split("/")[1])), []);
+});
