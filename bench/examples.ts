@@ -15,8 +15,7 @@
  */
 
 import { join } from "node:path";
-import { readJsonl, RUN_FILES } from "../lib/trainer/run_log.ts";
-import { readEvaluation } from "../lib/trainer/evaluate.ts";
+import { METRIC, readEvaluation, readJsonl, runPath } from "../lib/rundir/mod.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -223,10 +222,10 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
     const error = stderr.split("\n").find((l) => l.startsWith("error:"));
     // A run that failed before its first step leaves no metrics or events; anything else it
     // wrote is read as is, and a file that does not parse fails the benchmark.
-    const metrics = await readJsonl(join(runDir, RUN_FILES.metrics));
-    const datums = metrics.map((m) => Number((m as Record<string, unknown>)["train/datums"]));
+    const metrics = await readJsonl(runPath(runDir, "metrics"));
+    const datums = metrics.map((m) => Number((m as Record<string, unknown>)[METRIC.datums]));
     const evaluation = await readEvaluation(runDir);
-    const events = await readJsonl(join(runDir, RUN_FILES.events));
+    const events = await readJsonl(runPath(runDir, "events"));
     const skipped = events.map((e) => e as Record<string, unknown>)
       .find((e) => e.event === "evaluation_skipped");
     const result: ExampleResult = {

@@ -20,7 +20,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { analyzeGuesses, type GuessStats } from "../lib/envs/guess_the_number.ts";
-import { readJsonl } from "../lib/trainer/run_log.ts";
+import { METRIC, readJsonl } from "../lib/rundir/mod.ts";
 import { loadTrainConfig, type TrainConfig } from "../lib/config/mod.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { make } from "../lib/envs/mod.ts";
@@ -246,9 +246,9 @@ export async function runLearningArm(
           const share = (x: number) => x / Math.max(1, g.guesses);
           curve.push({
             step: m.step,
-            success: m["env/all/success"],
-            reward: m["env/all/reward/total"],
-            parseError: m["env/all/stop/parse_error"],
+            success: m[METRIC.success],
+            reward: m[METRIC.reward],
+            parseError: m[METRIC.parseErrors],
             consistent: share(g.consistent),
             bisecting: share(g.bisecting),
             repeated: share(g.repeated),
@@ -258,7 +258,7 @@ export async function runLearningArm(
           const recent = curve.slice(-b.goalWindow).map((c) => c.success);
           const avg = recent.reduce((a, x) => a + x, 0) / recent.length;
           log(
-            `${name} step ${m.step}: success ${m["env/all/success"].toFixed(3)}, consistent ${
+            `${name} step ${m.step}: success ${m[METRIC.success].toFixed(3)}, consistent ${
               share(g.consistent).toFixed(2)
             }, bisecting ${share(g.bisecting).toFixed(2)} (${seconds.toFixed(0)} s)`,
           );

@@ -6,12 +6,11 @@
  * wall time). Rounds alternate the arms' order, since the machine is noisy.
  */
 
-import { join } from "node:path";
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { startLocalServer } from "../lib/local/server/mod.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { train } from "../lib/train/mod.ts";
-import { readJsonl } from "../lib/trainer/run_log.ts";
+import { METRIC, readJsonl, runPath } from "../lib/rundir/mod.ts";
 import type { TimingSpan } from "../lib/viz/mod.ts";
 
 /** The fixed workload. */
@@ -59,12 +58,12 @@ async function runArm(arm: string): Promise<Record<string, number>> {
     const t0 = performance.now();
     const run = await train(config, { service, logDir });
     const wall = (performance.now() - t0) / 1000;
-    const spans = (await readJsonl(join(logDir, "timing_spans.jsonl"))) as TimingSpan[];
+    const spans = (await readJsonl(runPath(logDir, "spans"))) as TimingSpan[];
     const trainMs = spans.filter((s) => s.name === "train").reduce(
       (a, s) => a + s.end - s.start,
       0,
     );
-    const episodes = run.history.reduce((a, m) => a + m["env/all/total_episodes"], 0);
+    const episodes = run.history.reduce((a, m) => a + m[METRIC.totalEpisodes], 0);
     return {
       wall_s: wall,
       episodes,
@@ -72,7 +71,7 @@ async function runArm(arm: string): Promise<Record<string, number>> {
       service_busy_frac: trainMs / 1000 / wall,
       off_policy_max: Math.max(...run.history.map((m) => m["async/off_policy_max"] ?? 0)),
       requeued: run.history.reduce((a, m) => a + (m["async/requeued"] ?? 0), 0),
-      final_reward: run.history.at(-1)!["env/all/reward/total"],
+      final_reward: run.history.at(-1)![METRIC.reward],
     };
   } finally {
     service.close();

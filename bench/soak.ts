@@ -16,6 +16,7 @@ import { heapBytes } from "../lib/local/heap.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { train } from "../lib/train/mod.ts";
+import { METRIC } from "../lib/rundir/mod.ts";
 import { type ResidentBreakdown, residentNow, watchCompiles } from "./resident.ts";
 
 /** The seed command's settings, as flags. */
@@ -76,8 +77,8 @@ export async function benchSoak(log: (msg: string) => void, steps = 100) {
           rss_mib: mib(usage.rss),
           heap_mib: mib(heapBytes()),
           js_heap_mib: mib(usage.heapUsed),
-          step_s: Math.round(m["time/step"]),
-          datums: m["train/datums"],
+          step_s: Math.round(m[METRIC.stepTime]),
+          datums: m[METRIC.datums],
           kernels_compiled: kernels(),
           resident: residentNow(heapBytes()),
         };

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { figuresToHtml } from "../lib/viz/mod.ts";
 import { loadViewerData } from "../lib/viewer/mod.ts";
 import { writeRunReport } from "../lib/viewer/report.ts";
-import { readJsonl } from "../lib/trainer/run_log.ts";
+import { readJsonl, rolloutsPath, runPath } from "../lib/rundir/mod.ts";
 
 /** Where a Chromium binary is, or null: `CHROMIUM_PATH`, then Debian's and Chrome's paths. */
 export function findChromium(): string | null {
@@ -83,12 +83,12 @@ export async function trainSmallRun(
  * spans and rollout records of the real step ((s − 1) mod n) + 1, renumbered (group ids too).
  */
 export async function replicateRun(src: string, dst: string, steps: number): Promise<string> {
-  await Deno.mkdir(join(dst, "rollouts"), { recursive: true });
-  for (const f of ["config.json", "eval.json"]) {
-    await Deno.copyFile(join(src, f), join(dst, f)).catch(() => undefined);
+  await Deno.mkdir(runPath(dst, "rollouts"), { recursive: true });
+  for (const f of ["config", "evaluation"] as const) {
+    await Deno.copyFile(runPath(src, f), runPath(dst, f)).catch(() => undefined);
   }
-  const rows = (await readJsonl(join(src, "metrics.jsonl"))) as Record<string, unknown>[];
-  const spans = (await readJsonl(join(src, "timing_spans.jsonl"))) as Record<string, number>[];
+  const rows = (await readJsonl(runPath(src, "metrics"))) as Record<string, unknown>[];
+  const spans = (await readJsonl(runPath(src, "spans"))) as Record<string, number>[];
   const n = rows.length;
   const metrics: string[] = [], timing: string[] = [];
   for (let s = 1; s <= steps; s++) {
@@ -98,9 +98,9 @@ export async function replicateRun(src: string, dst: string, steps: number): Pro
       timing.push(JSON.stringify({ ...sp, step: s }));
     }
     const pad = (k: number) => String(k).padStart(6, "0");
-    const records = await readJsonl(join(src, "rollouts", `iteration_${pad(from)}.jsonl`));
+    const records = await readJsonl(rolloutsPath(src, from));
     await Deno.writeTextFile(
-      join(dst, "rollouts", `iteration_${pad(s)}.jsonl`),
+      rolloutsPath(dst, s),
       records.map((r) => {
         const rec = r as Record<string, unknown>;
         const gid = String(rec.group_id).replace(/^s\d+/, `s${pad(s)}`);
@@ -108,8 +108,8 @@ export async function replicateRun(src: string, dst: string, steps: number): Pro
       }).join(""),
     );
   }
-  await Deno.writeTextFile(join(dst, "metrics.jsonl"), metrics.join("\n") + "\n");
-  await Deno.writeTextFile(join(dst, "timing_spans.jsonl"), timing.join("\n") + "\n");
+  await Deno.writeTextFile(runPath(dst, "metrics"), metrics.join("\n") + "\n");
+  await Deno.writeTextFile(runPath(dst, "spans"), timing.join("\n") + "\n");
   return dst;
 }
 

@@ -11,6 +11,7 @@ import { defaultDataDir } from "../lib/local/server/mod.ts";
 import { RunsClient } from "../lib/runs/client.ts";
 import { createMcpServer } from "../lib/runs/mcp.ts";
 import { RunsService } from "../lib/runs/service.ts";
+import { evaluateHeldOut, heldOutEnvironment } from "../lib/trainer/evaluate.ts";
 import { LeaseError } from "../lib/runs/store.ts";
 import { EnvModuleError } from "../lib/envs/modules.ts";
 
@@ -59,6 +60,7 @@ await runCli(async () => {
         maxConcurrent: flags["max-concurrent"],
         stopGraceS: flags["stop-grace-s"],
         envModules: flags["env-module"],
+        evaluator: { evaluateHeldOut, heldOutEnvironment },
       });
     } catch (e) {
       if (e instanceof LeaseError || e instanceof EnvModuleError) throw new UsageError(e.message);

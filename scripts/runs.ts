@@ -8,6 +8,7 @@ import { z } from "zod";
 import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { defaultDataDir } from "../lib/local/server/mod.ts";
 import { startRunsServer } from "../lib/runs/server.ts";
+import { evaluateHeldOut, heldOutEnvironment } from "../lib/trainer/evaluate.ts";
 import { LeaseError } from "../lib/runs/store.ts";
 import { EnvModuleError } from "../lib/envs/modules.ts";
 import { isLoopback, READY_FILE_USAGE, writeReadyFile } from "../lib/http/mod.ts";
@@ -91,6 +92,8 @@ await runCli(async () => {
       maxQueued: flags["max-queued"],
       maxInference: flags["max-inference"],
       apiKey,
+      // The trainer's own evaluator scores checkpoints (lib/runs does not import the trainer).
+      evaluator: { evaluateHeldOut, heldOutEnvironment },
     });
   } catch (e) {
     if (e instanceof LeaseError || e instanceof EnvModuleError) throw new UsageError(e.message);

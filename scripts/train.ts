@@ -12,7 +12,8 @@ import { runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
 import { ConfigError, configHelp, type TrainConfig } from "../lib/config/mod.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
-import { heldOutLine, RunFailedError } from "../lib/trainer/mod.ts";
+import { RunFailedError } from "../lib/trainer/mod.ts";
+import { heldOutLine } from "../lib/rundir/mod.ts";
 import {
   readTrainArgs,
   stopOnSignals,

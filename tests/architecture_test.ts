@@ -123,3 +123,74 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (e.isFile) yield path;
   }
 }
+
+/** Folders that read run directories: they go through lib/rundir, never the trainer. */
+const RUN_DIRECTORY_READERS = ["viewer", "tracking", "runs"];
+
+Deno.test("architecture: the run directory's readers never import lib/trainer", async () => {
+  const graph = await importGraph(["lib"]);
+  const edges: string[] = [];
+  for (const [file, targets] of graph) {
+    if (!RUN_DIRECTORY_READERS.includes(file.split("/")[1])) continue;
+    for (const t of targets) if (t.startsWith("lib/trainer/")) edges.push(`${file} -> ${t}`);
+  }
+  assert.deepEqual(edges, []);
+});
+
+Deno.test("architecture: lib/ never imports, spawns or names a file of scripts/", async () => {
+  const graph = await importGraph(["lib", "scripts"]);
+  const edges: string[] = [];
+  for (const [file, targets] of graph) {
+    if (!file.startsWith("lib/")) continue;
+    for (const t of targets) if (t.startsWith("scripts/")) edges.push(`${file} -> ${t}`);
+  }
+  assert.deepEqual(edges, []);
+});
+
+Deno.test("architecture: a path string to scripts/ counts as an import", async () => {
+  const graph = await importGraph(["tests/import_graph_fixtures", "scripts"]);
+  assert.deepEqual(graph.get("tests/import_graph_fixtures/spawns_script.ts"), [
+    "scripts/train.ts",
+  ]);
+});
+
+/**
+ * Where a run directory's file name may appear in lib/ code outside lib/rundir, and why: the
+ * same name meaning another file.
+ */
+const OTHER_FILES_OF_THE_SAME_NAME = [
+  { file: "lib/local/onnx/export.ts", name: "config.json", why: "a model's Hugging Face config" },
+];
+
+Deno.test("architecture: run directory file names are spelled out in lib/ only in lib/rundir", async () => {
+  const { RUN_FILES } = await import("../lib/rundir/files.ts");
+  const names = Object.values(RUN_FILES).filter((n) => n.includes("."));
+  const found: string[] = [];
+  for await (const path of walk("lib")) {
+    if (!path.endsWith(".ts") || path.startsWith("lib/rundir/")) continue;
+    // Code only: a comment naming a file documents it; it is not a second place the name is set.
+    const code = (await Deno.readTextFile(path))
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+    for (const name of names) {
+      const allowed = OTHER_FILES_OF_THE_SAME_NAME.some((a) => a.file === path && a.name === name);
+      const spelled = new RegExp(`(?<![\\w.-])${name.replace(".", "\\.")}(?!\\w)`);
+      if (!allowed && spelled.test(code)) found.push(`${path}: ${name}`);
+    }
+  }
+  assert.deepEqual(found, []);
+});
+
+Deno.test("architecture: the viewer's import closure holds no trainer, integration or config", async () => {
+  const graph = await importGraph(["lib"]);
+  const seen = new Set<string>();
+  const stack = ["lib/viewer/mod.ts"];
+  while (stack.length) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    stack.push(...graph.get(file) ?? []);
+  }
+  const forbidden = ["trainer", "openreward", "proxy", "config", "scoring"];
+  assert.deepEqual([...seen].filter((f) => forbidden.includes(f.split("/")[1])), []);
+});

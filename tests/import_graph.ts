@@ -15,10 +15,14 @@ const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const SPECIFIER = /(?:^|\n)\s*(?:import|export)\b[^;"]*?["'](\.{1,2}\/[^"']+)["']/g;
 // `await import("./x.ts")`: a lazy import is a dependency too.
 const DYNAMIC = /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+// A relative path to a script in any string (`new URL("../../scripts/train.ts", import.meta.url)`,
+// a command to spawn): running a file is depending on it, as importing it is.
+const SCRIPT_PATH = /["'`]((?:\.{1,2}\/)+scripts\/[^"'`]+)["'`]/g;
 
 /**
  * The import graph of every `.ts` file under `folders` (paths from the repository root);
- * imports of files outside those folders are left out.
+ * imports of files outside those folders are left out. A relative path to a file of `scripts/`
+ * written in a string counts as an import of it (a spawned script is a dependency too).
  *
  * @example
  * const graph = await importGraph(["lib/tinker"]);
@@ -31,7 +35,11 @@ export async function importGraph(folders: string[]): Promise<ImportGraph> {
   const graph: ImportGraph = new Map();
   for (const file of files) {
     const text = await Deno.readTextFile(file);
-    const deps = [...text.matchAll(SPECIFIER), ...text.matchAll(DYNAMIC)]
+    const deps = [
+      ...text.matchAll(SPECIFIER),
+      ...text.matchAll(DYNAMIC),
+      ...text.matchAll(SCRIPT_PATH),
+    ]
       .map((m) => resolve(dirname(file), m[1]))
       .filter((d) => known.has(d));
     graph.set(relative(ROOT, file), [...new Set(deps)].map((d) => relative(ROOT, d)));

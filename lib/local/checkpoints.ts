@@ -88,6 +88,31 @@ export class CheckpointStore {
     return join(this.#runDir(p.runId), p.kind, p.name);
   }
 
+  /**
+   * Where a checkpoint being replaced waits while its successor is renamed into place (a
+   * dotted name, so listings skip it): readers fall back to it, so an overwrite never leaves a
+   * moment with no checkpoint of that name.
+   */
+  #replacedDir(p: TinkerPath): string {
+    return join(this.#runDir(p.runId), p.kind, `.${p.name}.replaced`);
+  }
+
+  /**
+   * Reads from a checkpoint's directory, or, while it is being replaced, from where the old one
+   * waits: its own, then the replaced one, then its own again (by then the new one is in place),
+   * so a read racing an overwrite gets the old checkpoint or the new one, never a 404.
+   */
+  async #readLive<T>(p: TinkerPath, read: (dir: string) => Promise<T>): Promise<T> {
+    const dirs = [this.#ckptDir(p), this.#replacedDir(p), this.#ckptDir(p)];
+    for (let i = 0;; i++) {
+      try {
+        return await read(dirs[i]);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound) || i === dirs.length - 1) throw e;
+      }
+    }
+  }
+
   /** Creates or replaces a run record. */
   async saveRun(run: RunInfo): Promise<void> {
     const dir = this.#runDir(run.training_run_id);
@@ -155,8 +180,18 @@ export class CheckpointStore {
         expires_at: expiry(now, ttlSeconds),
       };
       await writeJsonAtomic(join(tmp, "checkpoint.json"), full);
-      if (exists) await this.#removeDir(final);
-      await Deno.rename(tmp, final);
+      if (exists) {
+        // The old one steps aside (readers still find it there), the new one takes its name.
+        const replaced = this.#replacedDir(path);
+        await this.#removeDir(replaced); // left by a crash mid-replace, if any
+        await Deno.rename(final, replaced).catch((e) => {
+          if (!(e instanceof Deno.errors.NotFound)) throw e;
+        });
+        await Deno.rename(tmp, final);
+        await this.#removeDir(replaced);
+      } else {
+        await Deno.rename(tmp, final);
+      }
       return full;
     } catch (e) {
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
@@ -177,10 +212,14 @@ export class CheckpointStore {
     { optimizer = false }: { optimizer?: boolean } = {},
   ): Promise<{ meta: CheckpointMeta; tensors: CheckpointTensors }> {
     const meta = await this.meta(path);
-    const dir = this.#ckptDir(path);
-    const weights = (await readSafetensors(join(dir, "adapter.safetensors"))).tensors;
-    if (!optimizer || path.kind !== "weights") return { meta, tensors: { weights } };
-    const opt = await readSafetensors(join(dir, "optimizer.safetensors"));
+    // Weights and optimizer state from one directory: both old or both new.
+    const { weights, opt } = await this.#readLive(path, async (dir) => ({
+      weights: (await readSafetensors(join(dir, "adapter.safetensors"))).tensors,
+      opt: optimizer && path.kind === "weights"
+        ? await readSafetensors(join(dir, "optimizer.safetensors"))
+        : null,
+    }));
+    if (!opt) return { meta, tensors: { weights } };
     return {
       meta,
       tensors: {
@@ -213,15 +252,21 @@ export class CheckpointStore {
   /** A checkpoint's files as a tar archive (what the archive URL serves); 404 if absent. */
   async archive(path: TinkerPath): Promise<Uint8Array> {
     await this.meta(path);
-    const dir = this.#ckptDir(path);
-    const entries = [];
-    for (const name of ["checkpoint.json", "adapter.safetensors", "optimizer.safetensors"]) {
-      try {
-        entries.push({ name: `${path.name}/${name}`, data: await Deno.readFile(join(dir, name)) });
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
+    const entries = await this.#readLive(path, async (dir) => {
+      const entries = [];
+      for (const name of ["checkpoint.json", "adapter.safetensors", "optimizer.safetensors"]) {
+        try {
+          entries.push({
+            name: `${path.name}/${name}`,
+            data: await Deno.readFile(join(dir, name)),
+          });
+        } catch (e) {
+          // No optimizer state is fine; a missing checkpoint.json means the directory moved.
+          if (!(e instanceof Deno.errors.NotFound) || name === "checkpoint.json") throw e;
+        }
       }
-    }
+      return entries;
+    });
     return createTar(entries);
   }
 
@@ -262,8 +307,15 @@ export class CheckpointStore {
   }
 
   async #loadMeta(path: TinkerPath): Promise<CheckpointMeta | undefined> {
-    const dir = this.#ckptDir(path);
-    const meta = await readJson<CheckpointMeta>(join(dir, "checkpoint.json"));
+    let dir = this.#ckptDir(path);
+    const meta = await this.#readLive(path, async (d) => {
+      const text = await Deno.readTextFile(join(d, "checkpoint.json"));
+      dir = d;
+      return JSON.parse(text) as CheckpointMeta;
+    }).catch((e) => {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    });
     if (meta?.expires_at && Date.parse(meta.expires_at) <= Date.now()) {
       await this.#removeDir(dir);
       return undefined;

@@ -7,12 +7,36 @@
  */
 
 import { make } from "../envs/registry.ts";
-import { getRenderer } from "../renderers/mod.ts";
-import { evaluateHeldOut, heldOutEnvironment } from "../trainer/evaluate.ts";
-import type { CheckpointRecord } from "../trainer/run_log.ts";
+import type { AnyEnv } from "../envs/types.ts";
+import { getRenderer, type Renderer } from "../renderers/mod.ts";
+import type { SamplingClient } from "../tinker/mod.ts";
+import type { CheckpointRecord, PolicyScore } from "../rundir/mod.ts";
 import { withPolicy } from "./policy.ts";
 import { readCheckpoints } from "./run_files.ts";
 import type { RunRecord, RunStore } from "./store.ts";
+
+/**
+ * The held-out evaluator checkpoints are scored with: the trainer's (`evaluateHeldOut` and
+ * `heldOutEnvironment` of lib/trainer/evaluate.ts), handed in by the entry point that starts the
+ * server, so that the run API reads run directories without importing the trainer.
+ */
+export interface HeldOutEvaluator {
+  /** Plays one episode per held-out env seed with `sampler` and scores them. */
+  evaluateHeldOut(
+    sampler: SamplingClient,
+    makeEnv: () => AnyEnv,
+    o: {
+      episodes: number;
+      maxTokensPerTurn: number;
+      maxTotalTokens?: number;
+      temperature: number;
+      maxConcurrency?: number;
+      renderer: Renderer;
+    },
+  ): Promise<PolicyScore>;
+  /** The environment held-out episodes play (a task list's held-out split). */
+  heldOutEnvironment(makeEnv: () => AnyEnv): Promise<{ makeEnv: () => AnyEnv }>;
+}
 
 interface Job {
   run: RunRecord;
@@ -23,6 +47,7 @@ interface Job {
 export class EvalQueue {
   readonly #store: RunStore;
   readonly #dataDir: string;
+  readonly #evaluator: HeldOutEvaluator;
   readonly #pending: Job[] = [];
   /** `run id + state path` of every job pending or running. */
   readonly #known = new Set<string>();
@@ -30,9 +55,10 @@ export class EvalQueue {
   #currentRun: string | null = null;
   #closed = false;
 
-  constructor(store: RunStore, dataDir: string) {
+  constructor(store: RunStore, dataDir: string, evaluator: HeldOutEvaluator) {
     this.#store = store;
     this.#dataDir = dataDir;
+    this.#evaluator = evaluator;
   }
 
   /** Queues the run's checkpoints that have no evaluation yet. */
@@ -88,9 +114,9 @@ export class EvalQueue {
         this.#dataDir,
         { checkpoint },
         async (sampler, service) =>
-          evaluateHeldOut(
+          this.#evaluator.evaluateHeldOut(
             sampler,
-            (await heldOutEnvironment(() => make(run.environment))).makeEnv,
+            (await this.#evaluator.heldOutEnvironment(() => make(run.environment))).makeEnv,
             {
               episodes: Number(c.eval_episodes),
               maxTokensPerTurn: Number(c.max_token_length),

@@ -4,7 +4,11 @@
  * in a durable queue, results, held-out evaluation and test inference.
  *
  * @example
- * const server = await startRunsServer({ dataDir: ".tinkerbench/home", port: 8080 });
+ * const server = await startRunsServer({
+ *   dataDir: ".tinkerbench/home",
+ *   port: 8080,
+ *   evaluator: { evaluateHeldOut, heldOutEnvironment }, // lib/trainer/evaluate.ts
+ * });
  * const runs = new RunsClient({ baseUrl: server.url });
  * await runs.selectEnvironment("game:GuessTheNumber-v0-easy");
  *

@@ -9,7 +9,7 @@
 
 import { connectTinker } from "../local/connect.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/mod.ts";
-import type { CheckpointRecord } from "../trainer/run_log.ts";
+import type { CheckpointRecord } from "../rundir/mod.ts";
 
 /** Which weights to sample from. */
 export type PolicySource =

@@ -1,6 +1,7 @@
 /**
- * Training runs as child processes: `deno task train`'s own script on the run's config file, in
- * a session of its own (so a Ctrl-C meant for the server never reaches it, and it outlives a
+ * Training runs as child processes: what `deno task train` runs (the `train` task of the
+ * project's deno.json, so this library names no script of its own callers) on the run's config
+ * file, in a session of its own (so a Ctrl-C meant for the server never reaches it, and it outlives a
  * server that stops or crashes), its output appended to `train.log` in the run directory.
  * A process is known by its pid and its start time, so a pid the system reused for something
  * else is never mistaken for a run after a server restart (Linux `/proc`).
@@ -9,8 +10,11 @@
  */
 
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { resolve } from "node:path";
+import { isAlive, processStart } from "../util/process.ts";
 
-const TRAIN_SCRIPT = fromFileUrl(new URL("../../scripts/train.ts", import.meta.url));
+export { isAlive, processStart };
+
 const DENO_JSON = fromFileUrl(new URL("../../deno.json", import.meta.url));
 const REPO = fromFileUrl(new URL("../../", import.meta.url));
 
@@ -24,18 +28,43 @@ function isSettingVariable(name: string): boolean {
     name === "KL_LOSS_COEF";
 }
 
-/** The command that trains (or resumes) a run from its config file. */
+/**
+ * The command that trains (or resumes) a run from its config file: the `train` task of
+ * deno.json (`deno run [flags] SCRIPT`), run directly rather than through `deno task`, so the
+ * process started is the trainer itself (its pid is the one to signal and to watch).
+ */
 export function trainingCommand(configPath: string): string[] {
-  return [
+  return [...trainTask(), "--config-path", configPath];
+}
+
+let cachedTask: string[] | null = null;
+
+function trainTask(): string[] {
+  if (cachedTask) return cachedTask;
+  const tasks = (JSON.parse(Deno.readTextFileSync(DENO_JSON)) as {
+    tasks?: Record<string, string | { command?: string }>;
+  }).tasks ?? {};
+  const task = tasks.train;
+  const command = typeof task === "string" ? task : task?.command ?? "";
+  const words = command.trim().split(/\s+/);
+  // `deno run <flags> <script>`: anything else (pipes, env settings) cannot be run directly.
+  if (words[0] !== "deno" || words[1] !== "run" || !/\.ts$/.test(words.at(-1) ?? "")) {
+    throw new Error(
+      `deno.json's train task is not "deno run [flags] SCRIPT.ts" (it is ${
+        JSON.stringify(command)
+      }); the runs server cannot start it`,
+    );
+  }
+  const flags = words.slice(2, -1);
+  cachedTask = [
     Deno.execPath(),
     "run",
-    "-A",
+    ...flags,
     "--config",
     DENO_JSON,
-    TRAIN_SCRIPT,
-    "--config-path",
-    configPath,
+    resolve(REPO, words.at(-1)!),
   ];
+  return cachedTask;
 }
 
 /** A started training process. */
@@ -80,36 +109,6 @@ export function spawnTraining(
     start: processStart(child.pid),
     exited: child.status.then((s) => (s.signal === null ? s.code : null)),
   };
-}
-
-/**
- * When a process started, as the kernel's clock ticks since boot (field 22 of /proc/PID/stat),
- * or null where /proc is not available.
- */
-export function processStart(pid: number): string | null {
-  const stat = readStat(pid);
-  return stat ? stat[19] ?? null : null;
-}
-
-/** Whether the process `pid` (with start time `start`, when known) is still running. */
-export function isAlive(pid: number, start: string | null): boolean {
-  const stat = readStat(pid);
-  if (stat === null) return false;
-  // A zombie has exited; it only waits for its parent to read its status.
-  if (stat[0] === "Z" || stat[0] === "X") return false;
-  return start === null || stat[19] === start;
-}
-
-/** Fields of /proc/PID/stat after the command name (state first), or null. */
-function readStat(pid: number): string[] | null {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch {
-    return null;
-  }
-  // The command name is in parentheses and may itself contain spaces or parentheses.
-  return text.slice(text.lastIndexOf(")") + 2).trim().split(" ");
 }
 
 /** Sends a signal to a run's process; false when it is already gone. */

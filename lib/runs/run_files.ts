@@ -6,70 +6,82 @@
  * @module
  */
 
-import { join } from "node:path";
 import { mean } from "../util/stats.ts";
-import type { StepMetrics } from "../trainer/run.ts";
-import { type CheckpointRecord, CheckpointRecordSchema, readJsonl } from "../trainer/run_log.ts";
+import {
+  type CheckpointRecord,
+  METRIC,
+  readCheckpoints as readCheckpointFile,
+  readStepMetrics,
+  runPath,
+  type StepMetrics,
+} from "../rundir/mod.ts";
 
-/** The trainer's metric names the API reports (tinker-cookbook's names). */
-export const METRIC = {
-  reward: "env/all/reward/total",
-  success: "env/all/success",
-  loss: "train/loss:sum",
-  stepTime: "time/step",
-} as const;
-
-/** The files of a run directory. */
-export function runPaths(runDir: string) {
+/** The run's files as the API reports them (`paths` of a run's status). */
+export function apiPaths(runDir: string) {
   return {
     dir: runDir,
-    config: join(runDir, "train.yaml"),
-    log: join(runDir, "train.log"),
-    metrics: join(runDir, "metrics.jsonl"),
-    checkpoints: join(runDir, "checkpoints.jsonl"),
-    report: join(runDir, "report.html"),
+    config: runPath(runDir, "trainConfig"),
+    log: runPath(runDir, "log"),
+    metrics: runPath(runDir, "metrics"),
+    checkpoints: runPath(runDir, "checkpoints"),
+    report: runPath(runDir, "report"),
   };
 }
 
-/** Every metrics row of a run (none yet: empty). */
-export async function readMetrics(runDir: string): Promise<StepMetrics[]> {
-  const rows = await readJsonl(runPaths(runDir).metrics);
-  return rows.filter((r): r is StepMetrics =>
-    typeof r === "object" && r !== null && typeof (r as { step?: unknown }).step === "number"
-  );
+/**
+ * Every metrics row of a run (none yet: empty); a line that is not a row is left out and
+ * reported to `skipped` when given, else an error.
+ */
+export function readMetrics(runDir: string, skipped?: string[]): Promise<StepMetrics[]> {
+  return readStepMetrics(runDir, skipped);
 }
 
 /**
  * Metrics rows by run directory, read again only when the file changed (size or time), so
- * listing many runs does not reparse every metrics file on every call.
+ * listing many runs does not reparse every metrics file on every call. A bad line is left out
+ * and kept as the run's problem ({@link MetricsCache.problems}): one corrupt file never fails
+ * a listing of every run.
  */
 export class MetricsCache {
-  readonly #entries = new Map<string, { key: string; rows: StepMetrics[] }>();
+  readonly #entries = new Map<string, { key: string; rows: StepMetrics[]; skipped: string[] }>();
 
   /** The run's rows, from the cache when its file is unchanged. */
   async rows(runDir: string): Promise<StepMetrics[]> {
+    return (await this.#read(runDir)).rows;
+  }
+
+  /** The lines of the run's metrics file left out (`metrics.jsonl line 4: …`). */
+  async problems(runDir: string): Promise<string[]> {
+    return (await this.#read(runDir)).skipped;
+  }
+
+  async #read(runDir: string): Promise<{ rows: StepMetrics[]; skipped: string[] }> {
     let key: string;
     try {
-      const st = await Deno.stat(runPaths(runDir).metrics);
+      const st = await Deno.stat(runPath(runDir, "metrics"));
       key = `${st.size} ${st.mtime?.getTime()}`;
     } catch {
-      return [];
+      return { rows: [], skipped: [] };
     }
     const hit = this.#entries.get(runDir);
-    if (hit?.key === key) return hit.rows;
-    const rows = await readMetrics(runDir);
-    this.#entries.set(runDir, { key, rows });
-    return rows;
+    if (hit?.key === key) return hit;
+    const skipped: string[] = [];
+    const rows = await readStepMetrics(runDir, skipped);
+    const entry = { key, rows, skipped };
+    this.#entries.set(runDir, entry);
+    return entry;
   }
 }
 
-/** Every checkpoint record of a run; lines that are not records are skipped. */
-export async function readCheckpoints(runDir: string): Promise<CheckpointRecord[]> {
-  const rows = await readJsonl(runPaths(runDir).checkpoints);
-  return rows.flatMap((r) => {
-    const parsed = CheckpointRecordSchema.safeParse(r);
-    return parsed.success ? [parsed.data] : [];
-  });
+/**
+ * Every checkpoint record of a run; lines that are not records are left out (and reported to
+ * `skipped` when given).
+ */
+export function readCheckpoints(
+  runDir: string,
+  skipped: string[] = [],
+): Promise<CheckpointRecord[]> {
+  return readCheckpointFile(runDir, skipped);
 }
 
 /** The headline numbers of a metrics row. */
@@ -117,7 +129,7 @@ export function sampleHistory(rows: StepMetrics[], n = 10): StepSummary[] {
 export async function logError(runDir: string, orLastLines = 0): Promise<string | null> {
   let text: string;
   try {
-    text = await Deno.readTextFile(runPaths(runDir).log);
+    text = await Deno.readTextFile(runPath(runDir, "log"));
   } catch {
     return null;
   }

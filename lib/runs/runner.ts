@@ -14,12 +14,12 @@ import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
 import { ConfigError, loadTrainConfig } from "../config/mod.ts";
 import { writeRunReport } from "../viewer/report.ts";
-import { readRunStatus, type RunDirStatus } from "../trainer/run_log.ts";
+import { readRunStatus, type RunDirStatus, runPath, writeFileAtomic } from "../rundir/mod.ts";
 import { type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";
-import { exists, logError, readCheckpoints, readMetrics, runPaths } from "./run_files.ts";
+import { exists, logError, readCheckpoints, readMetrics } from "./run_files.ts";
 import type { RunRecord, RunState, RunStore } from "./store.ts";
-import { EvalQueue } from "./eval_queue.ts";
+import { EvalQueue, type HeldOutEvaluator } from "./eval_queue.ts";
 
 /** Options of {@link RunManager}. */
 export interface RunManagerOptions {
@@ -33,6 +33,8 @@ export interface RunManagerOptions {
   stopGraceMs?: number;
   /** How often processes and files are checked (default 1 s). */
   pollMs?: number;
+  /** What scores checkpoints (the trainer's evaluator, from the entry point). */
+  evaluator: HeldOutEvaluator;
 }
 
 /** A run that cannot do what was asked in its state (HTTP 409). */
@@ -68,9 +70,10 @@ export class RunManager {
       maxConcurrent: o.maxConcurrent ?? 1,
       stopGraceMs: o.stopGraceMs ?? 120_000,
       pollMs: o.pollMs ?? 1000,
+      evaluator: o.evaluator,
     };
     this.maxConcurrent = this.#o.maxConcurrent;
-    this.evals = new EvalQueue(store, o.dataDir);
+    this.evals = new EvalQueue(store, o.dataDir, o.evaluator);
   }
 
   /** Reconciles the records with the processes that exist, then starts watching. */
@@ -100,7 +103,7 @@ export class RunManager {
     o: { id: string; name: string; environment: string; config: RunConfig; wandbProject?: string },
   ): Promise<RunRecord> {
     const runDir = join(this.#o.runsDir, o.id);
-    const paths = runPaths(runDir);
+    const configPath = runPath(runDir, "trainConfig");
     await Deno.mkdir(runDir, { recursive: true });
     // The run's name and project are its W&B names too (used when W&B is on).
     const settings = {
@@ -109,15 +112,15 @@ export class RunManager {
       ...(o.wandbProject ? { wandb_project_name: o.wandbProject } : {}),
     };
     const text = `# Written by the runs server for run ${o.id} (${o.name}).\n` +
-      `# Resume by hand: deno task train --config-path ${paths.config}\n` + toYaml(settings);
+      `# Resume by hand: deno task train --config-path ${configPath}\n` + toYaml(settings);
     try {
-      await loadTrainConfig({ file: { path: paths.config, text } });
+      await loadTrainConfig({ file: { path: configPath, text } });
     } catch (e) {
       await Deno.remove(runDir, { recursive: true });
       if (e instanceof ConfigError) throw new RunConfigError(e.message);
       throw e;
     }
-    await Deno.writeTextFile(paths.config, text);
+    await writeFileAtomic(configPath, text);
     const now = new Date().toISOString();
     const run: RunRecord = {
       id: o.id,
@@ -233,12 +236,11 @@ export class RunManager {
       error: null,
     }, ["queued"]);
     if (!claimed) return;
-    const paths = runPaths(run.runDir);
     let proc: TrainingProcess;
     try {
       proc = spawnTraining({
-        configPath: paths.config,
-        logFile: paths.log,
+        configPath: runPath(run.runDir, "trainConfig"),
+        logFile: runPath(run.runDir, "log"),
         dataDir: this.#o.dataDir,
       });
     } catch (e) {
@@ -290,9 +292,9 @@ export class RunManager {
     }
     this.#end(run.id, run.startedAt, { state, error, exitCode: code });
     await this.evals.scan(this.#get(run.id));
-    if (state === "crashed" && !(await exists(runPaths(run.runDir).report))) {
+    if (state === "crashed" && !(await exists(runPath(run.runDir, "report")))) {
       // The trainer writes its report at the end; a crashed run gets one from what it logged.
-      if ((await readMetrics(run.runDir)).length > 0) {
+      if ((await readMetrics(run.runDir, [])).length > 0) {
         await writeRunReport(run.runDir).catch(() => undefined);
       }
     }

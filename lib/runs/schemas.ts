@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import { CheckpointRecordSchema } from "../trainer/run_log.ts";
+import { CheckpointRecordSchema } from "../rundir/mod.ts";
 import { formatZodError } from "../util/zod.ts";
 import { HttpError } from "../http/errors.ts";
 import { RunStateSchema } from "./store.ts";
@@ -159,6 +159,8 @@ export const RunStatusSchema = z.object({
    */
   failure: z.string().nullable(),
   last_checkpoint: CheckpointRecordSchema.nullable(),
+  /** Lines of the run's files left out as unreadable (`metrics.jsonl line 4: …`); [] when none. */
+  file_problems: z.array(z.string()),
   config: z.record(z.string(), fieldValue),
   paths: RunPathsSchema,
   /** Rerunning this resumes the run by hand, as `deno task train` does. */

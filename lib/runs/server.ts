@@ -3,7 +3,11 @@
  * (loopback by default).
  *
  * @example
- * const server = await startRunsServer({ dataDir: await Deno.makeTempDir(), port: 0 });
+ * const server = await startRunsServer({
+ *   dataDir: await Deno.makeTempDir(),
+ *   port: 0,
+ *   evaluator: { evaluateHeldOut, heldOutEnvironment }, // lib/trainer/evaluate.ts
+ * });
  * const runs = new RunsClient({ baseUrl: server.url });
  * console.log(await runs.listEnvironments());
  * await server.close();

@@ -53,6 +53,7 @@ import {
 } from "./schemas.ts";
 import { type RunRecord, RunStore } from "./store.ts";
 import { RunViews } from "./views.ts";
+import type { HeldOutEvaluator } from "./eval_queue.ts";
 
 /** Options of {@link RunsService.open}. */
 export interface RunsServiceOptions {
@@ -73,6 +74,11 @@ export interface RunsServiceOptions {
    * {@link DEFAULT_MAX_INFERENCE}).
    */
   maxInference?: number;
+  /**
+   * What scores each checkpoint: the trainer's held-out evaluator, `{ evaluateHeldOut,
+   * heldOutEnvironment }` of lib/trainer/evaluate.ts (the run API does not import the trainer).
+   */
+  evaluator: HeldOutEvaluator;
 }
 
 /** Runs that may wait in the queue by default. */
@@ -93,7 +99,10 @@ const NO_SELECTION =
  * data dir), reconciles the stored runs with the processes alive, and starts the queue.
  *
  * @example
- * const runs = await RunsService.open({ dataDir: await Deno.makeTempDir() });
+ * const runs = await RunsService.open({
+ *   dataDir: await Deno.makeTempDir(),
+ *   evaluator: { evaluateHeldOut, heldOutEnvironment }, // lib/trainer/evaluate.ts
+ * });
  * await runs.selectEnvironment("game:GuessTheNumber-v0-easy");
  * await runs.editConfig("total_steps", 2);
  * const { run_id } = await runs.startRun();
@@ -141,6 +150,7 @@ export class RunsService implements RunsApi {
       maxConcurrent: o.maxConcurrent,
       stopGraceMs: (o.stopGraceS ?? 120) * 1000,
       pollMs: o.pollMs,
+      evaluator: o.evaluator,
     });
     await manager.start();
     return new RunsService(o.dataDir, store, manager, o);

@@ -9,11 +9,11 @@
 import type { FieldValue } from "./fields.ts";
 import { trainingCommand } from "./process.ts";
 import {
+  apiPaths,
   estimateSecondsLeft,
   exists,
   MetricsCache,
   readCheckpoints,
-  runPaths,
   sampleHistory,
   summarize,
 } from "./run_files.ts";
@@ -42,7 +42,9 @@ export class RunViews {
     const running = run.state === "running" && run.startedAt !== null;
     const elapsed = run.elapsedBeforeS +
       (running ? (Date.now() - Date.parse(run.startedAt!)) / 1000 : 0);
-    const paths = runPaths(run.runDir);
+    const paths = apiPaths(run.runDir);
+    const problems = [...await this.#metrics.problems(run.runDir)];
+    const checkpoints = await readCheckpoints(run.runDir, problems);
     return {
       run_id: run.id,
       name: run.name,
@@ -70,7 +72,8 @@ export class RunViews {
       attempts: run.attempts,
       pid: run.state === "running" ? run.pid : null,
       failure: run.error,
-      last_checkpoint: (await readCheckpoints(run.runDir)).at(-1) ?? null,
+      last_checkpoint: checkpoints.at(-1) ?? null,
+      file_problems: problems,
       config: run.config as Record<string, FieldValue>,
       paths,
       command: trainingCommand(paths.config),
@@ -100,7 +103,7 @@ export class RunViews {
     const evals = this.#store.evalsFor(run.id);
     // The newest checkpoint with sampler weights, else the newest one.
     const best = checkpoints.findLast((c) => c.sampler_path) ?? checkpoints.at(-1) ?? null;
-    const paths = runPaths(run.runDir);
+    const paths = apiPaths(run.runDir);
     const { step: _, ...final } = rows.at(-1) ?? { step: 0 };
     return {
       run_id: run.id,

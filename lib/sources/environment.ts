@@ -7,6 +7,7 @@
  * @module
  */
 
+import { type HeldOutEvaluation } from "../rundir/mod.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import {
@@ -18,12 +19,7 @@ import {
   stepSeeds,
 } from "../rollout/mod.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
-import {
-  evaluateRun,
-  heldOutEnvironment,
-  type HeldOutEvaluation,
-  type StepGroups,
-} from "../trainer/mod.ts";
+import { evaluateRun, heldOutEnvironment, type StepGroups } from "../trainer/mod.ts";
 import { collectionMetrics, failedEpisodes, groupId } from "./collection.ts";
 import type { Plan, PlanEvaluationInput } from "./plan.ts";
 

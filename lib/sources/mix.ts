@@ -13,6 +13,7 @@
  * @module
  */
 
+import { type HeldOutEvaluation } from "../rundir/mod.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import { OrsClient } from "../openreward/client.ts";
@@ -26,12 +27,7 @@ import {
   type GroupSpec,
   type Sampler,
 } from "../rollout/mod.ts";
-import {
-  type ExcludedGroup,
-  type HeldOutEvaluation,
-  rolloutMetrics,
-  type StepGroups,
-} from "../trainer/mod.ts";
+import { type ExcludedGroup, rolloutMetrics, type StepGroups } from "../trainer/mod.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
 import {

@@ -5,12 +5,8 @@
  * @module
  */
 
-import {
-  evaluateRun,
-  HELD_OUT_SAMPLER_SEED,
-  type HeldOutEvaluation,
-  type PolicyScore,
-} from "../trainer/mod.ts";
+import { type HeldOutEvaluation, type PolicyScore } from "../rundir/mod.ts";
+import { evaluateRun, HELD_OUT_SAMPLER_SEED } from "../trainer/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
 import { type MixEnvironment, mixSampling } from "./mix_environments.ts";
 import type { PlanEvaluationInput } from "./plan.ts";

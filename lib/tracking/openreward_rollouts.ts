@@ -7,11 +7,11 @@
  * @module
  */
 
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import type { TrainConfig } from "../config/schema.ts";
 import { resolveLearningRate } from "../config/schema.ts";
 import { parseRolloutRecord, type RolloutRecord } from "../rl/records.ts";
-import { readJsonl } from "../trainer/run_log.ts";
+import { readJsonl, rolloutsPath } from "../rundir/mod.ts";
 import {
   openRewardUploadTarget,
   type RolloutMessage,
@@ -110,8 +110,10 @@ export class RunRolloutUploads {
   }
 
   async #addStep(step: number): Promise<void> {
-    const file = join(this.#runDir, "rollouts", `iteration_${String(step).padStart(6, "0")}.jsonl`);
-    for (const row of await readJsonl(file)) {
+    const skipped: string[] = [];
+    const rows = await readJsonl(rolloutsPath(this.#runDir, step), { skipped });
+    for (const line of skipped) this.#warn(`warning: OpenReward: ${line}`);
+    for (const row of rows) {
       const rec = parseRolloutRecord(row);
       const [environment, split] = rec.tags;
       if (!this.#environments.has(environment)) continue;

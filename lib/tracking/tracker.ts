@@ -10,8 +10,7 @@
 
 import { join } from "node:path";
 import type { TrainConfig } from "../config/schema.ts";
-import { readJsonl } from "../trainer/run_log.ts";
-import type { HeldOutEvaluation } from "../trainer/evaluate.ts";
+import { type HeldOutEvaluation, readJsonl, RUN_FILES, runPath } from "../rundir/mod.ts";
 import { decideWandb, type RunNames } from "./settings.ts";
 import { WandbRun, type WandbRunOptions } from "./wandb.ts";
 import { openRolloutUploads, type RunRolloutUploads } from "./openreward_rollouts.ts";
@@ -102,10 +101,14 @@ export class RunTracking {
   started(): void {
     const wandb = this.wandb;
     if (!wandb) return;
-    this.#started = readJsonl(join(this.#runDir, "metrics.jsonl")).then(
-      (rows) => wandb.resumeFrom(rows as Record<string, unknown>[]),
+    const skipped: string[] = [];
+    this.#started = readJsonl(runPath(this.#runDir, "metrics"), { skipped }).then(
+      (rows) => {
+        for (const line of skipped) this.#warn(`warning: W&B: ${line}`);
+        wandb.resumeFrom(rows as Record<string, unknown>[]);
+      },
       (e) => {
-        this.#warn(`warning: W&B: metrics.jsonl unreadable (${(e as Error).message})`);
+        this.#warn(`warning: W&B: ${RUN_FILES.metrics} unreadable (${(e as Error).message})`);
         wandb.resumeFrom([]);
       },
     );

@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { type FileChunk, WandbApi, WandbRequestError } from "./wandb_api.ts";
 import { wandbRunUrl, type WandbTarget } from "./settings.ts";
+import { RUN_FILES } from "../rundir/mod.ts";
 
 /** The file in a run directory that names its W&B run. */
 export const WANDB_STATE_FILE = "wandb.json";
@@ -213,7 +214,7 @@ export class WandbRun {
         `warning: W&B: ${n} row${
           n === 1 ? "" : "s"
         } not sent and run not finished (${this.#gaveUp}); ` +
-          "they are in metrics.jsonl: rerun the same command to send them",
+          `they are in ${RUN_FILES.metrics}: rerun the same command to send them`,
       );
       return { sent: false };
     }

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type CheckpointRecord } from "../rundir/mod.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import { connectTinker } from "../local/connect.ts";
 import { ProxySessions } from "../proxy/source.ts";
@@ -15,7 +16,6 @@ import { EnvironmentPlan, openPlan, type Plan, scheduleRollouts } from "../sourc
 import type { SamplingClient, ServiceClient } from "../tinker/mod.ts";
 import { runNames, RunTracking } from "../tracking/mod.ts";
 import {
-  type CheckpointRecord,
   type GroupSource,
   openRun,
   openScoring,

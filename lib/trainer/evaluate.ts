@@ -3,20 +3,17 @@
  * seed ({@link HELD_OUT_ENV_SEEDS} in `lib/util/random.ts`, which no training seed from
  * `deriveSeed` ever is) with fixed sampler seeds, so every policy evaluated on an environment
  * plays the same episodes. The trainer compares the base model and the trained policy
- * ({@link evaluateRun}, written as `eval.json`, printed as {@link heldOutLine}, shown in the
- * report); the run API scores each checkpoint, and the learning benchmark each arm, with
- * {@link evaluateHeldOut}.
+ * ({@link evaluateRun}, written as `eval.json` and printed as `heldOutLine`, both of
+ * `lib/rundir`, and shown in the report); the run API scores each checkpoint, and the learning
+ * benchmark each arm, with {@link evaluateHeldOut}.
  *
  * @module
  */
 
-import { join } from "node:path";
-import { z } from "zod";
 import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { HELD_OUT_ENV_SEEDS, heldOutEnvSeeds } from "../util/random.ts";
-import { formatZodError } from "../util/zod.ts";
 import type { Renderer } from "../renderers/types.ts";
 import {
   collectGroups,
@@ -28,6 +25,7 @@ import { episodeSucceeded } from "./metrics.ts";
 import { episodeConcurrency, toolUseOptions } from "./rollout_options.ts";
 import { type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
 import type { TaskSplit } from "../envs/tool_env.ts";
+import type { HeldOutEvaluation, PolicyScore } from "../rundir/mod.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -58,61 +56,6 @@ export interface HeldOutOptions {
   /** Stops the evaluation (Ctrl-C); its score is then partial, and the caller drops it. */
   signal?: AbortSignal;
 }
-
-/** One policy's score on the held-out episodes. */
-export const PolicyScoreSchema = z.object({
-  /** Solved episodes (rewards sum to ≥ 1) over episodes played. */
-  success: z.number().min(0).max(1),
-  mean_reward: z.number(),
-  /** Episodes that played to the end (failed ones, e.g. context overflows, are left out). */
-  episodes: z.number().int().min(0),
-  /** Why the first left-out episode failed, when one did. */
-  first_error: z.string().optional(),
-});
-
-/** A policy's score on the held-out episodes. */
-export type PolicyScore = z.infer<typeof PolicyScoreSchema>;
-
-/** The run directory's `eval.json`. */
-export const HeldOutEvaluationSchema = z.object({
-  env_id: z.string(),
-  model: z.string(),
-  /** Held-out episodes asked for (one per env seed). */
-  episodes: z.number().int().min(1),
-  /** The env seeds, first and last. */
-  env_seeds: z.tuple([z.number().int(), z.number().int()]),
-  sampler_seed: z.number().int(),
-  temperature: z.number(),
-  /** Steps of training behind the trained policy. */
-  step: z.number().int().min(0),
-  base: PolicyScoreSchema,
-  trained: PolicyScoreSchema,
-  /**
-   * A task list's split the episodes played: one the run does not train on, else (`trained_on`)
-   * the only split it has.
-   */
-  split: z.object({ name: z.string(), trained_on: z.boolean() }).optional(),
-  /**
-   * An environment mix's scores per environment (`base` and `trained` above are over all of
-   * them), and the environments left out with the reason.
-   */
-  environments: z.record(
-    z.string(),
-    z.union([
-      z.object({
-        base: PolicyScoreSchema,
-        trained: PolicyScoreSchema,
-        /** A task list's: the split played, one the run did not train on. */
-        split: z.string().optional(),
-      }),
-      z.object({ skipped: z.string() }),
-    ]),
-  ).optional(),
-  seconds: z.number(),
-});
-
-/** A held-out comparison of the base model and the trained policy. */
-export type HeldOutEvaluation = z.infer<typeof HeldOutEvaluationSchema>;
 
 /**
  * Plays one episode per held-out env seed with `sampler` and scores them.
@@ -157,66 +100,6 @@ export async function evaluateHeldOut(
     episodes: n,
     ...(res.errors.length ? { first_error: res.errors[0].message } : {}),
   };
-}
-
-/**
- * The one-line summary `deno task train` ends with.
- *
- * @example
- * heldOutLine(evaluation); // "held-out success: base 0.41 → trained 0.78 (64 episodes)"
- */
-export function heldOutLine(e: HeldOutEvaluation): string {
-  const line = (base: PolicyScore, trained: PolicyScore) =>
-    `base ${base.success.toFixed(2)} → trained ${trained.success.toFixed(2)}`;
-  const split = !e.split
-    ? ""
-    : e.split.trained_on
-    ? `, ${e.split.name} split: its only one, trained on`
-    : `, ${e.split.name} split`;
-  const overall = `held-out success: ${line(e.base, e.trained)} (${e.episodes} episodes${
-    e.environments ? " per environment" : ""
-  }${split})`;
-  if (!e.environments) return overall;
-  const parts = Object.entries(e.environments).map(([name, x]) =>
-    "skipped" in x
-      ? `${name}: skipped (${x.skipped})`
-      : `${name}${x.split ? ` (${x.split} split)` : ""}: ${line(x.base, x.trained)}`
-  );
-  // Every environment skipped: no number to print over all.
-  if (e.base.episodes === 0) return `held-out success: none; ${parts.join("; ")}`;
-  return `${overall}; ${parts.join("; ")}`;
-}
-
-/** Path of the evaluation file in a run directory. */
-export function evaluationPath(logDir: string): string {
-  return join(logDir, "eval.json");
-}
-
-/** Writes `eval.json` into the run directory. */
-export async function writeEvaluation(logDir: string, e: HeldOutEvaluation): Promise<void> {
-  await Deno.writeTextFile(evaluationPath(logDir), JSON.stringify(e, null, 2) + "\n");
-}
-
-/** The run directory's `eval.json`, or null when the run has none (or an unreadable one). */
-export async function readEvaluation(logDir: string): Promise<HeldOutEvaluation | null> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(evaluationPath(logDir));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${evaluationPath(logDir)}: not JSON (${(e as Error).message})`);
-  }
-  const parsed = HeldOutEvaluationSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new Error(`${evaluationPath(logDir)}: ${formatZodError(parsed.error)}`);
-  }
-  return parsed.data;
 }
 
 /** What {@link evaluateRun} needs of a finished run. */

@@ -25,7 +25,7 @@ export interface Scoring {
   sources: EvidenceSources;
 }
 import type { SamplingClient } from "../tinker/mod.ts";
-import { type HeldOutEvaluation, writeEvaluation } from "./evaluate.ts";
+import { type HeldOutEvaluation, writeEvaluation } from "../rundir/mod.ts";
 import {
   excludedGroupRecords,
   failedEpisodeRecords,

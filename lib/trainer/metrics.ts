@@ -10,6 +10,7 @@ import type { AdvantageStats } from "../advantages/mod.ts";
 import type { Datum, ForwardBackwardOutput } from "../protocol/mod.ts";
 import { type Episode, type EpisodeGroup, isSolved } from "../rl/types.ts";
 import { mean } from "../util/stats.ts";
+import { ENV_METRIC, envMetric, METRIC } from "../rundir/mod.ts";
 
 /** Whether an episode solved its task: its rewards reach 1 (a GEM game's win). */
 export function episodeSucceeded(e: Episode): boolean {
@@ -28,12 +29,13 @@ export function rolloutMetrics(groups: EpisodeGroup[]): Record<string, number> {
     const key = g.tags[0] ?? g.envId;
     byEnv.set(key, [...(byEnv.get(key) ?? []), g.episodes]);
   }
-  Object.assign(m, prefixed("env/all", groups.map((g) => g.episodes)));
-  if (byEnv.size > 1) { for (const [id, gs] of byEnv) Object.assign(m, prefixed(`env/${id}`, gs)); }
+  Object.assign(m, envMetrics("all", groups.map((g) => g.episodes)));
+  if (byEnv.size > 1) { for (const [id, gs] of byEnv) Object.assign(m, envMetrics(id, gs)); }
   return m;
 }
 
-function prefixed(prefix: string, groups: Episode[][]): Record<string, number> {
+function envMetrics(env: string, groups: Episode[][]): Record<string, number> {
+  const key = (k: string) => envMetric(env, k);
   const eps = groups.flat();
   const turns = eps.flatMap((e) => e.turns);
   const acTokens = turns.reduce((n, t) => n + t.actionTokens.length, 0);
@@ -47,25 +49,27 @@ function prefixed(prefix: string, groups: Episode[][]): Record<string, number> {
     }
   }
   const m: Record<string, number> = {
-    [`${prefix}/reward/total`]: mean(eps.map((e) => e.totalReward)),
-    [`${prefix}/success`]: mean(eps.map((e) => (episodeSucceeded(e) ? 1 : 0))),
-    [`${prefix}/turns_per_episode`]: turns.length / (eps.length || 1),
-    [`${prefix}/ac_tokens_per_turn`]: acTokens / (turns.length || 1),
-    [`${prefix}/ob_tokens_per_turn`]: obTokens / (turns.length || 1),
-    [`${prefix}/total_episodes`]: eps.length,
-    [`${prefix}/total_turns`]: turns.length,
-    [`${prefix}/total_ac_tokens`]: acTokens,
-    [`${prefix}/total_ob_tokens`]: obTokens,
+    [key(ENV_METRIC.reward)]: mean(eps.map((e) => e.totalReward)),
+    [key(ENV_METRIC.success)]: mean(eps.map((e) => (episodeSucceeded(e) ? 1 : 0))),
+    [key(ENV_METRIC.turnsPerEpisode)]: turns.length / (eps.length || 1),
+    [key(ENV_METRIC.acTokensPerTurn)]: acTokens / (turns.length || 1),
+    [key(ENV_METRIC.obTokensPerTurn)]: obTokens / (turns.length || 1),
+    [key(ENV_METRIC.totalEpisodes)]: eps.length,
+    [key(ENV_METRIC.totalTurns)]: turns.length,
+    [key(ENV_METRIC.totalAcTokens)]: acTokens,
+    [key(ENV_METRIC.totalObTokens)]: obTokens,
   };
   // Episodes of an environment that declares tools count their calls (unset otherwise).
   if (eps.some((e) => e.toolCalls !== undefined)) {
     const perEpisode = (f: (e: Episode) => number | undefined) => mean(eps.map((e) => f(e) ?? 0));
-    m[`${prefix}/tool_calls_per_episode`] = perEpisode((e) => e.toolCalls);
-    m[`${prefix}/invalid_tool_calls_per_episode`] = perEpisode((e) => e.invalidToolCalls);
-    m[`${prefix}/failed_tool_calls_per_episode`] = perEpisode((e) => e.failedToolCalls);
+    m[key(ENV_METRIC.toolCallsPerEpisode)] = perEpisode((e) => e.toolCalls);
+    m[key(ENV_METRIC.invalidToolCallsPerEpisode)] = perEpisode((e) => e.invalidToolCalls);
+    m[key(ENV_METRIC.failedToolCallsPerEpisode)] = perEpisode((e) => e.failedToolCalls);
   }
   for (const reason of ["completed", "max_turns", "max_tokens", "parse_error", "error"]) {
-    m[`${prefix}/stop/${reason}`] = mean(eps.map((e) => (e.stopReason === reason ? 1 : 0)));
+    m[key(`${ENV_METRIC.stop}/${reason}`)] = mean(
+      eps.map((e) => (e.stopReason === reason ? 1 : 0)),
+    );
   }
   let mixed = 0, good = 0, bad = 0;
   for (const g of groups) {
@@ -75,9 +79,9 @@ function prefixed(prefix: string, groups: Episode[][]): Record<string, number> {
     else bad++;
   }
   const n = groups.length || 1;
-  m[`${prefix}/by_group/frac_mixed`] = mixed / n;
-  m[`${prefix}/by_group/frac_all_good`] = good / n;
-  m[`${prefix}/by_group/frac_all_bad`] = bad / n;
+  m[key(ENV_METRIC.fracMixed)] = mixed / n;
+  m[key(ENV_METRIC.fracAllGood)] = good / n;
+  m[key(ENV_METRIC.fracAllBad)] = bad / n;
   return m;
 }
 
@@ -103,10 +107,10 @@ export function klMetrics(datums: Datum[], out: ForwardBackwardOutput): Record<s
   });
   if (n === 0) return {};
   return {
-    "optim/kl_sample_train_v1": v1 / n,
-    "optim/kl_sample_train_v2": v2 / n,
-    "optim/entropy": ent / n,
-    "optim/trained_tokens": n,
+    [METRIC.klV1]: v1 / n,
+    [METRIC.klV2]: v2 / n,
+    [METRIC.entropy]: ent / n,
+    [METRIC.trainedTokens]: n,
   };
 }
 
@@ -114,11 +118,11 @@ export function klMetrics(datums: Datum[], out: ForwardBackwardOutput): Record<s
 export function advantageMetrics(s: AdvantageStats | null): Record<string, number> {
   if (!s) return {};
   return {
-    "advantage/mean": s.mean,
-    "advantage/std": s.std,
-    "advantage/min": s.min,
-    "advantage/max": s.max,
-    "advantage/dropped_groups": s.droppedGroups,
-    "advantage/downsampled_episodes": s.downsampledEpisodes,
+    [METRIC.advantageMean]: s.mean,
+    [METRIC.advantageStd]: s.std,
+    [METRIC.advantageMin]: s.min,
+    [METRIC.advantageMax]: s.max,
+    [METRIC.droppedGroups]: s.droppedGroups,
+    [METRIC.downsampledEpisodes]: s.downsampledEpisodes,
   };
 }

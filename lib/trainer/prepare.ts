@@ -10,6 +10,7 @@
  * @module
  */
 
+import { type CheckpointRecord } from "../rundir/mod.ts";
 import { resolve } from "node:path";
 import { advantageConfig, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/load.ts";
@@ -26,7 +27,6 @@ import type { ServiceClient } from "../tinker/mod.ts";
 import { prepareTokenizer } from "../tokenizers/mod.ts";
 import type { Scoring } from "./loop.ts";
 import { branchPoint, defaultLogDir } from "./run.ts";
-import type { CheckpointRecord } from "./run_log.ts";
 
 /** What {@link prepareRun} needs besides the config. */
 export interface PrepareOptions {

@@ -9,11 +9,17 @@
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
-import type { HeldOutEvaluation } from "./evaluate.ts";
-import { type CheckpointRecord, readJsonFile, RunLog, runPath } from "./run_log.ts";
+import { RunLog } from "./run_log.ts";
+import {
+  type CheckpointRecord,
+  type HeldOutEvaluation,
+  lockRunDir,
+  readJsonFile,
+  runPath,
+  type StepMetrics,
+} from "../rundir/mod.ts";
 
-/** One step's metrics row (tinker-cookbook names, see ./metrics.ts): `metrics.jsonl`'s rows. */
-export type StepMetrics = { step: number } & Record<string, number>;
+export type { StepMetrics } from "../rundir/mod.ts";
 
 /** Options every RL run takes, whatever feeds it groups. */
 export interface RunOptions {
@@ -180,6 +186,7 @@ export async function restartRun(dir: string): Promise<void> {
     }
     throw new ConfigError(`--restart: ${dir} is not a run directory; not deleting it`);
   }
+  await lockRunDir(dir); // never delete a directory another trainer is writing
   await Deno.remove(dir, { recursive: true });
 }
 

@@ -13,7 +13,7 @@ import {
   type PlotlyFigure,
   runsComparisonFigure,
 } from "../viz/mod.ts";
-import type { HeldOutEvaluation } from "../trainer/evaluate.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 
 /** The charts of a report: a title and the metric keys drawn together. */
 export const CHARTS: Array<{ title: string; keys: string[] }> = [

@@ -10,16 +10,21 @@
  * @module
  */
 
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { z } from "zod";
+import { type PlotlyFigure, timelineFigure, type TimingSpan } from "../viz/mod.ts";
 import {
-  type PlotlyFigure,
-  readMetricsJsonl,
-  timelineFigure,
-  type TimingSpan,
-} from "../viz/mod.ts";
-import { readJsonl } from "../trainer/run_log.ts";
-import { type HeldOutEvaluation, heldOutLine, readEvaluation } from "../trainer/evaluate.ts";
+  type HeldOutEvaluation,
+  heldOutLine,
+  readEvaluation,
+  readJsonFile,
+  readJsonl,
+  readStepMetrics,
+  rolloutFileStep,
+  rolloutsPath,
+  RUN_FILES,
+  runPath,
+} from "../rundir/mod.ts";
 import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { comparisonFigures, heldOutFigure, runFigures } from "./charts.ts";
@@ -75,10 +80,12 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
   const notes: string[] = [];
   const runs = await Promise.all(dirs.map(async (dir) => {
     // Served live, a run that has not finished its first step yet has no metrics file.
-    const rows = await readMetricsJsonl(join(dir, "metrics.jsonl")).catch((e) => {
-      if (o.live && /not found/.test((e as Error).message)) return [];
-      throw e;
-    });
+    if (!o.live && !(await exists(runPath(dir, "metrics")))) {
+      throw new Error(`metrics file not found in ${basename(dir)}`);
+    }
+    const skipped: string[] = [];
+    const rows = await readStepMetrics(dir, skipped);
+    notes.push(...skipped.map((s) => `${basename(dir)}: ${s}`));
     const config = await readConfig(dir);
     const lastStep = Math.max(0, ...rows.map((r) => Number(r.step)).filter(Number.isFinite));
     const tokenizer = tokenizerOf(config, dir, notes);
@@ -93,7 +100,7 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
       steps: rows.length,
       evaluation: await readEvaluation(dir),
       episodes,
-      settings: runSettings(await readJson(join(dir, "config.json"))),
+      settings: runSettings(await readJson(runPath(dir, "config"))),
     };
     return { run, rows, dir };
   }));
@@ -108,7 +115,9 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
     }
   }
   if (runs.length === 1) {
-    const spans = (await readJsonl(join(runs[0].dir, "timing_spans.jsonl"))) as TimingSpan[];
+    const skipped: string[] = [];
+    const spans = await readJsonl<TimingSpan>(runPath(runs[0].dir, "spans"), { skipped });
+    notes.push(...skipped);
     figures = [
       ...evalFigure,
       ...runFigures(runs[0].rows),
@@ -119,7 +128,7 @@ export async function loadViewerData(dirs: string[], o: LoadOptions = {}): Promi
     notes.push(...cmp.notes);
     const without = runs.filter(({ run }) => !run.evaluation).map(({ run }) => run.name);
     if (evals.length && without.length) {
-      notes.push(`held-out success: no eval.json in ${without.join(", ")}`);
+      notes.push(`held-out success: no ${RUN_FILES.evaluation} in ${without.join(", ")}`);
     }
     figures = [...evalFigure, ...cmp.figures];
   }
@@ -139,9 +148,7 @@ async function readJson(path: string): Promise<unknown> {
 
 async function readConfig(dir: string): Promise<z.infer<typeof ConfigSchema> | null> {
   try {
-    const parsed = ConfigSchema.safeParse(
-      JSON.parse(await Deno.readTextFile(join(dir, "config.json"))),
-    );
+    const parsed = ConfigSchema.safeParse(await readJsonFile(runPath(dir, "config")));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
@@ -174,10 +181,10 @@ export async function readEpisodes(
 ): Promise<ViewerEpisode[]> {
   const files: { step: number; path: string }[] = [];
   try {
-    for await (const e of Deno.readDir(join(dir, "rollouts"))) {
-      const m = /^iteration_(\d+)\.jsonl$/.exec(e.name);
-      if (m && Number(m[1]) > after && Number(m[1]) <= upTo) {
-        files.push({ step: Number(m[1]), path: join(dir, "rollouts", e.name) });
+    for await (const e of Deno.readDir(runPath(dir, "rollouts"))) {
+      const step = rolloutFileStep(e.name);
+      if (step !== null && step > after && step <= upTo) {
+        files.push({ step, path: rolloutsPath(dir, step) });
       }
     }
   } catch (e) {
@@ -189,7 +196,9 @@ export async function readEpisodes(
   const out: ViewerEpisode[] = [];
   let bad = 0;
   for (const { step, path } of files) {
-    const rows = await readJsonl(path);
+    const skipped: string[] = [];
+    const rows = await readJsonl(path, { skipped });
+    notes.push(...skipped.map((s) => `${basename(dir)}: ${s}`));
     const eps = recordsToEpisodes(rows, { tokenizer, step, decode });
     bad += rows.length - eps.length;
     out.push(...eps);
@@ -276,4 +285,13 @@ function tokenTexts(tokenizer: Tokenizer | null): (id: number) => string {
     }
     return s;
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

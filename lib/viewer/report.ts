@@ -9,6 +9,7 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import { loadViewerData } from "./data.ts";
+import { runPath } from "../rundir/mod.ts";
 import { ASSETS_DIR, writeViewer } from "./page.ts";
 
 /** Options of {@link writeRunReport}. */
@@ -38,7 +39,7 @@ export async function writeRunReport(
     path = resolve(out);
     assets = join(dirname(path), ASSETS_DIR);
   } else if (runDirs.length === 1) {
-    path = join(runDirs[0], "report.html");
+    path = runPath(runDirs[0], "report");
     assets = join(dirname(runDirs[0]), ASSETS_DIR);
   } else {
     const slug = runDirs.map((d) => basename(d)).join("-vs-").replace(/[^\w.+-]+/g, "_");

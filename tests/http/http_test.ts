@@ -21,6 +21,7 @@ import {
 } from "../../lib/http/mod.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { startRunsServer } from "../../lib/runs/server.ts";
+import { HELD_OUT_EVALUATOR } from "../runs/evaluator.ts";
 import { startOrsServer } from "../../lib/openreward/server.ts";
 import { listToolEnvironments } from "../../lib/envs/mod.ts";
 import { renderer, withProxy } from "../proxy/harness.ts";
@@ -145,7 +146,7 @@ Deno.test("http: every server refuses a taken port, naming it, before it creates
     const named = new RegExp(`port ${taken.port} on 127\\.0\\.0\\.1 is already in use.*--port$`);
     await assert.rejects(() => startLocalServer({ port: taken.port, dataDir }), PortInUseError, "");
     await assert.rejects(
-      () => startRunsServer({ port: taken.port, dataDir }),
+      () => startRunsServer({ evaluator: HELD_OUT_EVALUATOR, port: taken.port, dataDir }),
       (e: Error) => e instanceof PortInUseError && named.test(e.message),
     );
     await assert.rejects(
@@ -201,6 +202,7 @@ Deno.test("http: the ORS server checks X-API-Key on every route but /health", as
 
 Deno.test("http: the run API checks its bearer key on every route but /health", async () => {
   const server = await startRunsServer({
+    evaluator: HELD_OUT_EVALUATOR,
     dataDir: await Deno.makeTempDir({ prefix: "tb-http-runs-" }),
     port: 0,
     apiKey: "runs-key",
@@ -274,7 +276,7 @@ Deno.test("http: every server answers malformed JSON and wrong fields with one-m
   };
   const dataDir = await Deno.makeTempDir({ prefix: "tb-http-bad-" });
   const local = await startLocalServer({ dataDir });
-  const runs = await startRunsServer({ dataDir, port: 0 });
+  const runs = await startRunsServer({ evaluator: HELD_OUT_EVALUATOR, dataDir, port: 0 });
   const ors = await startOrsServer({
     port: 0,
     environments: Object.values(listToolEnvironments()).slice(0, 1),

@@ -132,3 +132,34 @@ Deno.test("checkpoints: a write that fails midway leaves no partial checkpoint",
     );
   });
 });
+
+Deno.test("checkpoints: an overwrite never leaves a moment with no checkpoint of that name", async () => {
+  await withStore(async (store) => {
+    const path = { runId: "s1:train:0", kind: "weights" as const, name: "final" };
+    const big = new Map([["w", hostTensor([1 << 16], new Float32Array(1 << 16).fill(1))]]);
+    await store.save(path, { weights: big }, meta);
+    let stop = false, reads = 0;
+    const misses: string[] = [];
+    const reader = (async () => {
+      while (!stop) {
+        try {
+          await store.load(path);
+          reads++;
+        } catch (e) {
+          misses.push((e as Error).message);
+        }
+      }
+    })();
+    for (let i = 0; i < 12; i++) {
+      const w = new Map([["w", hostTensor([1 << 16], new Float32Array(1 << 16).fill(i))]]);
+      await store.save(path, { weights: w }, meta, { overwrite: true });
+    }
+    stop = true;
+    await reader;
+    assert.deepEqual(misses, []);
+    assert.ok(reads > 0);
+    const last = await store.load(path);
+    assert.equal(last.tensors.weights.get("w")!.data[0], 11);
+    assert.deepEqual((await store.list(path.runId)).map((c) => c.checkpoint_id), ["weights/final"]);
+  });
+});

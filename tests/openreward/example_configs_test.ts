@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { startOrsServer } from "../../lib/openreward/mod.ts";
 import { listToolEnvironments } from "../../lib/envs/registry.ts";
 

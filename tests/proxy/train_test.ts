@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 

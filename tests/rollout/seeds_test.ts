@@ -5,7 +5,7 @@ import type { RolloutRecord } from "../../lib/rl/records.ts";
 import { stepSeeds } from "../../lib/rollout/mod.ts";
 import { playGroups } from "../../notebooks/setup.ts";
 import { train } from "../../lib/train/mod.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { isHeldOutEnvSeed } from "../../lib/util/random.ts";
 import { tinyConfig, withService } from "../trainer/fixtures.ts";
 

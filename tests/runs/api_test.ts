@@ -9,8 +9,9 @@ import { listEnvs } from "../../lib/envs/registry.ts";
 import { RunsClient } from "../../lib/runs/client.ts";
 import { RunsError } from "../../lib/runs/schemas.ts";
 import { type RunsServer, startRunsServer } from "../../lib/runs/server.ts";
+import { HELD_OUT_EVALUATOR } from "./evaluator.ts";
 import { readMetrics } from "../../lib/runs/run_files.ts";
-import { readEvaluation } from "../../lib/trainer/evaluate.ts";
+import { readEvaluation } from "../../lib/rundir/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../../lib/util/random.ts";
 import { prepare, TINY_RUN, waitFor } from "./helpers.ts";
 
@@ -19,6 +20,7 @@ async function withServer(
   opts: { apiKey?: string; stopGraceS?: number; envModules?: string[] } = {},
 ) {
   const server = await startRunsServer({
+    evaluator: HELD_OUT_EVALUATOR,
     dataDir: await Deno.makeTempDir({ prefix: "tb-runs-" }),
     port: 0,
     pollMs: 200,

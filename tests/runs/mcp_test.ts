@@ -8,6 +8,7 @@ import { assert } from "../assert.ts";
 import { TOOL_NAMES } from "../../lib/runs/mcp.ts";
 import { listEnvs } from "../../lib/envs/registry.ts";
 import { startRunsServer } from "../../lib/runs/server.ts";
+import { HELD_OUT_EVALUATOR } from "./evaluator.ts";
 import { TINY_RUN, waitFor } from "./helpers.ts";
 
 const SCRIPT = new URL("../../scripts/mcp.ts", import.meta.url).pathname;
@@ -96,6 +97,7 @@ Deno.test("mcp: the SDK's client lists the tools, lists environments and starts 
 
 Deno.test("mcp --url: the tools drive a running runs server over HTTP", async () => {
   const server = await startRunsServer({
+    evaluator: HELD_OUT_EVALUATOR,
     dataDir: await Deno.makeTempDir({ prefix: "tb-mcp-url-" }),
     port: 0,
     apiKey: "k",

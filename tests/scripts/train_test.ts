@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { parseRolloutRecord } from "../../lib/rl/records.ts";
 
 import { finish, train } from "./train_process.ts";

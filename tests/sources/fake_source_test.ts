@@ -4,6 +4,7 @@
  * to the trainer's loop through `train`'s `source` hook. It trains on the local backend.
  */
 
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import type { Env } from "../../lib/envs/mod.ts";
@@ -11,7 +12,6 @@ import { collectGroups, type EpisodeGroup, type Sampler } from "../../lib/rollou
 import {
   collectOptions,
   type GroupSource,
-  readJsonl,
   type RolloutContext,
   type StepGroups,
 } from "../../lib/trainer/mod.ts";

@@ -6,6 +6,7 @@
 
 import { assert } from "../assert.ts";
 import { startRunsServer } from "../../lib/runs/server.ts";
+import { HELD_OUT_EVALUATOR } from "../runs/evaluator.ts";
 import { RunsClient } from "../../lib/runs/client.ts";
 import { prepare, TINY_RUN, waitFor } from "../runs/helpers.ts";
 import { WandbTestServer } from "./wandb_server.ts";
@@ -16,6 +17,7 @@ Deno.test("runs API + W&B: the run's W&B run has its name and project, every ste
   Deno.env.set("WANDB_API_KEY", wandb.apiKey);
   Deno.env.set("WANDB_BASE_URL", wandb.url);
   const server = await startRunsServer({
+    evaluator: HELD_OUT_EVALUATOR,
     dataDir: await Deno.makeTempDir({ prefix: "tb-runs-" }),
     port: 0,
     pollMs: 200,

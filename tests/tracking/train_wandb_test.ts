@@ -8,7 +8,7 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { readWandbState } from "../../lib/tracking/mod.ts";
 import { WandbTestServer } from "./wandb_server.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";

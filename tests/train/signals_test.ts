@@ -6,10 +6,10 @@
  * (./slow_env.ts) marks what the run is doing so the signal lands in the state named.
  */
 
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
-import { readJsonl } from "../../lib/trainer/mod.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SLOW_ENV = ["rollout.env_module=tests/train/slow_env.ts"];

@@ -1,9 +1,6 @@
 import { assert } from "../assert.ts";
-import {
-  heldOutEnvironment,
-  type HeldOutEvaluation,
-  heldOutLine,
-} from "../../lib/trainer/evaluate.ts";
+import { heldOutEnvironment } from "../../lib/trainer/evaluate.ts";
+import { type HeldOutEvaluation, heldOutLine } from "../../lib/rundir/mod.ts";
 import { make } from "../../lib/envs/registry.ts";
 import { ToolTaskEnv } from "../../lib/envs/tool_task_env.ts";
 import type { TaskProvider } from "../../lib/envs/tool_task_env.ts";

@@ -16,7 +16,7 @@ import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
 import { TrainConfigSchema } from "../../lib/config/mod.ts";
 import { fitToContext } from "../../lib/trainer/mod.ts";
 import { train, type TrainHooks } from "../../lib/train/mod.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
 
 /** An environment whose every reset fails, as an unreachable task server would. */

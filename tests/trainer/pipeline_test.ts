@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { ConfigError } from "../../lib/config/mod.ts";
 import { train } from "../../lib/train/mod.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { parseRolloutRecord } from "../../lib/rl/records.ts";
 import { offPolicySteps } from "../../lib/rl/staleness.ts";
 import { tinyConfig, withService } from "./fixtures.ts";

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { train } from "../../lib/train/mod.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
-import { heldOutLine, readEvaluation } from "../../lib/trainer/evaluate.ts";
+import { heldOutLine, readEvaluation } from "../../lib/rundir/mod.ts";
 import { writeRunReport } from "../../lib/viewer/report.ts";
 
 const actions = async (dir: string, step: number) =>

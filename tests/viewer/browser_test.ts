@@ -19,7 +19,7 @@ import { assert, assertClose } from "../assert.ts";
 import { computeAdvantages } from "../../lib/advantages/mod.ts";
 import { writeRunReport } from "../../lib/viewer/report.ts";
 import { startViewerServer } from "../../lib/viewer/mod.ts";
-import { readJsonl } from "../../lib/trainer/run_log.ts";
+import { readJsonl } from "../../lib/rundir/mod.ts";
 import { findChromium, replicateRun, timeViewerOpen, trainSmallRun } from "../../bench/viewer.ts";
 import { fixtureRun, record } from "./fixture.ts";
 
