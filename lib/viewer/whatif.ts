@@ -6,7 +6,7 @@
  * @module
  */
 
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import type { MethodSettings } from "../scoring/compose.ts";
 import { type RecordedEpisode, whatIf, type WhatIfResult } from "../scoring/rescore.ts";
 import type { AdvantageConfig } from "../advantages/pipeline.ts";
@@ -15,6 +15,7 @@ import type { DataFrame } from "../viz/frames.ts";
 import { readEpisodes, type ViewerEpisode } from "./data.ts";
 import { runSettings } from "./settings.ts";
 import { getTokenizer } from "../tokenizers/mod.ts";
+import { runPath } from "../rundir/mod.ts";
 
 /** A change of a run's scoring settings: any field, and any advantage setting. */
 export type SettingsChange = Partial<Omit<MethodSettings, "advantages">> & {
@@ -43,9 +44,9 @@ export async function whatIfRun(
   groupId: string,
   change: SettingsChange = {},
 ): Promise<WhatIfRun> {
-  const config = JSON.parse(await Deno.readTextFile(join(dir, "config.json")));
+  const config = JSON.parse(await Deno.readTextFile(runPath(dir, "config")));
   const run = runSettings(config);
-  if (!run) throw new Error(`${join(dir, "config.json")} is not a training config`);
+  if (!run) throw new Error(`${runPath(dir, "config")} is not a training config`);
   const step = /^s(\d+)-g\d+$/.exec(groupId);
   const range = step ? { after: Number(step[1]) - 1, upTo: Number(step[1]) } : {};
   let tokenizer = null;

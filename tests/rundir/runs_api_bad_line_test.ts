@@ -1,5 +1,6 @@
 import { assert } from "../assert.ts";
 import { RunsClient } from "../../lib/runs/client.ts";
+import { readRunsKey } from "../../lib/runs/api_key.ts";
 import { runPath } from "../../lib/rundir/mod.ts";
 import { prepare, startServerProcess, TINY_RUN, waitFor } from "../runs/helpers.ts";
 
@@ -7,7 +8,7 @@ Deno.test("runs API: a corrupt line in one run's metrics.jsonl is skipped and re
   const dataDir = await Deno.makeTempDir({ prefix: "tb-rundir-" });
   const server = await startServerProcess(dataDir);
   try {
-    const api = new RunsClient({ baseUrl: server.url });
+    const api = new RunsClient({ baseUrl: server.url, dataDir });
     await prepare(api, { ...TINY_RUN, total_steps: 2, eval_episodes: 0 });
     const a = (await api.startRun()).run_id;
     const b = (await api.startRun()).run_id;
@@ -25,7 +26,9 @@ Deno.test("runs API: a corrupt line in one run's metrics.jsonl is skipped and re
       [first, '{"step": 1.5, "env/all/rew', ...rest].join("\n"),
     );
 
-    const list = await fetch(`${server.url}/runs`);
+    const list = await fetch(`${server.url}/runs`, {
+      headers: { authorization: `Bearer ${readRunsKey(dataDir)}` },
+    });
     assert.equal(list.status, 200);
     const body = await list.json();
     assert.deepEqual(body.runs.map((r: { run_id: string }) => r.run_id).sort(), [a, b].sort());
