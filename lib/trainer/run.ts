@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { TrainConfig } from "../config/mod.ts";
+import { loadTrainConfig, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import { RunLog } from "./run_log.ts";
@@ -106,7 +106,7 @@ export async function openRun(
   const log = await RunLog.open(o.logDir);
   const written = redactSecrets(cfg);
   if (log.lastCheckpoint()) {
-    const before = await readJsonFile(runPath(o.logDir, "config"));
+    const before = await recordedConfig(o.logDir);
     const changed = before === null ? [] : configChanges(before, written);
     if (changed.length) {
       throw new ConfigError(
@@ -129,6 +129,21 @@ export async function openRun(
     history: [],
   };
   return { log, training, startStep, result };
+}
+
+/**
+ * A run's recorded config as this version reads it: loaded through the config's own sources, so
+ * a key renamed since (read through its alias) or a setting added since (its default) is no
+ * change; as written when it no longer loads.
+ */
+async function recordedConfig(logDir: string): Promise<unknown> {
+  const raw = await readJsonFile(runPath(logDir, "config"));
+  if (raw === null) return null;
+  try {
+    return redactSecrets(await loadTrainConfig({ file: { path: runPath(logDir, "config") } }));
+  } catch {
+    return raw;
+  }
 }
 
 /** Settings a resumed run may change: how long it runs, how it is evaluated and logged. */

@@ -253,6 +253,23 @@ Deno.test("loop: a rerun with other settings is refused, naming them; a longer m
   });
 });
 
+Deno.test("loop: a run recorded under a setting's old name (and before a setting existed) resumes", async () => {
+  await withService(async (service) => {
+    const logDir = await Deno.makeTempDir({ prefix: "tb-loop-oldnames-" });
+    await train(await tinyConfig({ max_steps: 1 }), { service, logDir });
+    // config.json as an earlier version wrote it: scoring.reward_source, no worse-teacher rule.
+    const path = join(logDir, "config.json");
+    const recorded = JSON.parse(await Deno.readTextFile(path));
+    const { rl_reward, worse_teacher_frac: _f, worse_teacher_steps: _s, ...scoring } =
+      recorded.scoring;
+    recorded.scoring = { ...scoring, reward_source: rl_reward };
+    await Deno.writeTextFile(path, JSON.stringify(recorded));
+    const longer = await train(await tinyConfig({ max_steps: 2 }), { service, logDir });
+    assert.equal(longer.resumedFrom?.step, 1);
+    assert.equal(longer.steps, 2);
+  });
+});
+
 Deno.test("loop: max_tokens past the model's context is refused before the run starts", async () => {
   await withService(async (service) => {
     const logDir = join(await Deno.makeTempDir({ prefix: "tb-loop-ctx-" }), "run");
