@@ -83,8 +83,6 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
       "environments: a run trains on the proxy's sessions or on environments, not both",
     );
   }
-  // The local backend serves a few models: one line listing them.
-  if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(cfg.policy.model);
   // A lineup model's tokenizer files are fetched from the hub at first use (no-op when here).
   const tokenizerModel = cfg.policy.tokenizer ?? cfg.policy.model;
   if (modelInfo(tokenizerModel)) {
@@ -92,6 +90,9 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
       throw new ConfigError(`policy.model: ${(e as Error).message}`);
     });
   }
+  // The local backend serves a few models: one line listing them (after the tokenizer, so that a
+  // lineup model names what it lacks here besides the cloud).
+  if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(cfg.policy.model);
   checkPipeline(cfg);
   if (!cfg.proxy && cfg.eval.env_id !== null) {
     throw new ConfigError(
