@@ -62,6 +62,13 @@ export function connectionLimits(given: Partial<ConnectionLimits> = {}): Connect
 export interface ConnectionFront {
   /** Connections open now. */
   readonly open: number;
+  /** Stops accepting; the connections open go on (the server behind ends them as it drains). */
+  stopAccepting(): void;
+  /**
+   * Resolves once every connection has ended, or after `ms`: the relays forward what the
+   * server wrote before it closed its side.
+   */
+  drained(ms: number): Promise<void>;
   /** Stops accepting, closes every connection. */
   close(): void;
 }
@@ -197,11 +204,20 @@ export function startConnectionFront(
     get open() {
       return conns.size;
     },
-    close() {
-      clearInterval(timer);
+    async drained(ms: number) {
+      const until = performance.now() + ms;
+      while (conns.size > 0 && performance.now() < until) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    stopAccepting() {
       try {
         listener.close();
       } catch { /* closed already */ }
+    },
+    close() {
+      clearInterval(timer);
+      this.stopAccepting();
       for (const s of [...conns]) end(s);
     },
   };

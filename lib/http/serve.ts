@@ -100,9 +100,13 @@ export async function serveHttp(
     hostname: addr.hostname,
     limits,
     async close() {
+      // Gracefully: no new connections, the server answers what it has begun (a stream to its
+      // end), then whatever is left open is closed.
+      // (Deno's shutdown() drains; aborting its signal would cut a stream mid-body.)
+      front.stopAccepting();
+      await server.shutdown();
+      await front.drained(1_000);
       front.close();
-      abort.abort();
-      await server.finished;
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       await o.owned?.close();
     },
