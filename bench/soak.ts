@@ -27,6 +27,9 @@ export const SOAK_FLAGS = {
   "w-opd": "1.0",
   "w-rl": "1.0",
   "train-epochs": "2",
+  // It measures memory over many steps, not learning: the worse-teacher rule, which stops such a
+  // run on the local models at step 3, is off.
+  "scoring.worse-teacher-steps": "0",
 } as const;
 
 /** Resident memory and heap after one step. */

@@ -95,15 +95,15 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
   const service = hooks.service ?? own!.service;
   let tracking: RunTracking | null = null;
   try {
+    const notice = hooks.onNotice ?? ((line: string) => console.error(line));
     const prepared = await prepareRun(config, {
       service,
       logDir: hooks.logDir,
       restart: hooks.restart,
       branchFrom: hooks.branchFrom,
       apiKey: hooks.apiKey,
+      onNotice: notice,
     });
-    const notice = hooks.onNotice ?? ((line: string) => console.error(line));
-    prepared.warnings.forEach(notice);
     const { logDir } = prepared;
     const plan: Plan | null = prepared.config.proxy || hooks.source
       ? null

@@ -39,6 +39,8 @@ export interface PrepareOptions {
   branchFrom?: string;
   /** The proxy's key (`--api-key`); without one, a proxy open beyond loopback is warned of. */
   apiKey?: string | null;
+  /** Lines the user should see as the checks run (a proxy open to the network); stderr. */
+  onNotice?: (line: string) => void;
 }
 
 /** A run's settings, checked and resolved. */
@@ -60,8 +62,6 @@ export interface PreparedRun {
   makeEnv: (() => AnyEnv) | null;
   /** The checkpoint a `--branch-from` run starts from. */
   branchedFrom: CheckpointRecord | null;
-  /** Lines the user should see before the run starts (a proxy open to the network). */
-  warnings: string[];
 }
 
 /**
@@ -100,7 +100,6 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
     );
   }
   const method = cfg.proxy ? proxyMethodSettings(cfg) : methodSettings(cfg);
-  const warnings: string[] = [];
   if (cfg.proxy) {
     checkNoDownsampling(cfg);
     checkJudge(cfg, method);
@@ -110,7 +109,8 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
       (o.apiKey ?? null) !== null,
       "--api-key KEY, or --proxy-host 127.0.0.1",
     );
-    if (warning) warnings.push(warning);
+    // Said at once: a taken port ends the run on the next line.
+    if (warning) (o.onNotice ?? ((l: string) => console.error(l)))(warning);
     // Before a run directory is made (or restarted).
     ensurePortFree(cfg.proxy.host, cfg.proxy.port, "--proxy-port");
   }
@@ -134,7 +134,7 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
     branchedFrom = await branchPoint(o.branchFrom);
     fitted.checkpoints.resume_from = branchedFrom.state_path;
   }
-  return { config: fitted, logDir, renderer, chat, method, makeEnv, branchedFrom, warnings };
+  return { config: fitted, logDir, renderer, chat, method, makeEnv, branchedFrom };
 }
 
 /** Stream minibatches are composed apart: batch-normalised advantages would differ per minibatch. */
