@@ -77,6 +77,22 @@ export function requestError(error: z.ZodError): ProxyError {
   return new ProxyError(400, `${where}${issue.message}`, { param });
 }
 
+/**
+ * A failed parse of a strict body (the Responses and Messages APIs) as a 400: an unknown field
+ * is named as one this proxy does not support, anything else as {@link requestError}.
+ */
+export function strictRequestError(error: z.ZodError): ProxyError {
+  const issue = error.issues[0];
+  if (issue.code === "unrecognized_keys") {
+    const key = [...issue.path.map(String), issue.keys[0]].join(".");
+    return new ProxyError(400, `${key}: this proxy does not support this field`, {
+      param: key,
+      code: "unsupported_parameter",
+    });
+  }
+  return requestError(error);
+}
+
 function issueParam(path: PropertyKey[]): string | null {
   if (path.length === 0) return null;
   return path.map((p, i) => typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)

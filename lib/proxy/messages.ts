@@ -22,10 +22,10 @@ import { z } from "zod";
 import type { Message, ToolCall, ToolSpec } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { SampledChoice } from "./completion.ts";
-import { ProxyError, requestError } from "./errors.ts";
+import { ProxyError, strictRequestError } from "./errors.ts";
 import { checkNesting, DEFAULT_TEMPERATURE } from "./request.ts";
-import { type NamedEvent, sseResponse, tokenDeltas } from "./stream.ts";
-import { type ApiContext, jsonAnswer, type TurnAnswer } from "./turn.ts";
+import { type NamedEvent, tokenDeltas } from "./stream.ts";
+import { answerOrEvents, type ApiContext, type TurnAnswer } from "./turn.ts";
 
 const Block = z.looseObject({ type: z.string() });
 const Content = z.union([z.string(), z.array(Block)]);
@@ -99,7 +99,7 @@ export function mountMessages(app: Hono, api: ApiContext): void {
     }
     checkNesting(json);
     const parsed = MessagesRequestSchema.safeParse(json);
-    if (!parsed.success) throw unsupportedOr(parsed.error);
+    if (!parsed.success) throw strictRequestError(parsed.error);
     const body = parsed.data;
     const messages = [
       ...(body.system == null
@@ -127,26 +127,13 @@ export function mountMessages(app: Hono, api: ApiContext): void {
       model: body.model,
     });
     const message = messageObject(a, body, api.tokenizer);
-    if (!body.stream) return jsonAnswer(c.env, a, message);
-    return sseResponse(
-      messageEvents(message, a.choices[0], api),
-      { onDone: a.delivered, onCancel: a.lost },
-      { ...a.headers, "server-timing": a.timing() },
-      { named: true },
+    return answerOrEvents(
+      c.env,
+      a,
+      message,
+      body.stream ? () => messageEvents(message, a.choices[0], api) : null,
     );
   });
-}
-
-function unsupportedOr(error: z.ZodError): ProxyError {
-  const issue = error.issues[0];
-  if (issue.code === "unrecognized_keys") {
-    const key = [...issue.path.map(String), issue.keys[0]].join(".");
-    return new ProxyError(400, `${key}: this proxy does not support this field`, {
-      param: key,
-      code: "unsupported_parameter",
-    });
-  }
-  return requestError(error);
 }
 
 /** The text of `system` or of a system message: a string, or text blocks. */

@@ -20,11 +20,10 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import type { Message, ToolCall, ToolSpec } from "../renderers/types.ts";
 import { openAIToolCall, type SampledChoice, type Usage } from "./completion.ts";
-import { ProxyError, requestError } from "./errors.ts";
+import { ProxyError, requestError, strictRequestError } from "./errors.ts";
 import { checkNesting, DEFAULT_TEMPERATURE } from "./request.ts";
-import { sseResponse } from "./stream.ts";
 import { responseEvents } from "./responses_stream.ts";
-import { type ApiContext, jsonAnswer, type TurnAnswer } from "./turn.ts";
+import { answerOrEvents, type ApiContext, type TurnAnswer } from "./turn.ts";
 
 const Loose = z.looseObject({ type: z.string().optional() });
 
@@ -84,7 +83,7 @@ export function mountResponses(app: Hono, api: ApiContext): void {
     }
     checkNesting(json);
     const parsed = ResponsesRequestSchema.safeParse(json);
-    if (!parsed.success) throw unsupportedOr(parsed.error);
+    if (!parsed.success) throw strictRequestError(parsed.error);
     const body = parsed.data;
     const meta = api.turnMeta(c.req.raw, {});
     let history: Message[] = [];
@@ -130,27 +129,13 @@ export function mountResponses(app: Hono, api: ApiContext): void {
       responseId,
     });
     const response = responseObject(responseId, body, a);
-    if (!body.stream) return jsonAnswer(c.env, a, response);
-    return sseResponse(
-      responseEvents(response, a.choices[0], api),
-      { onDone: a.delivered, onCancel: a.lost },
-      { ...a.headers, "server-timing": a.timing() },
-      { named: true },
+    return answerOrEvents(
+      c.env,
+      a,
+      response,
+      body.stream ? () => responseEvents(response, a.choices[0], api) : null,
     );
   });
-}
-
-/** A zod failure as a 400: an unknown field named as such, else the first issue. */
-function unsupportedOr(error: z.ZodError): ProxyError {
-  const issue = error.issues[0];
-  if (issue.code === "unrecognized_keys") {
-    const key = [...issue.path.map(String), issue.keys[0]].join(".");
-    return new ProxyError(400, `${key}: this proxy does not support this field`, {
-      param: key,
-      code: "unsupported_parameter",
-    });
-  }
-  return requestError(error);
 }
 
 /** Responses' input as the renderers' messages (see the module's rules). */

@@ -13,6 +13,7 @@ import type { SampledChoice, Usage } from "./completion.ts";
 import type { TurnMeta } from "./metadata.ts";
 import type { ParsedRequest } from "./request.ts";
 import type { AgentSessions } from "./sessions.ts";
+import { sseResponse } from "./stream.ts";
 
 /** A request of any API, read. */
 export interface TurnRequest {
@@ -70,4 +71,23 @@ export function jsonAnswer(env: unknown, a: TurnAnswer, body: unknown, status = 
     status,
     headers: { ...a.headers, "content-type": "application/json", "server-timing": a.timing() },
   });
+}
+
+/**
+ * A turn's answer in the Responses and Messages APIs' form: the object as JSON, or, streamed,
+ * its named events (`event:` lines, no `[DONE]`).
+ */
+export function answerOrEvents(
+  env: unknown,
+  a: TurnAnswer,
+  body: unknown,
+  events: (() => Iterable<unknown>) | null,
+): Response {
+  if (!events) return jsonAnswer(env, a, body);
+  return sseResponse(
+    events(),
+    { onDone: a.delivered, onCancel: a.lost },
+    { ...a.headers, "server-timing": a.timing() },
+    { named: true },
+  );
 }
