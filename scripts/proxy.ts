@@ -8,13 +8,16 @@ import { z } from "zod";
 import { parseFlags, runCli } from "../lib/cli/args.ts";
 import { connectTinker } from "../lib/local/connect.ts";
 import { defaultRecordDir, serveProxy } from "../lib/proxy/serve.ts";
-import { DEFAULT_MODEL } from "../lib/config/mod.ts";
+import { DEFAULT_MODEL, ProxySchema } from "../lib/config/mod.ts";
 import {
   ensurePortFree,
   openDoorWarning,
   READY_FILE_USAGE,
   writeReadyFile,
 } from "../lib/http/mod.ts";
+
+/** proxy.max_sessions' default: the flag's. */
+const MAX_SESSIONS = ProxySchema.shape.max_sessions.parse(undefined);
 
 const ABOUT =
   "Serves a base model or tinker:// sampler weights through an OpenAI-compatible API without " +
@@ -23,13 +26,15 @@ const ABOUT =
 const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-path tinker://…]
                        [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
                        [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
-                       [--session-binding token|history] [--max-tokens 256] [--record-dir DIR | --no-records]
+                       [--session-binding token|history] [--max-sessions ${MAX_SESSIONS}] [--max-tokens 256]
+                       [--record-dir DIR | --no-records]
 
   Serves POST /v1/chat/completions, POST /v1/responses (OpenAI Responses), POST
   /v1/messages (Anthropic Messages), GET /v1/models and GET /healthz. --api-key (or
   SGLANG_API_KEY) requires "Authorization: Bearer KEY". A session's first answer carries its
   X-Session-Token; later requests continue it by sending it back (--session-binding history: also
-  by extending its conversation, for agents that cannot). Sessions' turns go to
+  by extending its conversation, for agents that cannot). At --max-sessions open sessions a
+  request that would open one more is a 429. Sessions' turns go to
   <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.
   ${READY_FILE_USAGE}.`;
 
@@ -43,6 +48,8 @@ const Flags = z.object({
   "default-turn-type": z.enum(["main", "side"]).default("main"),
   "session-idle-s": z.coerce.number().positive().default(600),
   "session-binding": z.enum(["token", "history"]).default("token"),
+  // The range and default are proxy.max_sessions' (one place).
+  "max-sessions": z.coerce.number().pipe(ProxySchema.shape.max_sessions.unwrap()).optional(),
   "max-tokens": z.coerce.number().int().min(1).default(256),
   "record-dir": z.string().min(1).default(defaultRecordDir()),
   "no-records": z.boolean().default(false),
@@ -60,6 +67,7 @@ await runCli(async () => {
     "default-turn-type": { type: "string" },
     "session-idle-s": { type: "string" },
     "session-binding": { type: "string" },
+    "max-sessions": { type: "string" },
     "max-tokens": { type: "string" },
     "record-dir": { type: "string" },
     "no-records": { type: "boolean" },
@@ -81,6 +89,7 @@ await runCli(async () => {
       defaultTurnType: flags["default-turn-type"],
       sessionIdleS: flags["session-idle-s"],
       sessionBinding: flags["session-binding"],
+      maxSessions: flags["max-sessions"] ?? MAX_SESSIONS,
       defaultMaxTokens: flags["max-tokens"],
       recordDir: flags["no-records"] ? null : flags["record-dir"],
     });

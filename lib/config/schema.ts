@@ -284,6 +284,9 @@ export const ProxySchema = z.object({
   reward_bound: z.number().positive().max(1e6).default(100).describe(
     "Largest reward magnitude a client may send (X-Turn-Reward, body reward, /done); beyond it, or not finite, is a 400",
   ),
+  max_sessions: int().min(1).max(1_000_000).default(1024).describe(
+    "Most open sessions (each holds its last turn, about 100 KB); a request that would open one more is a 429 naming this setting",
+  ),
   late_reward_s: z.number().min(0).max(86_400).default(30).describe(
     "How long a session that ended (idle, X-Session-Done) keeps its unrewarded last turn for a late /done reward; 0: none",
   ),

@@ -15,7 +15,7 @@ export interface OpenAIErrorBody {
 }
 
 /** HTTP statuses the proxy answers errors with. */
-export type ProxyErrorStatus = 400 | 401 | 404 | 413 | 415 | 500 | 502 | 503;
+export type ProxyErrorStatus = 400 | 401 | 404 | 413 | 415 | 429 | 500 | 502 | 503;
 
 /**
  * A request the proxy refuses or cannot serve: its status, OpenAI's `type` (derived from the

@@ -31,6 +31,8 @@ export interface ServeProxyOptions {
   sessionIdleS?: number | null;
   /** How requests without a session's token may continue it (default `token`). */
   sessionBinding?: SessionBinding;
+  /** Most open sessions; a request that would open one more is a 429. */
+  maxSessions?: number | null;
   /** Where `conversations.jsonl` goes; null: nothing is recorded. */
   recordDir: string | null;
   /** Completion tokens when a request gives no limit. */
@@ -73,6 +75,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     defaultTurnType: o.defaultTurnType,
     sessionIdleS: o.sessionIdleS,
     sessionBinding: o.sessionBinding,
+    maxSessions: o.maxSessions,
     defaultMaxTokens: o.defaultMaxTokens,
     hostname: o.hostname,
     port: o.port,

@@ -68,6 +68,8 @@ export interface ProxyOptions {
   sessionIdleS?: number | null;
   /** How requests without a session's token may continue it (default `token`: never). */
   sessionBinding?: SessionBinding;
+  /** Most open sessions; a request that would open one more is a 429 (default: no cap). */
+  maxSessions?: number | null;
   /** Largest reward magnitude a client may send (default {@link DEFAULT_REWARD_BOUND}). */
   rewardBound?: number;
   /** How long an ended session's unrewarded last turn waits for a late `/done` reward (0: none). */
@@ -150,6 +152,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
   const sessions = new AgentSessions({
     idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,
     binding: o.sessionBinding ?? "token",
+    maxSessions: o.maxSessions ?? null,
     lateRewardMs: (o.lateRewardS ?? 0) * 1000,
     onComplete: (t) => o.onComplete?.(t),
     onEnd: (e) => o.onSessionEnd?.(e),

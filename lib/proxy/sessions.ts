@@ -24,6 +24,9 @@
  *   done). A session that ends with its last turn unrewarded (idle, or `X-Session-Done`) keeps
  *   that turn for `lateRewardMs`, so that `POST /v1/sessions/{id}/done` can still reward it.
  *   Every session leaves one {@link SessionEnd} when it is gone.
+ * - **A cap.** Each open session holds its last turn (about 100 KB) until it ends; at
+ *   `maxSessions` open sessions a request that would open one more is a 429 (OpenAI's
+ *   `rate_limit_exceeded`, Anthropic's `rate_limit_error`) and opens nothing.
  *
  * Side turns are served but change nothing here. The store keeps no tokens of the past, only
  * each session's last main turn.
@@ -164,6 +167,8 @@ export interface AgentSessionsOptions {
    * 0: it completes at once).
    */
   lateRewardMs?: number;
+  /** Most open sessions; a request that would open one more is a 429 (default: no cap). */
+  maxSessions?: number | null;
   /** Called with every completed main turn. */
   onComplete(turn: CompletedTurn): void;
   /** Called once for every session that is gone. */
@@ -238,7 +243,7 @@ export class AgentSessions {
    * conversation) or opens one, and completes the session's previous turn with this request's
    * new messages as its next state and `claim.reward` as its reward. A token that names no open
    * session is a 404; a reward on a request that opens a session (there is no turn to reward)
-   * is a 400.
+   * is a 400; a request that would open a session beyond `maxSessions` is a 429.
    */
   begin(claim: SessionClaim, messages: Message[]): SessionMatch {
     let session: AgentSession | undefined;
@@ -270,6 +275,7 @@ export class AgentSessions {
           { param: "reward", code: "no_session_to_reward" },
         );
       }
+      this.#checkRoom();
       session = this.#open(claim.label);
     }
     session.lastActivity = this.#now();
@@ -492,6 +498,22 @@ export class AgentSessions {
       this.#held.delete(id);
       this.#finish(h.session, [], null, h.reason, false);
     }
+  }
+
+  /** Throws the 429 when the open sessions are at the cap (after ending the idle ones). */
+  #checkRoom(): void {
+    const max = this.#opts.maxSessions ?? null;
+    if (max === null || this.#sessions.size < max) return;
+    // The timer may not have run yet: sessions past their idle limit do not count.
+    this.flushIdle();
+    if (this.#sessions.size < max) return;
+    throw new ProxyError(
+      429,
+      `the proxy has ${this.#sessions.size} open sessions, its limit (proxy.max_sessions, ` +
+        "--max-sessions): end one (X-Session-Done, POST /v1/sessions/{id}/done), let one go " +
+        "idle (proxy.session_idle_s), or raise the limit",
+      { type: "requests", code: "rate_limit_exceeded" },
+    );
   }
 
   #open(label: string | null): AgentSession {

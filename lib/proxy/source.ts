@@ -98,6 +98,7 @@ export class ProxySessions implements GroupSource {
       defaultTurnType: px.default_turn_type,
       sessionIdleS: px.session_idle_s,
       sessionBinding: px.session_binding,
+      maxSessions: px.max_sessions,
       rewardBound: px.reward_bound,
       lateRewardS: px.late_reward_s,
       onSessionEnd: (e) => void records.session(e),

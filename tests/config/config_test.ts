@@ -239,6 +239,7 @@ Deno.test("config: proxy is off until a field is set; environments is a map", as
     session_idle_s: 600,
     session_binding: "token",
     reward_bound: 100,
+    max_sessions: 1024,
     late_reward_s: 30,
     pause_during_step: false,
     pause_timeout_s: 300,

@@ -1,10 +1,12 @@
 /**
  * Attacks on a real proxy on loopback (issue 46's findings): rewards that would kill a run,
  * clients writing into sessions that are not theirs, ids probed through `/done`, deeply nested
- * tool parameters, and a failed record write silencing the records after it.
+ * tool parameters, a failed record write silencing the records after it, and sessions without
+ * number (proxy.max_sessions).
  */
 
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { askFor, withProxy } from "./harness.ts";
@@ -172,4 +174,78 @@ Deno.test("proxy attack: one failed record write does not break the ones after i
     console.error = error;
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("proxy attack: at proxy.max_sessions open sessions a new one is a 429 in each API's error shape, opens nothing, and ending one frees a place", async () => {
+  await withProxy(async ({ client, proxy }) => {
+    const a = await askFor(client, [{ role: "user", content: "a" }]);
+    const b = await askFor(client, [{ role: "user", content: "b" }]);
+    assert.equal(proxy.sessions.size, 2);
+    const opening = (u: string) => ({ messages: [{ role: "user", content: u }], max_tokens: 2 });
+
+    const chat = await post(`${proxy.url}/chat/completions`, opening("c"));
+    assert.equal(chat.status, 429);
+    assert.deepEqual(Object.keys(chat.body.error).sort(), ["code", "message", "param", "type"]);
+    assert.equal((chat.body.error as { code?: string }).code, "rate_limit_exceeded");
+    assert.match(chat.body.error.message, /2 open sessions.*proxy\.max_sessions/);
+    // The official client raises it as the rate limit it is.
+    await assert.rejects(
+      () => askFor(client, [{ role: "user", content: "c" }]),
+      (e: unknown) => e instanceof OpenAI.RateLimitError && /proxy\.max_sessions/.test(e.message),
+    );
+    const responses = await post(`${proxy.url}/responses`, {
+      model: "local/tiny",
+      input: "c",
+      max_output_tokens: 2,
+    });
+    assert.equal(responses.status, 429);
+    assert.equal((responses.body.error as { code?: string }).code, "rate_limit_exceeded");
+    assert.match(responses.body.error.message, /proxy\.max_sessions/);
+    const messages = await post(`${proxy.url}/messages`, {
+      model: "local/tiny",
+      ...opening("c"),
+    }) as unknown as { status: number; body: Record<string, unknown> };
+    assert.equal(messages.status, 429);
+    const anthropic = messages.body as { type: string; error: { type: string; message: string } };
+    assert.equal(anthropic.type, "error");
+    assert.equal(anthropic.error.type, "rate_limit_error");
+    assert.match(anthropic.error.message, /proxy\.max_sessions/);
+    const claude = new Anthropic({
+      baseURL: proxy.url.replace(/\/v1$/, ""),
+      apiKey: "k",
+      maxRetries: 0,
+    });
+    await assert.rejects(
+      () => claude.messages.create({ model: "local/tiny", ...opening("c") } as never),
+      (e: unknown) =>
+        e instanceof Anthropic.RateLimitError && /proxy\.max_sessions/.test(e.message),
+    );
+    assert.equal(proxy.sessions.size, 2, "no refused request opened a session");
+    // A request holding its session's token is served at the cap.
+    await askFor(client, [{ role: "user", content: "a" }, a.answer, {
+      role: "user",
+      content: "a2",
+    }], {
+      "X-Session-Token": a.token!,
+    });
+
+    // X-Session-Done ends a's session: one place.
+    await askFor(
+      client,
+      [{ role: "user", content: "a" }, a.answer, { role: "user", content: "a3" }],
+      { "X-Session-Token": a.token!, "X-Session-Done": "1" },
+    );
+    assert.equal(proxy.sessions.size, 1);
+    const c = await askFor(client, [{ role: "user", content: "c" }]);
+    assert.ok(c.token !== null, "c opened a session");
+    assert.equal((await post(`${proxy.url}/chat/completions`, opening("d"))).status, 429);
+    // /done ends b's: one place again.
+    const done = await post(`${proxy.url}/sessions/${b.id}/done`, {}, {
+      "x-session-token": b.token!,
+    });
+    assert.equal(done.status, 200);
+    const d = await askFor(client, [{ role: "user", content: "d" }]);
+    assert.ok(d.token !== null, "d opened a session");
+    assert.equal(proxy.sessions.size, 2);
+  }, { options: { maxSessions: 2 } });
 });
