@@ -507,9 +507,10 @@ export class AgentSessions {
     // The timer may not have run yet: sessions past their idle limit do not count.
     this.flushIdle();
     if (this.#sessions.size < max) return;
+    const n = this.#sessions.size;
     throw new ProxyError(
       429,
-      `the proxy has ${this.#sessions.size} open sessions, its limit (proxy.max_sessions, ` +
+      `the proxy has ${n} open session${n === 1 ? "" : "s"}, its limit (proxy.max_sessions, ` +
         "--max-sessions): end one (X-Session-Done, POST /v1/sessions/{id}/done), let one go " +
         "idle (proxy.session_idle_s), or raise the limit",
       { type: "requests", code: "rate_limit_exceeded" },
