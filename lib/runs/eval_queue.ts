@@ -12,7 +12,7 @@ import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import type { SamplingClient } from "../tinker/mod.ts";
 import type { CheckpointRecord, PolicyScore } from "../rundir/mod.ts";
 import { withPolicy } from "./policy.ts";
-import { readCheckpoints } from "./run_files.ts";
+import { readCheckpoints } from "../rundir/mod.ts";
 import type { RunRecord, RunStore } from "./store.ts";
 
 /**

@@ -7,14 +7,7 @@
  */
 
 import { mean } from "../util/stats.ts";
-import {
-  type CheckpointRecord,
-  METRIC,
-  readCheckpoints as readCheckpointFile,
-  readStepMetrics,
-  runPath,
-  type StepMetrics,
-} from "../rundir/mod.ts";
+import { METRIC, readStepMetrics, runPath, type StepMetrics } from "../rundir/mod.ts";
 
 /** The run's files as the API reports them (`paths` of a run's status). */
 export function apiPaths(runDir: string) {
@@ -71,17 +64,6 @@ export class MetricsCache {
     this.#entries.set(runDir, entry);
     return entry;
   }
-}
-
-/**
- * Every checkpoint record of a run; lines that are not records are left out (and reported to
- * `skipped` when given).
- */
-export function readCheckpoints(
-  runDir: string,
-  skipped: string[] = [],
-): Promise<CheckpointRecord[]> {
-  return readCheckpointFile(runDir, skipped);
 }
 
 /** The headline numbers of a metrics row. */

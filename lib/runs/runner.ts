@@ -17,7 +17,8 @@ import { writeRunReport } from "../viewer/report.ts";
 import { readRunStatus, type RunDirStatus, runPath, writeFileAtomic } from "../rundir/mod.ts";
 import { type RunConfig, trainingSettings } from "./fields.ts";
 import { isAlive, signalProcess, spawnTraining, type TrainingProcess } from "./process.ts";
-import { exists, logError, readCheckpoints, readMetrics } from "./run_files.ts";
+import { exists, logError, readMetrics } from "./run_files.ts";
+import { readCheckpoints } from "../rundir/mod.ts";
 import type { RunRecord, RunState, RunStore } from "./store.ts";
 import { EvalQueue, type HeldOutEvaluator } from "./eval_queue.ts";
 

@@ -29,7 +29,7 @@ import {
 } from "./environments.ts";
 import { testInference } from "./inference.ts";
 import { isAlive, selfIdentity } from "./process.ts";
-import { readCheckpoints } from "./run_files.ts";
+import { readCheckpoints } from "../rundir/mod.ts";
 import { RunConfigError, RunManager, RunStateError } from "./runner.ts";
 import {
   type ConfigView,
@@ -350,8 +350,8 @@ export class RunsService implements RunsApi {
     let label: string;
     if (b.run_id) {
       const run = this.#run(b.run_id);
-      const checkpoint = (await readCheckpoints(run.runDir)).findLast((c) => c.sampler_path) ??
-        (await readCheckpoints(run.runDir)).at(-1);
+      const checkpoints = await readCheckpoints(run.runDir);
+      const checkpoint = checkpoints.findLast((c) => c.sampler_path) ?? checkpoints.at(-1);
       if (!checkpoint) {
         throw new RunsError(409, { error: `run ${run.id} has no checkpoint yet` });
       }

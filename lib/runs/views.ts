@@ -13,10 +13,10 @@ import {
   estimateSecondsLeft,
   exists,
   MetricsCache,
-  readCheckpoints,
   sampleHistory,
   summarize,
 } from "./run_files.ts";
+import { readCheckpoints } from "../rundir/mod.ts";
 import type { RunResults, RunStatus } from "./schemas.ts";
 import type { EvalRecord, RunRecord, RunStore } from "./store.ts";
 import type { EvalQueue } from "./eval_queue.ts";
