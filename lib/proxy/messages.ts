@@ -23,7 +23,7 @@ import type { Message, ToolCall, ToolSpec } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { SampledChoice } from "./completion.ts";
 import { ProxyError, strictRequestError } from "./errors.ts";
-import { checkNesting, DEFAULT_TEMPERATURE } from "./request.ts";
+import { checkNesting, DEFAULT_TEMPERATURE, namedTool } from "./request.ts";
 import { type NamedEvent, tokenDeltas } from "./stream.ts";
 import { answerOrEvents, type ApiContext, type TurnAnswer } from "./turn.ts";
 
@@ -219,19 +219,7 @@ function declaredTools(body: MessagesRequest): ToolSpec[] {
   });
   const choice = body.tool_choice;
   if (choice?.type === "none") return [];
-  if (choice?.type === "tool") {
-    const named = specs.filter((t) => t.name === choice.name);
-    if (!named.length) {
-      throw new ProxyError(
-        400,
-        `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
-        {
-          param: "tool_choice",
-        },
-      );
-    }
-    return named;
-  }
+  if (choice?.type === "tool") return namedTool(specs, choice.name ?? "");
   return specs;
 }
 

@@ -279,16 +279,20 @@ function declaredTools(
     parameters: t.function.parameters ?? { type: "object", properties: {} },
   }));
   if (choice === "none") return [];
-  if (typeof choice === "object") {
-    const named = specs.filter((t) => t.name === choice.function.name);
-    if (named.length === 0) {
-      throw new ProxyError(
-        400,
-        `tool_choice names ${JSON.stringify(choice.function.name)}, which is not in tools`,
-        { param: "tool_choice" },
-      );
-    }
-    return named;
-  }
+  if (typeof choice === "object") return namedTool(specs, choice.function.name);
   return specs;
+}
+
+/**
+ * The one tool a `tool_choice` names (chat completions, Responses, Messages), as the only one
+ * declared; a name not among the tools is a 400.
+ */
+export function namedTool(specs: ToolSpec[], name: string): ToolSpec[] {
+  const named = specs.filter((t) => t.name === name);
+  if (named.length === 0) {
+    throw new ProxyError(400, `tool_choice names ${JSON.stringify(name)}, which is not in tools`, {
+      param: "tool_choice",
+    });
+  }
+  return named;
 }

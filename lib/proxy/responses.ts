@@ -21,7 +21,7 @@ import { z } from "zod";
 import type { Message, ToolCall, ToolSpec } from "../renderers/types.ts";
 import { openAIToolCall, type SampledChoice, type Usage } from "./completion.ts";
 import { ProxyError, requestError, strictRequestError } from "./errors.ts";
-import { checkNesting, DEFAULT_TEMPERATURE } from "./request.ts";
+import { checkNesting, DEFAULT_TEMPERATURE, namedTool } from "./request.ts";
 import { responseEvents } from "./responses_stream.ts";
 import { answerOrEvents, type ApiContext, type TurnAnswer } from "./turn.ts";
 
@@ -263,19 +263,7 @@ function declaredTools(
     } else add(t, `tools[${i}]`);
   }
   if (choice === "none") return [];
-  if (typeof choice === "object") {
-    const named = specs.filter((t) => t.name === choice.name);
-    if (!named.length) {
-      throw new ProxyError(
-        400,
-        `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
-        {
-          param: "tool_choice",
-        },
-      );
-    }
-    return named;
-  }
+  if (typeof choice === "object") return namedTool(specs, choice.name);
   return specs;
 }
 
