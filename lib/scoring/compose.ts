@@ -51,6 +51,37 @@ export interface MethodSettings {
   klCoef: number;
 }
 
+/** The config's `scoring` section as {@link methodSettingsOf} reads it (its snake_case names). */
+export interface ScoringSection {
+  method: Method;
+  rl_reward: MethodSettings["rewardSource"];
+  opd_hint: "judge" | "next_observation";
+  eval_mode: boolean;
+  w_opd: number;
+  w_rl: number;
+  kl_loss_coef: number;
+}
+
+/**
+ * A run's method settings from its config's `scoring` section and its advantage settings: the
+ * trainer and the viewer's what-if read a config through this one mapping.
+ */
+export function methodSettingsOf(
+  scoring: ScoringSection,
+  advantages: Partial<AdvantageConfig>,
+): MethodSettings {
+  return {
+    method: scoring.method,
+    rewardSource: scoring.rl_reward,
+    hintSource: scoring.opd_hint === "judge" ? "judge" : "next_state",
+    evalMode: scoring.eval_mode,
+    advantages,
+    wOpd: scoring.w_opd,
+    wRl: scoring.w_rl,
+    klCoef: scoring.kl_loss_coef,
+  };
+}
+
 /** What a batch's composition yields. */
 export interface ComposedBatch {
   /** Every group, with its turns scored; groups the advantage pipeline dropped have `kept: false`. */

@@ -22,7 +22,12 @@ import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
 import { toModelSpec } from "../local/backend/wire.ts";
 import { modelInfo } from "../models/mod.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
-import { evidencePlan, type MethodSettings, openEvidenceSources } from "../scoring/mod.ts";
+import {
+  evidencePlan,
+  type MethodSettings,
+  methodSettingsOf,
+  openEvidenceSources,
+} from "../scoring/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { prepareTokenizer } from "../tokenizers/mod.ts";
 import type { Scoring } from "./loop.ts";
@@ -220,16 +225,7 @@ export function rendererFor(cfg: TrainConfig, envTemplate = true): Renderer {
 
 /** The method's settings from the config. */
 export function methodSettings(cfg: TrainConfig): MethodSettings {
-  return {
-    method: cfg.scoring.method,
-    rewardSource: cfg.scoring.rl_reward,
-    hintSource: cfg.scoring.opd_hint === "judge" ? "judge" : "next_state",
-    evalMode: cfg.scoring.eval_mode,
-    advantages: advantageConfig(cfg.advantages),
-    wOpd: cfg.scoring.w_opd,
-    wRl: cfg.scoring.w_rl,
-    klCoef: cfg.scoring.kl_loss_coef,
-  };
+  return methodSettingsOf(cfg.scoring, advantageConfig(cfg.advantages));
 }
 
 /**

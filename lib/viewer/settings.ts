@@ -6,7 +6,7 @@
  */
 
 import { advantageConfig, TrainConfigSchema } from "../config/schema.ts";
-import type { MethodSettings } from "../scoring/compose.ts";
+import { type MethodSettings, methodSettingsOf } from "../scoring/compose.ts";
 
 /** A run's method settings and loss, as the page's what-if needs them. */
 export interface RunSettings {
@@ -21,16 +21,7 @@ export function runSettings(config: unknown): RunSettings | null {
   if (!parsed.success) return null;
   const cfg = parsed.data;
   return {
-    scoring: {
-      method: cfg.scoring.method,
-      rewardSource: cfg.scoring.rl_reward,
-      hintSource: cfg.scoring.opd_hint === "judge" ? "judge" : "next_state",
-      evalMode: cfg.scoring.eval_mode,
-      advantages: advantageConfig(cfg.advantages),
-      wOpd: cfg.scoring.w_opd,
-      wRl: cfg.scoring.w_rl,
-      klCoef: cfg.scoring.kl_loss_coef,
-    },
+    scoring: methodSettingsOf(cfg.scoring, advantageConfig(cfg.advantages)),
     loss: { fn: cfg.optimizer.loss_fn, config: cfg.optimizer.loss_fn_config ?? {} },
   };
 }
