@@ -89,12 +89,12 @@ export { defaultLearningRate, type ModelInfo, modelInfo, MODELS } from "./lib/mo
 // Training: `train` at the top, the trainer's core (the loop, the source contract, prepareRun),
 // and the plans and schedulers of environment runs (docs/sources.md adds a source).
 export {
-  type RunInfo,
   type SourceStart,
   stopOnSignals,
   train,
   type TrainHooks,
   type TrainResult,
+  type TrainStart,
 } from "./lib/train/mod.ts";
 export {
   collectOptions,

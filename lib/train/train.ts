@@ -43,7 +43,7 @@ export interface TrainHooks extends Pick<RunOptions, "onStep" | "onEvaluation" |
   /** The proxy's key (`--api-key`); a proxy run only. */
   apiKey?: string | null;
   /** Called once the settings are checked, before the run directory is touched. */
-  onReady?: (info: RunInfo) => void | Promise<void>;
+  onReady?: (info: TrainStart) => void | Promise<void>;
   /** Called once the proxy listens, with its OpenAI base URL (`…/v1`). */
   onListen?: (url: string) => void;
   /** A one-line notice (a warning before the start, why a step trained nothing). */
@@ -67,7 +67,7 @@ export interface SourceStart {
 }
 
 /** Where a run trains, known once its settings are checked. */
-export interface RunInfo {
+export interface TrainStart {
   logDir: string;
   /** What it trains on: the environment's id, the mix's names, or "proxy sessions". */
   plays: string;
