@@ -9,9 +9,9 @@
  */
 
 import type { SampleResponse } from "../protocol/mod.ts";
-import type { Message, Renderer } from "../renderers/types.ts";
+import type { InputChunk, Message, Renderer } from "../renderers/types.ts";
 import type { Sampler } from "../rollout/mod.ts";
-import { ModelInput, RequestFailedError } from "../tinker/mod.ts";
+import { RequestFailedError } from "../tinker/mod.ts";
 import { TinkerAPIError } from "../tinker/http.ts";
 import { parseChoice, type SampledChoice } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
@@ -22,7 +22,10 @@ import { bridgePrompt, type MessageSpan, type PreviousTurn } from "./bridge.ts";
 export interface RenderedPrompt {
   /** The request's messages with the tools declared in the system message. */
   messages: Message[];
+  /** The prompt's text tokens (all of it, when it has no images). */
   tokens: number[];
+  /** What the sampler is sent: the tokens, or the renderer's chunks with the images. */
+  input: InputChunk[];
   /** Tokens the completion may take (the request's limit, within the context). */
   maxTokens: number;
   /** The prompt continues the session's previous prompt and sampled tokens exactly. */
@@ -41,10 +44,18 @@ export interface RenderedPrompt {
 export function renderPrompt(
   renderer: Renderer,
   req: Pick<ParsedRequest, "messages" | "tools" | "sampling">,
-  o: { contextLength: number; defaultMaxTokens: number; previous?: PreviousTurn | null },
+  o: {
+    contextLength: number;
+    defaultMaxTokens: number;
+    previous?: PreviousTurn | null;
+    /** A main turn (trained); images are sampled in side turns only. */
+    main?: boolean;
+  },
 ): RenderedPrompt {
   const messages = renderer.declareTools(req.messages, req.tools);
-  const { tokens, bridged, spans } = bridgePrompt(renderer, messages, o.previous ?? null);
+  const { tokens, input, bridged, spans } = hasImages(messages)
+    ? imagePrompt(renderer, messages, o.main ?? false)
+    : { ...bridgePrompt(renderer, messages, o.previous ?? null), input: null };
   const room = o.contextLength - tokens.length;
   if (room < 1) {
     throw new ProxyError(
@@ -57,10 +68,47 @@ export function renderPrompt(
   return {
     messages,
     tokens,
+    input: input ?? [{ type: "encoded_text", tokens }],
     maxTokens: Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, room),
     bridged,
     spans,
   };
+}
+
+function hasImages(messages: Message[]): boolean {
+  return messages.some((m) => m.parts?.some((p) => p.type === "image"));
+}
+
+/**
+ * A prompt with images: the renderer's model input, the images as the wire's image chunks. A
+ * main turn is refused (its training data would hold the text without the images), as is a
+ * format that takes no images; its text tokens count toward the context (the images' own
+ * tokens are the sampler's to count).
+ */
+function imagePrompt(
+  renderer: Renderer,
+  messages: Message[],
+  main: boolean,
+): { tokens: number[]; input: InputChunk[]; bridged: false; spans: null } {
+  if (main) {
+    throw new ProxyError(
+      400,
+      "images are sampled in side turns only (X-Turn-Type: side): a main turn is trained, and " +
+        "its training data would hold the text without the images",
+      { param: "messages", code: "image_in_main_turn" },
+    );
+  }
+  let input: InputChunk[];
+  try {
+    input = renderer.buildGenerationInput(messages);
+  } catch (e) {
+    throw new ProxyError(400, `this model takes no images: ${(e as Error).message}`, {
+      param: "messages",
+      code: "image_not_supported",
+    });
+  }
+  const tokens = input.flatMap((c) => (c.type === "encoded_text" ? c.tokens : []));
+  return { tokens, input, bridged: false, spans: null };
 }
 
 /** Samples the request's choices; sampler failures become 400 (its refusal) or 502. */
@@ -79,7 +127,7 @@ export async function sampleChoices(
     : renderer.stopSequences();
   const res = await samplerCall(() =>
     sampler.sample({
-      prompt: ModelInput.fromInts(prompt.tokens),
+      prompt: { chunks: prompt.input },
       numSamples: s.n,
       samplingParams: {
         maxTokens: prompt.maxTokens,
@@ -95,7 +143,7 @@ export async function sampleChoices(
   if (s.topLogprobs > 0) {
     await Promise.all(
       choices.map(async (c) => {
-        c.topLogprobs = await topLogprobs(sampler, prompt.tokens, c.tokens, s.topLogprobs, {
+        c.topLogprobs = await topLogprobs(sampler, prompt, c.tokens, s.topLogprobs, {
           contextLength,
         });
       }),
@@ -111,22 +159,26 @@ export async function sampleChoices(
  */
 async function topLogprobs(
   sampler: Sampler,
-  prompt: number[],
+  prompt: RenderedPrompt,
   completion: number[],
   k: number,
   { contextLength }: { contextLength: number },
 ): Promise<[number, number][][]> {
-  const fits = Math.min(completion.length, contextLength - 1 - prompt.length);
+  const fits = Math.min(completion.length, contextLength - 1 - prompt.tokens.length);
   const res = await samplerCall(() =>
     sampler.sample({
-      prompt: ModelInput.fromInts([...prompt, ...completion.slice(0, fits)]),
+      prompt: {
+        chunks: [...prompt.input, { type: "encoded_text", tokens: completion.slice(0, fits) }],
+      },
       numSamples: 1,
       samplingParams: { maxTokens: 1 },
       topkPromptLogprobs: k,
     })
   );
+  // The completion's positions are the last ones (an image's own count is the sampler's).
   const top = res.topk_prompt_logprobs ?? [];
-  return completion.map((_, i) => (i < fits ? top[prompt.length + i] ?? [] : []));
+  const at = top.length - fits;
+  return completion.map((_, i) => (i < fits ? top[at + i] ?? [] : []));
 }
 
 async function samplerCall(call: () => PromiseLike<SampleResponse>): Promise<SampleResponse> {

@@ -233,6 +233,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
         contextLength: o.contextLength,
         defaultMaxTokens: o.defaultMaxTokens ?? 2048,
         previous: match?.previous,
+        main: match !== null,
       });
     } catch (e) {
       if (match) sessions.abandon(match);

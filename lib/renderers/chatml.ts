@@ -20,6 +20,7 @@ import { formatToolCalls, parseAssistantText } from "./parse.ts";
 import { refuseImages } from "./pieces.ts";
 import { qwen3DeclareTools } from "./tools.ts";
 import type {
+  InputChunk,
   Message,
   ParsedResponse,
   Renderer,
@@ -69,6 +70,11 @@ export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Rend
   /** Same as {@link generationPrompt} (the {@link Renderer} name). */
   buildGenerationPrompt(messages: Message[]): number[] {
     return this.generationPrompt(messages);
+  }
+
+  /** The generation prompt as one text chunk (ChatML here takes no images). */
+  buildGenerationInput(messages: Message[]): InputChunk[] {
+    return [{ type: "encoded_text", tokens: this.generationPrompt(messages) }];
   }
 
   /**

@@ -12,7 +12,14 @@
 
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { refuseImages, untilStop } from "./pieces.ts";
-import type { Message, ParsedResponse, Renderer, SupervisedExample, ToolSpec } from "./types.ts";
+import type {
+  InputChunk,
+  Message,
+  ParsedResponse,
+  Renderer,
+  SupervisedExample,
+  ToolSpec,
+} from "./types.ts";
 
 /** GEM's template names. */
 export const GEM_TEMPLATE_NAMES = ["qwen3_game", "qwen3_general", "no"] as const;
@@ -57,6 +64,11 @@ export class GemTemplateRenderer implements Renderer {
   buildGenerationPrompt(messages: Message[]): number[] {
     refuseImages(messages, `GEM's ${this.template} template`);
     return this.tokenizer.encode(this.renderText(messages));
+  }
+
+  /** The prompt as one text chunk (GEM's templates take no images). */
+  buildGenerationInput(messages: Message[]): InputChunk[] {
+    return [{ type: "encoded_text", tokens: this.buildGenerationPrompt(messages) }];
   }
 
   /** The last assistant turn as one transition: its observation's prompt, then the reply. */

@@ -26,7 +26,7 @@ import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
 import { contentWithImages, type Piece, trainedTurn } from "./pieces.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
-import type { InputChunk, Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
+import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
 const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
@@ -81,11 +81,6 @@ export class KimiK2Renderer extends PieceRenderer {
     return this.prefill === undefined
       ? null
       : `<|media_begin|>image<|media_content|>${slot}<|media_end|>\n`;
-  }
-
-  /** The generation prompt as wire chunks, each image an image chunk in its media markup. */
-  buildGenerationInput(messages: Message[]): InputChunk[] {
-    return this.inputWithImages(messages);
   }
 
   /** The assistant message: `<think>` reasoning, content, and the tool-call section. */

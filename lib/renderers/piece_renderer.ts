@@ -94,7 +94,7 @@ export abstract class PieceRenderer implements Renderer {
   }
 
   /** The generation prompt as wire chunks, images as image chunks where the format puts them. */
-  protected inputWithImages(messages: Message[]): InputChunk[] {
+  buildGenerationInput(messages: Message[]): InputChunk[] {
     if (this.imageMarkup("") === null) refuseImages(messages, this.constructor.name);
     return chunksWithImages(
       this.tokenizer,

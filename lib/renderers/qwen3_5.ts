@@ -31,7 +31,6 @@ import {
 } from "./pieces.ts";
 import { toolsInSystemText } from "./tools.ts";
 import type {
-  InputChunk,
   Message,
   ParsedResponse,
   SupervisedExample,
@@ -331,11 +330,6 @@ export class QwenXmlRenderer extends PieceRenderer {
   /** Qwen3.5 and 3.8 take images (`<|vision_start|>…<|vision_end|>`); Nemotron 3 none. */
   protected override imageMarkup(slot: string): string | null {
     return this.format.startsWith("qwen") ? `<|vision_start|>${slot}<|vision_end|>` : null;
-  }
-
-  /** The generation prompt as wire chunks, each image an image chunk in its vision markup. */
-  buildGenerationInput(messages: Message[]): InputChunk[] {
-    return this.inputWithImages(messages);
   }
 
   /** Qwen3.8's effort sentence and empty-system rule; Nemotron's always-present system turn. */

@@ -89,7 +89,11 @@ export type TrainOn = "last_assistant" | "all_assistant";
 /** A chat format over a tokenizer. */
 export interface Renderer {
   readonly tokenizer: Tokenizer;
-  /** Tokens of the messages followed by the opening of the assistant's turn. */
+  /**
+   * Tokens of the messages followed by the opening of the assistant's turn (text only: tokens
+   * alone cannot carry images, so a message with one is refused; see
+   * {@link Renderer.buildGenerationInput}).
+   */
   buildGenerationPrompt(messages: Message[]): number[];
   /**
    * Tokens of a whole conversation, with weight 1 on what the model produced in the trained
@@ -97,11 +101,12 @@ export interface Renderer {
    */
   buildSupervisedExample(messages: Message[], opts?: { trainOn?: TrainOn }): SupervisedExample;
   /**
-   * Vision formats only: the generation prompt as wire chunks, each image of the messages an
-   * image chunk where the format places it (`buildGenerationPrompt` refuses images: tokens
-   * alone cannot carry them).
+   * The generation prompt as the sampler's model input (the cookbook's `build_generation_prompt`,
+   * which yields a `ModelInput`): the text as token chunks and, in the vision formats, each
+   * image of the messages an image chunk where the format places it. The one way a prompt goes
+   * to a sampler; formats that take no images refuse a message with one in one line.
    */
-  buildGenerationInput?(messages: Message[]): InputChunk[];
+  buildGenerationInput(messages: Message[]): InputChunk[];
   /** Token ids that end sampling (the end of the assistant's message). */
   stopSequences(): number[];
   /** The assistant message in sampled tokens. */

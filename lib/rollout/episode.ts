@@ -13,7 +13,7 @@ import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message, Renderer, ToolSpec } from "../renderers/types.ts";
 import type { Episode, EpisodeStopReason, Turn } from "../rl/types.ts";
-import type { SampleArgs } from "../tinker/mod.ts";
+import { ModelInput, type SampleArgs } from "../tinker/mod.ts";
 
 /**
  * What a rollout needs of a sampler: a `SamplingClient`, or a wrapper around one (to count or
@@ -151,7 +151,7 @@ export async function runEpisode(
       ((m: Message[], t: readonly ToolSpec[]) => renderer.declareTools(m, t));
     const conversation: Message[] = [...declare(opening, tools)];
     let observation: Message[] = [...conversation];
-    let prompt = renderer.buildGenerationPrompt(conversation);
+    let prompt = promptTokens(renderer, conversation);
     const maxTurns = opts.maxTurns ?? env.maxTurns;
     for (let t = 0; t < maxTurns; t++) {
       opts.signal?.throwIfAborted();
@@ -224,7 +224,7 @@ export async function runEpisode(
       conversation.push(parsed.message, ...step.messages);
       prompt = renderer.continuation
         ? [...prompt, ...seq.tokens, ...closing, ...renderer.continuation(step.messages)]
-        : renderer.buildGenerationPrompt(conversation);
+        : promptTokens(renderer, conversation);
       observation = step.messages;
     }
   } catch (e) {
@@ -236,6 +236,22 @@ export async function runEpisode(
     await withinLimits(env.close?.(), opts, deadline).catch(() => {});
   }
   return finish();
+}
+
+/**
+ * A prompt's tokens, from the renderer's one prompt function (`buildGenerationInput`). A turn
+ * holds its prompt as tokens (the rollout store's format), so a prompt with an image chunk is
+ * refused here in one line rather than trained as the text without its image.
+ */
+function promptTokens(renderer: Renderer, messages: Message[]): number[] {
+  const input = renderer.buildGenerationInput(messages);
+  if (input.some((c) => c.type !== "encoded_text")) {
+    throw new Error(
+      "an episode's prompt has an image: a turn holds its prompt as tokens, so rollouts take " +
+        "text only (the proxy samples images)",
+    );
+  }
+  return ModelInput.toInts({ chunks: input });
 }
 
 /** The step a rollout answers a tool call that does not parse with (the env is not called). */

@@ -86,6 +86,7 @@ Deno.test("rollout: a renderer without `continuation` re-renders the conversatio
   const rerendering: Renderer = {
     tokenizer: chatml.tokenizer,
     buildGenerationPrompt: (m) => chatml.buildGenerationPrompt(m),
+    buildGenerationInput: (m) => chatml.buildGenerationInput(m),
     buildSupervisedExample: (m, o) => chatml.buildSupervisedExample(m, o),
     stopSequences: () => chatml.stopSequences(),
     parseResponse: (t) => chatml.parseResponse(t),

@@ -21,7 +21,7 @@ import { formatZodError } from "../../util/zod.ts";
 // ---- requests: wire to local ----
 
 /**
- * The token ids of a ModelInput; the local models are text-only.
+ * The token ids of a ModelInput; the local models take text only (an image is a 400).
  *
  * @example
  * modelInputTokens({ chunks: [{ type: "encoded_text", tokens: [1, 2] }] }, "prompt"); // [1, 2]
@@ -31,7 +31,8 @@ export function modelInputTokens(input: wire.ModelInput, field: string): number[
   input.chunks.forEach((c, i) => {
     if (c.type !== "encoded_text") {
       throw new UserInputError(
-        `${field}.chunks[${i}] is a ${c.type} chunk; the local backend's models are text-only`,
+        `${field}.chunks[${i}] is ${c.type === "image" ? "an image" : `a ${c.type}`} chunk: ` +
+          "the local backend's models take text only",
       );
     }
     for (const t of c.tokens) tokens.push(t);
