@@ -1,17 +1,17 @@
 /**
- * The DeepSeek V3.1 chat renderer, thinking on or off (the template's `thinking`). It writes what
- * the model's jinja template writes: the system messages joined at the start after the BOS
- * token; `<｜User｜>` turns; an assistant turn after a user turn opened by `<｜Assistant｜>` and
- * `</think>` (thinking off, and for every earlier turn) or `<think>` (the generation prompt with
- * thinking on); earlier reasoning dropped; tool calls as
- * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>name<｜tool▁sep｜>{json}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`;
+ * The DeepSeek V3.1 renderers of tinker-cookbook (`deepseekv3`, thinking off, and
+ * `deepseekv3_thinking`), rendering what the cookbook's do: the BOS token, the system prompt
+ * unmarked (only at the start), `<｜User｜>` turns, `<｜Assistant｜>` turns closed by `</think>`
+ * where the cookbook closes them, tool calls as
+ * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>name<｜tool▁sep｜>{json}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`,
  * tool results as `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`, after which the model
  * continues with no assistant marker. Declared tools go in the system prompt as the cookbook's
- * "## Tools" section (the template of llama.cpp's copy writes none).
+ * "## Tools" section.
  *
- * With thinking on, a supervised example keeps the last turn's reasoning
- * (`<think>` in the prompt, then `reasoning</think>answer`): the template cannot render a turn's
- * reasoning at all, so here the datum follows what the model produced rather than the template.
+ * Where the cookbook parts from the model's jinja template, this follows the cookbook: with
+ * thinking on, a turn with tool calls keeps its reasoning in history, and the last turn keeps
+ * its own (a supervised example trains `reasoning</think>answer`); an empty tool-call turn
+ * has no end token.
  *
  * @module
  */
@@ -49,9 +49,13 @@ export function deepseekToolsSection(tools: readonly ToolSpec[]): string {
     "- For multiple tool calls, chain them directly without separators or spaces";
 }
 
-/** A call's arguments as the JSON text the format writes (as given when already text). */
+/**
+ * A call's arguments as the text the format writes: as given when already text (the
+ * cookbook's calls carry theirs so), else as Python's `json.dumps` writes them (how the
+ * cookbook's tool code makes that text).
+ */
 function argsText(c: ToolCall): string {
-  return typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
+  return typeof c.arguments === "string" ? c.arguments : pyJsonAscii(c.arguments);
 }
 
 /** Options of {@link DeepSeekV3Renderer}. */
@@ -90,7 +94,9 @@ export class DeepSeekV3Renderer extends PieceRenderer {
       message.content = text;
       return { message, ok: stopped };
     }
-    message.content = text.slice(0, begin);
+    // The cookbook strips the content around the calls it cut out.
+    const before = text.slice(0, begin);
+    message.content = thinking ? before.trimEnd() : before.trim();
     const calls: ToolCall[] = [];
     for (const m of text.slice(begin).matchAll(CALL)) {
       try {
@@ -106,45 +112,61 @@ export class DeepSeekV3Renderer extends PieceRenderer {
     return { message, ok: stopped };
   }
 
+  /**
+   * The cookbook's rendering, message by message: a system message only at the start, with no
+   * marker; an assistant turn after a tool result has no header; otherwise the header is
+   * `<｜Assistant｜>`, closed by `</think>` for every turn but the last with thinking on and for
+   * every turn with it off. With thinking on, reasoning stays on a turn with tool calls and on
+   * the last one (a last turn without reasoning gets an empty `<think></think>`); with it off,
+   * reasoning is dropped but after a tool result. The end token follows a turn with content
+   * (an empty tool-call turn has none, as in the cookbook).
+   */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });
-    const systems = messages.filter((m) => m.role === "system");
-    const system = systems.map((m) => m.content).join("\n\n");
-    put(BOS + system);
-    let lastUser = false;
-    let inTool = false;
-    const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+    put(BOS);
+    const firstTrained = messages.findIndex((_, k) => trainedTurn(messages, k, trainOn));
     messages.forEach((m, i) => {
-      const train = trainedTurn(messages, i, trainOn);
-      if (m.role === "user") {
-        inTool = false;
-        lastUser = true;
-        put("<｜User｜>" + m.content);
-      } else if (m.role === "assistant" && m.toolCalls?.length) {
-        if (lastUser) put("<｜Assistant｜></think>");
-        lastUser = inTool = false;
-        const calls = m.toolCalls.map((c) => CALL_BEGIN + c.name + SEP + argsText(c) + CALL_END);
-        put(m.content + CALLS_BEGIN + calls.join("") + CALLS_END + EOS, train);
-      } else if (m.role === "assistant") {
-        // With thinking on, the produced (final) turn keeps its reasoning (the module's note).
-        const reasoning = this.thinking && !addGenerationPrompt && i === lastAssistant &&
-          i === messages.length - 1;
-        if (lastUser) put("<｜Assistant｜>" + (reasoning ? "<think>" : "</think>"));
-        lastUser = false;
-        let content = m.content;
-        if (inTool) inTool = false;
-        else if (content.includes("</think>")) {
-          content = content.slice(content.indexOf("</think>") + "</think>".length);
-        }
-        put((reasoning ? `${m.thinking ?? ""}</think>` : "") + content + EOS, train);
-      } else if (m.role === "tool") {
-        lastUser = false;
-        inTool = true;
+      const followsTool = messages[i - 1]?.role === "tool";
+      const isLast = i === messages.length - 1;
+      if (m.role === "system") {
+        if (i > 0) throw new Error("deepseekv3 takes a system message only at the start");
+        put(m.content);
+      } else if (m.role === "user") put("<｜User｜>" + m.content);
+      else if (m.role === "tool") {
         put("<｜tool▁output▁begin｜>" + m.content + "<｜tool▁output▁end｜>");
+      } else {
+        const calls = m.toolCalls ?? [];
+        const dropped = this.thinking
+          ? !calls.length && !isLast
+          : !followsTool || (!calls.length && !isLast);
+        const reasoning = m.thinking && !dropped ? `<think>${m.thinking}</think>` : "";
+        let body = reasoning + m.content;
+        if (calls.length) {
+          body += CALLS_BEGIN +
+            calls.map((c) => CALL_BEGIN + c.name + SEP + argsText(c) + CALL_END).join("") +
+            CALLS_END;
+        }
+        if (this.thinking && !followsTool && isLast && m.content && !m.thinking) {
+          body = "<think></think>" + body;
+        }
+        // The cookbook's message content is a list when it has reasoning (non-empty), and
+        // with thinking off the list is first cut to its text, but after a tool result.
+        if (m.content || (m.thinking && (this.thinking || followsTool))) body += EOS;
+        if (!followsTool) {
+          put("<｜Assistant｜>" + (this.thinking && isLast ? "" : "</think>"));
+        }
+        // The first trained turn's opening <think> is the generation prompt's: given, so not
+        // trained (the cookbook's `_train_after_the_generation_prompt`).
+        const given = this.thinking && !followsTool && isLast && i === firstTrained &&
+            body.startsWith("<think>")
+          ? "<think>"
+          : "";
+        if (given) put(given);
+        put(body.slice(given.length), trainedTurn(messages, i, trainOn));
       }
     });
-    if (addGenerationPrompt && lastUser && !inTool) {
+    if (addGenerationPrompt && messages.at(-1)?.role !== "tool") {
       put("<｜Assistant｜>" + (this.thinking ? "<think>" : "</think>"));
     }
     return out;

@@ -81,7 +81,7 @@ Deno.test("deepseekv3: tools in the system prompt; results continue the turn wit
   assert.ok(
     prompt.endsWith(
       `<｜User｜>Weather?<｜Assistant｜></think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather` +
-        `<｜tool▁sep｜>{"city":"Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>${EOS}` +
+        `<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` +
         "<｜tool▁output▁begin｜>18C<｜tool▁output▁end｜>",
     ),
     prompt,
@@ -96,4 +96,94 @@ Deno.test("deepseekv3: tools in the system prompt; results continue the turn wit
     off.tokenizer.encode(`<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}${EOS}`),
   );
   assert.match(open.error ?? "", /unterminated/);
+});
+
+// The cookbook's test_deepseek_thinking_preserved_with_tool_calls and
+// test_deepseek_post_tool_formatting, with the whole text written out.
+const CALLED: Message[] = [
+  { role: "user", content: "What's the weather in NYC?" },
+  {
+    role: "assistant",
+    thinking: "I need to check the weather.",
+    content: "Let me look that up.",
+    toolCalls: [{ name: "get_weather", arguments: '{"location": "NYC"}', id: "call_1" }],
+  },
+  { role: "tool", content: '{"temperature": 72}', toolCallId: "call_1" },
+  { role: "assistant", content: "The temperature in NYC is 72°F." },
+];
+const CALL =
+  `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"location": "NYC"}` +
+  "<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+
+Deno.test("deepseekv3_thinking: a tool-call turn keeps its reasoning in history; the answer after the result has no header", () => {
+  const { tokens, weights } = on.buildSupervisedExample(CALLED);
+  assert.equal(
+    on.tokenizer.decode(tokens),
+    `${BOS}<｜User｜>What's the weather in NYC?<｜Assistant｜></think>` +
+      `<think>I need to check the weather.</think>Let me look that up.${CALL}${EOS}` +
+      `<｜tool▁output▁begin｜>{"temperature": 72}<｜tool▁output▁end｜>` +
+      `The temperature in NYC is 72°F.${EOS}`,
+  );
+  assert.equal(
+    on.tokenizer.decode(tokens.filter((_, i) => weights[i] === 1)),
+    `The temperature in NYC is 72°F.${EOS}`,
+  );
+  // Thinking off drops it; after the tool result nothing opens the turn, in either mode.
+  assert.equal(
+    text(off, CALLED.slice(0, 3)),
+    `${BOS}<｜User｜>What's the weather in NYC?<｜Assistant｜></think>Let me look that up.` +
+      `${CALL}${EOS}<｜tool▁output▁begin｜>{"temperature": 72}<｜tool▁output▁end｜>`,
+  );
+  assert.ok(text(on, CALLED.slice(0, 3)).endsWith("<｜tool▁output▁end｜>"));
+});
+
+Deno.test("deepseekv3: an empty tool-call turn has no end token; arguments as given, or as json.dumps writes them", () => {
+  const empty: Message[] = [
+    { role: "user", content: "Weather?" },
+    {
+      role: "assistant",
+      content: "",
+      toolCalls: [{ name: "get_weather", arguments: { location: "NYC", days: [1, 2] } }],
+    },
+  ];
+  const calls = `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>` +
+    `{"location": "NYC", "days": [1, 2]}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`;
+  for (const r of [on, off]) {
+    assert.equal(trained(r, empty), calls);
+    assert.ok(!text(r, [...empty, { role: "tool", content: "72" }]).includes(EOS));
+  }
+  const compact = [{ ...empty[1], toolCalls: [{ name: "f", arguments: '{"a":1}' }] }];
+  assert.ok(
+    trained(off, [empty[0], ...compact]).includes('<｜tool▁sep｜>{"a":1}<｜tool▁call▁end｜>'),
+  );
+});
+
+Deno.test("deepseekv3_thinking: the last turn after a tool result trains its whole <think> block; a later system message is refused", () => {
+  const last: Message[] = [
+    ...CALLED.slice(0, 3),
+    { role: "assistant", thinking: "It is 72.", content: "72°F." },
+  ];
+  assert.equal(trained(on, last), `<think>It is 72.</think>72°F.${EOS}`);
+  // Thinking off keeps it too after a tool result (the cookbook's base rule for the last turn).
+  assert.equal(trained(off, last), `<think>It is 72.</think>72°F.${EOS}`);
+  assert.throws(
+    () => text(off, [...PLAIN, { role: "system", content: "Later." }]),
+    /system message only at the start/,
+  );
+});
+
+Deno.test("deepseekv3: parsing keeps reasoning, trims the content around the calls, and flags a cut-off reply", () => {
+  const parsed = on.parseResponse(
+    on.tokenizer.encode(`Look.</think>Checking. ${CALL}${EOS}`),
+  );
+  assert.deepEqual(parsed, {
+    message: {
+      role: "assistant",
+      thinking: "Look.",
+      content: "Checking.",
+      toolCalls: [{ name: "get_weather", arguments: { location: "NYC" } }],
+    },
+    ok: true,
+  });
+  assert.equal(off.parseResponse(off.tokenizer.encode("Half an ans")).ok, false);
 });
