@@ -15,8 +15,8 @@
  * Kimi K2.5 and K2.6 (`kimi_k25`, `kimi_k26` and their `_disable_thinking` variants, as the
  * cookbook names them) render the same turns with the generation prompt opening the think block
  * (`<think>`) or closing it (`<think></think>`); `kimi_k26_preserve_thinking` keeps every earlier
- * turn's reasoning. Their tool declarations are TypeScript-style, which is not built here:
- * declaring tools on them says so in one line.
+ * turn's reasoning. They declare tools in TypeScript style (`./kimi_tools.ts`), as the
+ * cookbook's do; K2 declares them as JSON.
  *
  * @module
  */
@@ -25,18 +25,21 @@ import { specialTokenId, type Tokenizer } from "../tokenizers/types.ts";
 import { leadingThinking, malformedCall, pyJson } from "./parse.ts";
 import { PieceRenderer } from "./piece_renderer.ts";
 import { contentWithImages, type Piece, trainedTurn } from "./pieces.ts";
+import { kimiToolsTypeScript } from "./kimi_tools.ts";
 import { openAiTools, toolsOnSystem } from "./tools.ts";
 import type { Message, ParsedResponse, ToolCall, ToolSpec, TrainOn } from "./types.ts";
 
 const DEFAULT_SYSTEM = "You are Kimi, an AI assistant created by Moonshot AI.";
 const CALL = /<\|tool_call_begin\|>(.*?)<\|tool_call_argument_begin\|>(.*?)<\|tool_call_end\|>/gs;
 
-/** The ids of a conversation's tool calls: the caller's, else Kimi's `functions.NAME:IDX`. */
+/**
+ * The ids of a conversation's tool calls: the caller's, else Kimi's `functions.NAME:IDX`, IDX
+ * the call's place in its message (as the cookbook numbers them).
+ */
 export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string> {
   const ids = new Map<ToolCall, string>();
-  let k = 0;
   for (const m of messages) {
-    for (const c of m.toolCalls ?? []) ids.set(c, c.id ?? `functions.${c.name}:${k++}`);
+    (m.toolCalls ?? []).forEach((c, k) => ids.set(c, c.id ?? `functions.${c.name}:${k}`));
   }
   return ids;
 }
@@ -66,13 +69,11 @@ export class KimiK2Renderer extends PieceRenderer {
     this.preserveThinking = preserveThinking;
   }
 
-  /** A declaration-only system message still gets the default system turn written. */
+  /**
+   * The specs stay on the system message, and the `tool_declare` turn is written before it (a
+   * declaration-only system message still gets the default system turn).
+   */
   override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
-    if (this.prefill !== undefined && tools.length) {
-      throw new Error(
-        "Kimi K2.5/K2.6 declare tools in TypeScript style, which is not built here (kimi_k2 declares them as JSON)",
-      );
-    }
     return toolsOnSystem(messages, tools);
   }
 
@@ -123,7 +124,10 @@ export class KimiK2Renderer extends PieceRenderer {
     );
     const tools = messages[0]?.role === "system" ? messages[0].tools : undefined;
     if (tools?.length) {
-      put(`<|im_system|>tool_declare<|im_middle|>${pyJson(openAiTools(tools))}<|im_end|>`);
+      const declared = this.prefill === undefined
+        ? pyJson(openAiTools(tools))
+        : kimiToolsTypeScript(tools);
+      put(`<|im_system|>tool_declare<|im_middle|>${declared}<|im_end|>`);
     }
     // A declaration-only system message stands for no system message.
     const declOnly = messages[0]?.role === "system" && !messages[0].content && !!tools?.length;

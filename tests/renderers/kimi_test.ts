@@ -8,7 +8,8 @@
 
 import { assert } from "../assert.ts";
 import { getRenderer } from "../../lib/renderers/mod.ts";
-import type { Message, Renderer } from "../../lib/renderers/types.ts";
+import type { Message, Renderer, ToolSpec } from "../../lib/renderers/types.ts";
+import { kimiToolsTypeScript } from "../../lib/renderers/kimi_tools.ts";
 import { HfTokenizer } from "../../lib/tokenizers/hf.ts";
 import { buildWordLevelTokenizer } from "../../lib/tokenizers/word_level.ts";
 
@@ -85,10 +86,176 @@ Deno.test("kimi_k26: the produced turn trains after the prompt's prefill", () =>
   });
 });
 
-Deno.test("kimi_k26: TypeScript-style tool declarations are refused in one line", () => {
-  const tool = { name: "f", description: "F.", parameters: { type: "object" } };
-  assert.throws(
-    () => r("kimi_k26").declareTools([{ role: "user", content: "x" }], [tool]),
-    /^Error: Kimi K2\.5\/K2\.6 declare tools in TypeScript style, which is not built here/,
+// The cookbook's kimi_k25_test `get_tool_spec`, and two schemas that use every rule of the
+// TypeScript-style declaration (kimi_k2_5_tool_declaration_ts.py), written out by hand.
+const WEATHER: ToolSpec = {
+  name: "get_weather",
+  description: "Get the current weather for a location",
+  parameters: {
+    type: "object",
+    properties: {
+      location: { type: "string", description: "The city and state, e.g. San Francisco, CA" },
+      unit: { type: "string", enum: ["celsius", "fahrenheit"], description: "Temperature unit" },
+    },
+    required: ["location"],
+  },
+};
+const WEATHER_TS = "// Get the current weather for a location\n" +
+  "type get_weather = (_: {\n" +
+  "  // The city and state, e.g. San Francisco, CA\n" +
+  "  location: string,\n" +
+  "  // Temperature unit\n" +
+  '  unit?: "celsius" | "fahrenheit"\n' +
+  "}) => any;";
+
+Deno.test("kimi_k26: tools are declared in TypeScript style in a tool_declare turn before the system turn", () => {
+  for (const name of ["kimi_k26", "kimi_k25", "kimi_k26_disable_thinking"]) {
+    const x = r(name);
+    const prompt = text(x, x.declareTools([{ role: "user", content: "Weather?" }], [WEATHER]));
+    assert.equal(
+      prompt,
+      "<|im_system|>tool_declare<|im_middle|># Tools\n\n## functions\nnamespace functions {\n" +
+        `${WEATHER_TS}\n}\n<|im_end|>${SYSTEM}<|im_user|>user<|im_middle|>Weather?<|im_end|>` +
+        `<|im_assistant|>assistant<|im_middle|>${
+          name.includes("disable") ? "<think></think>" : "<think>"
+        }`,
+    );
+  }
+  // A system prompt of the caller's replaces the default one.
+  const own = r("kimi_k26").declareTools([{ role: "system", content: "Be brief." }], [WEATHER]);
+  assert.ok(
+    text(r("kimi_k26"), own).includes(
+      "}\n<|im_end|><|im_system|>system<|im_middle|>Be brief.<|im_end|>",
+    ),
   );
+});
+
+Deno.test("kimi tool declarations: constraints, defaults, arrays, unions, $defs, additionalProperties and a self-reference", () => {
+  const search: ToolSpec = {
+    name: "search",
+    description: "Search.\nTwo lines.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "Text", maxLength: 100, minLength: 1 },
+        limit: { type: "integer", minimum: 1, default: 10 },
+        tags: { type: "array", items: { type: "string", description: "A tag" }, maxItems: 5 },
+        filter: { anyOf: [{ type: "string" }, { type: "null" }] },
+        mode: { type: ["string", "null"] },
+        opts: {
+          type: "object",
+          properties: { deep: { type: "boolean" } },
+          additionalProperties: false,
+        },
+        place: { $ref: "#/$defs/Place" },
+      },
+      required: ["query", "place"],
+      $defs: {
+        Place: {
+          type: "object",
+          description: "A place",
+          properties: { name: { type: "string" } },
+          required: ["name"],
+        },
+      },
+    },
+  };
+  const tree: ToolSpec = {
+    name: "tree",
+    description: "",
+    parameters: {
+      type: "object",
+      properties: {
+        children: { type: "array", items: { $ref: "#" } },
+        label: { type: "string" },
+      },
+      additionalProperties: true,
+    },
+  };
+  assert.equal(
+    kimiToolsTypeScript([search, tree]),
+    "# Tools\n\n## functions\nnamespace functions {\n" +
+      "// A place\ninterface Place {\n  name: string\n}\n" +
+      "// Search.\n// Two lines.\n" +
+      "type search = (_: {\n" +
+      "  place: Place,\n" +
+      "  // Text\n  // maxLength: 100, minLength: 1\n  query: string,\n" +
+      "  filter?: string | null,\n" +
+      "  // minimum: 1\n  // Default: 10\n  limit?: number,\n" +
+      "  mode?: string | null,\n" +
+      "  opts?: {\n    deep?: boolean,\n    [k: string]: never\n  },\n" +
+      "  // maxItems: 5\n  tags?: Array<\n    // A tag\n    string\n  >\n" +
+      "}) => any;\n" +
+      "interface parameters {\n  children?: Array<parameters>,\n  label?: string\n}\n" +
+      "type tree = (_: parameters) => any;\n}\n",
+  );
+  assert.equal(kimiToolsTypeScript([]), "");
+  assert.throws(
+    () =>
+      kimiToolsTypeScript([{
+        ...tree,
+        parameters: { type: "object", properties: { x: { $ref: "#/$defs/No" } } },
+      }]),
+    /unsupported reference #\/\$defs\/No/,
+  );
+});
+
+Deno.test("kimi_k26: a tool call and its result, rendered and parsed (malformed arguments are an error)", () => {
+  const x = r("kimi_k26");
+  const call: Message = {
+    role: "assistant",
+    thinking: "Look it up.",
+    content: "",
+    toolCalls: [{ name: "get_weather", arguments: { location: "NYC" } }],
+  };
+  const messages = [
+    ...x.declareTools([{ role: "user", content: "Weather?" }], [WEATHER]),
+    call,
+    { role: "tool" as const, content: "72F" },
+  ];
+  const prompt = text(x, messages);
+  assert.ok(
+    prompt.endsWith(
+      "<|im_assistant|>assistant<|im_middle|><think>Look it up.</think><|tool_calls_section_begin|>" +
+        '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"location": "NYC"}' +
+        "<|tool_call_end|><|tool_calls_section_end|><|im_end|><|im_system|>tool<|im_middle|>" +
+        "## Return of functions.get_weather:0\n72F<|im_end|><|im_assistant|>assistant<|im_middle|><think>",
+    ),
+    prompt,
+  );
+  const sampled = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0" +
+    '<|tool_call_argument_begin|>{"location": "NYC"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>';
+  assert.deepEqual(x.parseResponse(tokenizer.encode(`Look it up.</think>${sampled}`)), {
+    message: {
+      role: "assistant",
+      content: "",
+      thinking: "Look it up.",
+      toolCalls: [{
+        name: "get_weather",
+        arguments: { location: "NYC" },
+        id: "functions.get_weather:0",
+      }],
+    },
+    ok: true,
+  });
+  const bad = x.parseResponse(tokenizer.encode(`</think>${sampled.replace('"NYC"}', '"NYC"')}`));
+  assert.match(bad.error ?? "", /malformed tool call/);
+});
+
+Deno.test("kimi_k26: calls without ids are numbered within their message, as the cookbook does", () => {
+  const call = (city: string): Message => ({
+    role: "assistant",
+    content: "",
+    toolCalls: [{ name: "get_weather", arguments: { location: city } }],
+  });
+  const prompt = text(r("kimi_k26"), [
+    { role: "user", content: "Two cities?" },
+    call("NYC"),
+    { role: "tool", content: "72F" },
+    call("LA"),
+    { role: "tool", content: "80F" },
+  ]);
+  assert.equal(prompt.split("<|tool_call_begin|>functions.get_weather:0").length, 3, prompt);
+  assert.equal(prompt.split("## Return of functions.get_weather:0\n").length, 3, prompt);
+  assert.ok(!prompt.includes(":1"), prompt);
 });
