@@ -81,9 +81,8 @@ function bridge(
   if (JSON.stringify(messages.slice(0, before)) !== JSON.stringify(turn.promptMessages)) {
     return null;
   }
-  const stops = new Set(renderer.stopSequences());
   const last = turn.actionTokens.at(-1);
-  if (last === undefined || !stops.has(last)) return null;
+  if (last === undefined || !endsWithStop(renderer, turn.actionTokens)) return null;
   const history = renderer.buildSupervisedExample(messages.slice(0, histLen)).tokens;
   if (history.at(-1) !== last || !startsWith(full, history)) return null;
   const base = [...turn.observationTokens, ...turn.actionTokens];
@@ -128,6 +127,14 @@ function prefixSpans(renderer: Renderer, messages: Message[], total: number): Me
   }
   if (at < total) spans.push([at, total, -1]);
   return spans;
+}
+
+/** Whether sampled tokens end with one of the renderer's stops (a token id, or a text). */
+function endsWithStop(renderer: Renderer, tokens: number[]): boolean {
+  const stops: (number | string)[] = renderer.stopSequences();
+  if (stops.includes(tokens.at(-1)!)) return true;
+  const text = stops.some((s) => typeof s === "string") ? renderer.tokenizer.decode(tokens) : "";
+  return stops.some((s) => typeof s === "string" && text.endsWith(s));
 }
 
 function startsWith(a: number[], prefix: number[]): boolean {

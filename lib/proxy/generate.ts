@@ -122,9 +122,7 @@ export async function sampleChoices(
   const s = req.sampling;
   // Stop strings and stop token ids cannot be mixed: with a client's strings, the renderer's
   // stop tokens go as their text.
-  const stop = s.stop.length
-    ? [...renderer.stopSequences().map((id) => renderer.tokenizer.decode([id])), ...s.stop]
-    : renderer.stopSequences();
+  const stop = s.stop.length ? [...stopTexts(renderer), ...s.stop] : renderer.stopSequences();
   const res = await samplerCall(() =>
     sampler.sample({
       prompt: { chunks: prompt.input },
@@ -179,6 +177,13 @@ async function topLogprobs(
   const top = res.topk_prompt_logprobs ?? [];
   const at = top.length - fits;
   return completion.map((_, i) => (i < fits ? top[at + i] ?? [] : []));
+}
+
+/** The renderer's stops as text (stop token ids decoded). */
+function stopTexts(renderer: Renderer): string[] {
+  return renderer.stopSequences().map((x) =>
+    typeof x === "number" ? renderer.tokenizer.decode([x]) : x
+  );
 }
 
 async function samplerCall(call: () => PromiseLike<SampleResponse>): Promise<SampleResponse> {

@@ -127,7 +127,7 @@ export class GptOssRenderer extends PieceRenderer {
 
   /** The harmony messages of a reply: analysis, commentary/final text, tool calls. */
   parseResponse(tokens: number[]): ParsedResponse {
-    const stops = this.stopSequences();
+    const stops = this.stopTokenIds;
     const count = tokens.filter((t) => stops.includes(t)).length;
     const { text, stopped } = this.responseText(tokens);
     const message: Message = { role: "assistant", content: "" };

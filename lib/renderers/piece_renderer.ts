@@ -129,9 +129,14 @@ export abstract class PieceRenderer implements Renderer {
     return qwen3DeclareTools(messages, tools);
   }
 
-  /** Token ids that end sampling. */
-  stopSequences(): number[] {
+  /** Token ids that end sampling (a format whose end is text overrides this). */
+  stopSequences(): number[] | string[] {
     return [...this.#stops];
+  }
+
+  /** The stop token ids this format was made with. */
+  protected get stopTokenIds(): readonly number[] {
+    return this.#stops;
   }
 
   /** The text of sampled tokens up to the first stop token, and whether there was one. */

@@ -1,11 +1,14 @@
 /**
- * The role-colon renderer of base models, which have no chat template: each message is
- * `Role: content` followed by a blank line, the assistant's turn ends with the tokenizer's
- * end-of-text token (what sampling stops on, and what supervised examples teach), and the
- * generation prompt is `Assistant:` (the model writes the space). Tool results are `Tool:`
- * turns; tool declarations use Qwen3's text section (`declareTools`), the format base models have
- * seen most. Design after tinker-cookbook's `role_colon` renderer, with a stop token in place
- * of its `\n\nUser:` string.
+ * The role-colon renderer of base models, which have no chat template, as tinker-cookbook's
+ * `role_colon` renders it: each message is `Role:` then ` content` and a blank line; the
+ * generation prompt ends with `Assistant:` (the model writes the space); sampling stops at the
+ * text `\n\nUser:` (the model starting the next user turn), so a supervised example's last
+ * assistant turn trains ` content\n\n` and the `User:` that completes that stop. A reply is
+ * clean when it ends with that stop once, or (base models on single-turn prompts) with the
+ * end-of-text token alone.
+ *
+ * Tool results are `Tool:` turns; tool declarations use Qwen3's text section (`declareTools`),
+ * the format base models have seen most (the cookbook's `role_colon` declares none).
  *
  * @module
  */
@@ -16,8 +19,8 @@ import { PieceRenderer } from "./piece_renderer.ts";
 import { type Piece, trainedTurn } from "./pieces.ts";
 import type { Message, ParsedResponse, TrainOn } from "./types.ts";
 
-/** End-of-text tokens of the base models' vocabularies (Qwen, Llama 3, DeepSeek). */
-const END_OF_TEXT = ["<|endoftext|>", "<|end_of_text|>", "<｜end▁of▁sentence｜>"];
+/** The text that ends an assistant's turn: the next user turn beginning. */
+const STOP = "\n\nUser:";
 
 const ROLE: Record<Message["role"], string> = {
   system: "System",
@@ -34,36 +37,53 @@ const ROLE: Record<Message["role"], string> = {
  * r.buildGenerationPrompt([{ role: "user", content: "2+2?" }]); // "User: 2+2?\n\nAssistant:"
  */
 export class RoleColonRenderer extends PieceRenderer {
-  readonly #endText: string;
-
   constructor(tokenizer: Tokenizer) {
-    const name = END_OF_TEXT.find((t) => tokenizer.specialTokens.has(t));
-    const end = name ? tokenizer.specialTokens.get(name)! : tokenizer.eosTokenId;
-    // The blank line after the final turn is not part of what the model produced.
-    super(tokenizer, [end], "\n\n");
-    this.#endText = tokenizer.decode([end]);
+    super(tokenizer, []);
   }
 
-  /** The assistant message (the leading space the prompt leaves to the model is dropped). */
+  /** Sampling stops at the text `\n\nUser:`. */
+  override stopSequences(): string[] {
+    return [STOP];
+  }
+
+  /**
+   * The assistant message: the text before `\n\nUser:` without the leading space and the
+   * trailing blank line. Clean with one `\n\nUser:`, or with the end-of-text token and none;
+   * cut off (`ok` false) with neither; an error with both, or with two of them (the model
+   * wrote the user's turn).
+   */
   parseResponse(tokens: number[]): ParsedResponse {
-    const { text, stopped } = this.responseText(tokens);
-    return parseAssistantText(text.replace(/^ /, ""), stopped);
+    const eos = tokens.at(-1) === this.tokenizer.eosTokenId;
+    const text = this.tokenizer.decode(eos ? tokens.slice(0, -1) : tokens);
+    const parts = text.split(STOP);
+    const content = parts[0].replace(/^ /, "").replace(/\n\n$/, "");
+    const parsed = parseAssistantText(content, parts.length === 2 ? !eos : eos);
+    if (parts.length > 2) {
+      return {
+        ...parsed,
+        ok: true,
+        error: `the reply has ${parts.length - 1} "\\n\\nUser:" stops`,
+      };
+    }
+    if (parts.length === 2 && eos) {
+      return { ...parsed, ok: true, error: 'the reply goes on past "\\n\\nUser:" to end-of-text' };
+    }
+    return parsed;
   }
 
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     messages.forEach((m, i) => {
-      if (m.role === "assistant") {
-        out.push({ text: "Assistant:", train: false });
-        const calls = (m.toolCalls ?? []).map((c) =>
-          `\n<tool_call>\n${JSON.stringify({ name: c.name, arguments: c.arguments })}\n</tool_call>`
-        ).join("");
-        out.push({
-          text: ` ${m.content}${calls}${this.#endText}`,
-          train: trainedTurn(messages, i, trainOn),
-        });
-        out.push({ text: "\n\n", train: false });
-      } else out.push({ text: `${ROLE[m.role]}: ${m.content}\n\n`, train: false });
+      const calls = (m.toolCalls ?? []).map((c) =>
+        `\n<tool_call>\n${JSON.stringify({ name: c.name, arguments: c.arguments })}\n</tool_call>`
+      ).join("");
+      const train = trainedTurn(messages, i, trainOn);
+      out.push({ text: `${ROLE[m.role]}:`, train: false });
+      out.push({ text: ` ${m.content}${calls}\n\n`, train });
+      // The last message's `User:` completes the stop its turn ended with.
+      if (m.role === "assistant" && i === messages.length - 1 && !addGenerationPrompt) {
+        out.push({ text: "User:", train });
+      }
     });
     if (addGenerationPrompt) out.push({ text: "Assistant:", train: false });
     return out;

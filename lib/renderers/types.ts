@@ -107,8 +107,11 @@ export interface Renderer {
    * to a sampler; formats that take no images refuse a message with one in one line.
    */
   buildGenerationInput(messages: Message[]): InputChunk[];
-  /** Token ids that end sampling (the end of the assistant's message). */
-  stopSequences(): number[];
+  /**
+   * What ends sampling (the end of the assistant's message): token ids, or, for formats whose
+   * end is text (`role_colon`'s `\n\nUser:`), strings; never both (the sampler's `stop`).
+   */
+  stopSequences(): number[] | string[];
   /** The assistant message in sampled tokens. */
   parseResponse(tokens: number[]): ParsedResponse;
   /**

@@ -274,13 +274,17 @@ function invalidCallStep(error: string, reward: number): MessageStepResult {
 function toolCallStop(
   renderer: Renderer,
 ): { stop: number[] | string[]; close: number[]; end: number[] } | null {
-  const ends = renderer.stopSequences();
+  const ends: (number | string)[] = renderer.stopSequences();
   if (ends.length === 0) return null;
   const close = renderer.tokenizer.encode("</tool_call>");
-  const stop = close.length === 1
-    ? [...ends, close[0]]
-    : [...ends.map((id) => renderer.tokenizer.decode([id])), "</tool_call>"];
-  return { stop, close, end: [ends[0]] };
+  const ids = ends.filter((e): e is number => typeof e === "number");
+  const texts = ends.map((e) => typeof e === "number" ? renderer.tokenizer.decode([e]) : e);
+  const stop = close.length === 1 && ids.length === ends.length
+    ? [...ids, close[0]]
+    : [...texts, "</tool_call>"];
+  // A format whose end is text (role_colon) closes the message with that text's tokens.
+  const end = typeof ends[0] === "number" ? [ends[0]] : renderer.tokenizer.encode(ends[0]);
+  return { stop, close, end };
 }
 
 function endsWith(xs: readonly number[], suffix: readonly number[]): boolean {

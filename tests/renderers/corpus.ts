@@ -206,7 +206,8 @@ function lastIndexOfAny(tokens: number[], ids: number[]): number {
 export function checkFamily(c: FamilyCheck): string[] {
   const checked: string[] = [];
   const tok = c.template;
-  const stops = c.renderer.stopSequences();
+  // The template families checked here end turns with stop tokens.
+  const stops = c.renderer.stopSequences() as number[];
   for (const conv of CORPUS) {
     if ((conv.needs ?? []).some((n) => !c.supports.includes(n))) continue;
     const tools = conv.tools ?? [];

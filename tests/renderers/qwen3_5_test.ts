@@ -24,7 +24,7 @@ function example(x: Renderer, m: Message[]): { all: string; trained: string } {
   };
 }
 const reply = (x: Renderer, s: string) =>
-  x.parseResponse([...tokenizer.encode(s), ...x.stopSequences().slice(0, 1)]);
+  x.parseResponse([...tokenizer.encode(s), ...(x.stopSequences() as number[]).slice(0, 1)]);
 
 const PLAIN: Message[] = [
   { role: "system", content: "You are helpful." },

@@ -193,7 +193,7 @@ Deno.test("Qwen3 renderer: parseResponse flags truncation and malformed tool cal
   assert.equal(cut.ok, false);
   assert.deepEqual(cut.message, { role: "assistant", content: "Partial answer", thinking: "hm" });
   assert.deepEqual(r.stopSequences(), [151645]);
-  const done = r.parseResponse([...sampled, ...r.stopSequences(), 151643]);
+  const done = r.parseResponse([...sampled, 151645, 151643]);
   assert.equal(done.ok, true);
   const bad = r.parseResponse(tok.encode("x\n<tool_call>\n{not json}\n</tool_call><|im_end|>"));
   assert.equal(bad.ok, true);
