@@ -29,7 +29,7 @@ const texts = (chunks: InputChunk[]) =>
 
 Deno.test("images: Qwen3.5 places an image between <|vision_start|> and <|vision_end|>, as an image chunk", () => {
   const r = getRenderer("Qwen/Qwen3.5-4B", { tokenizer, enableThinking: true });
-  const chunks = r.buildGenerationInput!(LOOK);
+  const chunks = r.buildGenerationInput(LOOK);
   assert.deepEqual(texts(chunks), [
     "<|im_start|>user\nWhat is this?<|vision_start|>",
     "[png]",
@@ -41,9 +41,18 @@ Deno.test("images: Qwen3.5 places an image between <|vision_start|> and <|vision
   assert.throws(() => r.buildSupervisedExample(LOOK), /supervised examples with images/);
 });
 
+Deno.test("images: Qwen3.8 places an image as Qwen3.5 does (the same vision markup)", () => {
+  const r = getRenderer("Qwen/Qwen3.8-27B", { tokenizer, renderer: "qwen3_8_medium_reasoning" });
+  assert.deepEqual(texts(r.buildGenerationInput(LOOK)), [
+    "<|im_start|>user\nWhat is this?<|vision_start|>",
+    "[png]",
+    "<|vision_end|> Describe.<|im_end|>\n<|im_start|>assistant\n<think>\n",
+  ]);
+});
+
 Deno.test("images: Kimi K2.6 wraps one in its media markup; text-only formats refuse them in one line", () => {
   const kimi = getRenderer("moonshotai/Kimi-K2.6", { tokenizer, renderer: "kimi_k26" });
-  const out = texts(kimi.buildGenerationInput!(LOOK));
+  const out = texts(kimi.buildGenerationInput(LOOK));
   assert.equal(out[1], "[png]");
   assert.ok(out[0].endsWith("What is this?<|media_begin|>image<|media_content|>"), out[0]);
   assert.ok(out[2].startsWith("<|media_end|>\n Describe.<|im_end|>"), out[2]);
@@ -56,7 +65,7 @@ Deno.test("images: Kimi K2.6 wraps one in its media markup; text-only formats re
   }
   assert.throws(
     () =>
-      getRenderer("Qwen/Qwen3.5-4B", { tokenizer, renderer: "nemotron3" }).buildGenerationInput!(
+      getRenderer("Qwen/Qwen3.5-4B", { tokenizer, renderer: "nemotron3" }).buildGenerationInput(
         LOOK,
       ),
     /takes no images/,

@@ -264,3 +264,38 @@ Deno.test("XML tool calls: what a renderer writes parses back to the same call",
     assert.deepEqual(parsed?.arguments, { ...call.arguments, on: on === "true" ? true : "True" });
   }
 });
+
+Deno.test("qwen3_8: a tool-call turn keeps its reasoning in history; the call, its result, the reply trained", () => {
+  const x = r("qwen3_8_medium_reasoning", "Qwen/Qwen3.8-27B");
+  const [system, user, , result] = TOOL_TURNS(x);
+  const call: Message = {
+    role: "assistant",
+    thinking: "Look it up.",
+    content: "",
+    toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }],
+  };
+  const turns = [system, user, call, result];
+  const line = '{"name": "get_weather", "description": "Get the weather.", "parameters": ' +
+    '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}';
+  const prompt = `<|im_start|>system\n${TOOLS_HEAD}${line}\n</tools>\n\n${REMINDER}\n\nBe brief.` +
+    "<|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n" +
+    `<think>\nLook it up.\n</think>\n\n${CALL_XML}<|im_end|>\n<|im_start|>user\n<tool_response>\n` +
+    "18C\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n";
+  assert.equal(text(x, turns), prompt);
+  assert.deepEqual(
+    example(x, [...turns, { role: "assistant", thinking: "Mild.", content: "18C." }]),
+    {
+      all: prompt + "Mild.\n</think>\n\n18C.<|im_end|>",
+      trained: "Mild.\n</think>\n\n18C.<|im_end|>",
+    },
+  );
+  assert.deepEqual(reply(x, `Look it up.\n</think>\n\n${CALL_XML}`), {
+    message: {
+      role: "assistant",
+      thinking: "Look it up.",
+      content: "",
+      toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }],
+    },
+    ok: true,
+  });
+});
