@@ -1,6 +1,7 @@
 /**
  * The Kimi K2 chat renderer (K2-Thinking's template; K2.5 renders its text the same way), as
- * the model's jinja template writes it: declared tools as a `tool_declare` system turn of JSON;
+ * the model's jinja template writes it: declared tools as a `tool_declare` system turn of JSON
+ * (compact, keys sorted, as the cookbook's `kimi_k2` and K2's own `apply_chat_template` write it);
  * a default system turn when the conversation has none; `<|im_user|>`, `<|im_assistant|>` and
  * `<|im_system|>` turns closed by `<|im_end|>`; assistant turns as `<think>…</think>content`,
  * the reasoning kept only after the last final answer (the agentic turn in progress) and empty
@@ -42,6 +43,29 @@ export function kimiCallIds(messages: readonly Message[]): Map<ToolCall, string>
     (m.toolCalls ?? []).forEach((c, k) => ids.set(c, c.id ?? `functions.${c.name}:${k}`));
   }
   return ids;
+}
+
+/**
+ * JSON as the cookbook's `kimi_k2` writes its tool declaration: Python's
+ * `json.dumps(value, separators=(",", ":"), sort_keys=True)` (non-ASCII escaped), as Kimi K2's
+ * own `apply_chat_template` sorts the keys.
+ */
+function sortedCompactJson(value: unknown): string {
+  const text = (v: unknown): string => {
+    if (v === null || v === undefined) return "null";
+    if (Array.isArray(v)) return `[${v.map(text).join(",")}]`;
+    if (typeof v === "object") {
+      const o = v as Record<string, unknown>;
+      return `{${
+        Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${text(o[k])}`).join(",")
+      }}`;
+    }
+    return JSON.stringify(v);
+  };
+  return text(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Options of {@link KimiK2Renderer}: K2.5/K2.6's thinking switch and history. */
@@ -125,7 +149,7 @@ export class KimiK2Renderer extends PieceRenderer {
     const tools = messages[0]?.role === "system" ? messages[0].tools : undefined;
     if (tools?.length) {
       const declared = this.prefill === undefined
-        ? pyJson(openAiTools(tools))
+        ? sortedCompactJson(openAiTools(tools))
         : kimiToolsTypeScript(tools);
       put(`<|im_system|>tool_declare<|im_middle|>${declared}<|im_end|>`);
     }

@@ -259,3 +259,17 @@ Deno.test("kimi_k26: calls without ids are numbered within their message, as the
   assert.equal(prompt.split("## Return of functions.get_weather:0\n").length, 3, prompt);
   assert.ok(!prompt.includes(":1"), prompt);
 });
+
+Deno.test("kimi_k2: tools declared as the cookbook's kimi_k2 writes them (compact JSON, keys sorted)", () => {
+  const x = r("kimi_k2");
+  assert.equal(
+    text(x, x.declareTools([{ role: "user", content: "Weather?" }], [WEATHER])),
+    "<|im_system|>tool_declare<|im_middle|>" +
+      '[{"function":{"description":"Get the current weather for a location","name":"get_weather",' +
+      '"parameters":{"properties":{"location":{"description":"The city and state, e.g. San ' +
+      'Francisco, CA","type":"string"},"unit":{"description":"Temperature unit","enum":' +
+      '["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}},' +
+      `"type":"function"}]<|im_end|>${SYSTEM}<|im_user|>user<|im_middle|>Weather?<|im_end|>` +
+      "<|im_assistant|>assistant<|im_middle|>",
+  );
+});
