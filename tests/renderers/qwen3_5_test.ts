@@ -299,3 +299,25 @@ Deno.test("qwen3_8: a tool-call turn keeps its reasoning in history; the call, i
     ok: true,
   });
 });
+
+Deno.test("nemotron3_ultra: a reasoning tool-call turn: no separators around </think>, one newline before and after each call", () => {
+  const x = r("nemotron3_ultra", "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
+  const [system, user, , result] = TOOL_TURNS(x);
+  const call: Message = {
+    role: "assistant",
+    thinking: "Look.",
+    content: "Checking.",
+    toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }],
+  };
+  const decl =
+    "<function>\n<name>get_weather</name>\n<description>Get the weather.</description>\n" +
+    "<parameters>\n<parameter>\n<name>city</name>\n<type>string</type>\n</parameter>\n" +
+    '<required>["city"]</required>\n</parameters>\n</function>';
+  assert.equal(
+    text(x, [system, user, call, result]),
+    `<|im_start|>system\nBe brief.\n\n${TOOLS_HEAD}${decl}\n</tools>\n\n${REMINDER}<|im_end|>\n` +
+      "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\nLook.</think>" +
+      `Checking.\n${CALL_XML}\n<|im_end|>\n<|im_start|>user\n<tool_response>\n18C\n</tool_response>\n` +
+      "<|im_end|>\n<|im_start|>assistant\n<think>\n",
+  );
+});
