@@ -14,7 +14,7 @@ import type { TurnType } from "./metadata.ts";
 import { Policy } from "./policy.ts";
 import { ProxyRecords, servedRecord, turnRecord } from "./records.ts";
 import { type RunningProxy, startProxy } from "./server.ts";
-import type { SessionBinding } from "./sessions.ts";
+import type { SessionBinding } from "./session_types.ts";
 
 /** Options of {@link serveProxy}. */
 export interface ServeProxyOptions {
