@@ -129,6 +129,27 @@ export async function startAgentRun(name: string, extra: string[] = []): Promise
   return { ...t, home, dir };
 }
 
+/**
+ * Runs `fn` with an agent run ({@link startAgentRun}); the run is stopped (SIGTERM) if `fn`
+ * fails before it ended, so a failed test leaves no training process behind.
+ */
+export async function withAgentRun(name: string, fn: (run: AgentRun) => Promise<void>) {
+  const run = await startAgentRun(name);
+  let ended = false;
+  run.output.finally(() => ended = true);
+  try {
+    await fn(run);
+  } finally {
+    if (!ended) {
+      try {
+        run.child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await run.output;
+    }
+    await Deno.remove(run.home, { recursive: true }).catch(() => {});
+  }
+}
+
 /** What an agent run recorded: its conversation records and metrics rows. */
 export interface AgentRunRecords {
   turns: {
