@@ -18,6 +18,7 @@ export * from "./policy.ts";
 export * from "./generate.ts";
 export * from "./bridge.ts";
 export * from "./turn.ts";
+export * from "./options.ts";
 export * from "./app.ts";
 export * from "./serve_turn.ts";
 export * from "./server.ts";

@@ -16,7 +16,7 @@ import type { Message } from "../renderers/types.ts";
 import type { Method, ScoredTurn } from "../rl/types.ts";
 import { openAIToolCall } from "./completion.ts";
 import type { TurnType } from "./metadata.ts";
-import type { ServedRequest } from "./serve_turn.ts";
+import type { ServedRequest } from "./options.ts";
 import type { CompletedTurn, SessionEnd } from "./session_types.ts";
 
 /** What became of a turn. */

@@ -7,36 +7,14 @@
  * @module
  */
 
-import type { Message } from "../renderers/types.ts";
 import type { TurnStopReason } from "../rl/types.ts";
-import { finishReason, type SampledChoice, type Usage, usageOf } from "./completion.ts";
+import { finishReason, type SampledChoice, usageOf } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
 import { renderPrompt, sampleChoices } from "./generate.ts";
-import type { TurnType } from "./metadata.ts";
-import type { ProxyOptions, ProxyStats } from "./app.ts";
+import type { ProxyOptions, ProxyStats } from "./options.ts";
 import type { SessionMatch } from "./session_types.ts";
 import type { AgentSessions } from "./sessions.ts";
 import type { TurnAnswer, TurnRequest } from "./turn.ts";
-
-/** An answered request, for records and counts. */
-export interface ServedRequest {
-  time: string;
-  sessionId: string | null;
-  turnType: TurnType;
-  /** The main turn's index in its session (null for side turns). */
-  index: number | null;
-  samplerVersion: number;
-  /** The request's messages, normalised. */
-  messages: Message[];
-  /** The first choice (the one a conversation continues with, and a main turn trains on). */
-  choice: SampledChoice;
-  finishReason: string;
-  usage: Usage;
-  /** Milliseconds spent in the sampler. */
-  samplerMs: number;
-  /** Prompt tokens cut to fit the context (`proxy.truncate_keep_head`; 0: none). */
-  truncated: number;
-}
 
 /** What {@link turnServer} serves with: the proxy's sessions, counters and model names. */
 export interface TurnServerState {

@@ -6,7 +6,8 @@
  */
 
 import { serveHttp } from "../http/mod.ts";
-import { createProxyApp, type ProxyApp, type ProxyOptions } from "./app.ts";
+import { createProxyApp, type ProxyApp } from "./app.ts";
+import type { ProxyOptions } from "./options.ts";
 import { ProxyError } from "./errors.ts";
 
 /** A running proxy. */

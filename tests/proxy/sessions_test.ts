@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { assert } from "../assert.ts";
 import { askFor, forced, renderer, withProxy } from "./harness.ts";
 import type { CompletedTurn, SessionEnd } from "../../lib/proxy/session_types.ts";
-import type { ServedRequest } from "../../lib/proxy/serve_turn.ts";
+import type { ServedRequest } from "../../lib/proxy/options.ts";
 import type { SamplingClient } from "../../lib/tinker/mod.ts";
 import type { Sampler } from "../../lib/rollout/mod.ts";
 

@@ -8,7 +8,7 @@ import { assert } from "../assert.ts";
 import { cutPrompt } from "../../lib/proxy/generate.ts";
 import type { MessageSpan } from "../../lib/proxy/bridge.ts";
 import type { CompletedTurn } from "../../lib/proxy/session_types.ts";
-import type { ServedRequest } from "../../lib/proxy/serve_turn.ts";
+import type { ServedRequest } from "../../lib/proxy/options.ts";
 import { turnRecord } from "../../lib/proxy/records.ts";
 import { withProxy } from "./harness.ts";
 
