@@ -37,6 +37,8 @@ export interface ServeProxyOptions {
   recordDir: string | null;
   /** Completion tokens when a request gives no limit. */
   defaultMaxTokens?: number;
+  /** Opt-in cut of prompts over the context (`proxy.truncate_keep_head`); null: none. */
+  truncateKeepHead?: number | null;
 }
 
 /** A serving proxy and where it records. */
@@ -77,6 +79,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     sessionBinding: o.sessionBinding,
     maxSessions: o.maxSessions,
     defaultMaxTokens: o.defaultMaxTokens,
+    truncateKeepHead: o.truncateKeepHead ?? null,
     hostname: o.hostname,
     port: o.port,
     onComplete: (t) => void records?.conversation(turnRecord(t, { status: "recorded" })),
