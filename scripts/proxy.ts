@@ -27,14 +27,16 @@ const USAGE = `usage: deno task proxy [--model-name ${DEFAULT_MODEL}] [--model-p
                        [--proxy-host 0.0.0.0] [--proxy-port 30000] [--served-model-name NAME]
                        [--api-key KEY] [--default-turn-type main|side] [--session-idle-s 600]
                        [--session-binding token|history] [--max-sessions ${MAX_SESSIONS}] [--max-tokens 256]
-                       [--record-dir DIR | --no-records]
+                       [--truncate-keep-head N] [--record-dir DIR | --no-records]
 
   Serves POST /v1/chat/completions, POST /v1/responses (OpenAI Responses), POST
   /v1/messages (Anthropic Messages), GET /v1/models and GET /healthz. --api-key (or
   SGLANG_API_KEY) requires "Authorization: Bearer KEY". A session's first answer carries its
   X-Session-Token; later requests continue it by sending it back (--session-binding history: also
   by extending its conversation, for agents that cannot). At --max-sessions open sessions a
-  request that would open one more is a 429. Sessions' turns go to
+  request that would open one more is a 429. --truncate-keep-head N cuts a prompt over the
+  model's context to its first N tokens and its newest ones (each cut recorded as
+  truncated_tokens; without it, such a prompt is a 400 context_length_exceeded). Sessions' turns go to
   <record-dir>/conversations.jsonl (default ${defaultRecordDir()}). Ctrl-C stops.
   ${READY_FILE_USAGE}.`;
 
@@ -51,6 +53,11 @@ const Flags = z.object({
   // The range and default are proxy.max_sessions' (one place).
   "max-sessions": z.coerce.number().pipe(ProxySchema.shape.max_sessions.unwrap()).optional(),
   "max-tokens": z.coerce.number().int().min(1).default(256),
+  // The range is proxy.truncate_keep_head's (one place).
+  "truncate-keep-head": z.coerce.number().pipe(
+    ProxySchema.shape.truncate_keep_head.unwrap().unwrap(),
+  )
+    .optional(),
   "record-dir": z.string().min(1).default(defaultRecordDir()),
   "no-records": z.boolean().default(false),
   "ready-file": z.string().optional(),
@@ -69,6 +76,7 @@ await runCli(async () => {
     "session-binding": { type: "string" },
     "max-sessions": { type: "string" },
     "max-tokens": { type: "string" },
+    "truncate-keep-head": { type: "string" },
     "record-dir": { type: "string" },
     "no-records": { type: "boolean" },
     "ready-file": { type: "string" },
@@ -91,6 +99,7 @@ await runCli(async () => {
       sessionBinding: flags["session-binding"],
       maxSessions: flags["max-sessions"] ?? MAX_SESSIONS,
       defaultMaxTokens: flags["max-tokens"],
+      truncateKeepHead: flags["truncate-keep-head"] ?? null,
       recordDir: flags["no-records"] ? null : flags["record-dir"],
     });
     console.log(

@@ -290,6 +290,9 @@ export const ProxySchema = z.object({
   late_reward_s: z.number().min(0).max(86_400).default(30).describe(
     "How long a session that ended (idle, X-Session-Done) keeps its unrewarded last turn for a late /done reward; 0: none",
   ),
+  truncate_keep_head: int().min(0).max(1_000_000).nullable().default(null).describe(
+    "Opt-in cut of a prompt over the model's context: keep this many tokens from its start (the system prompt's head) and the newest tokens, leaving rollout.max_tokens_per_turn for the answer; each cut is recorded on the turn (truncated_tokens). null: off, such a prompt is a 400 context_length_exceeded",
+  ),
   pause_during_step: z.boolean().default(false).describe(
     "The seed's mode: requests wait while a training step runs (503 after pause_timeout_s); false: served by the current sampler",
   ),

@@ -98,3 +98,37 @@ function issueParam(path: PropertyKey[]): string | null {
   return path.map((p, i) => typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)
     .join("");
 }
+
+/** A request's `X-Session-Token` names no open session: a 404. */
+export function sessionNotFound(): ProxyError {
+  return new ProxyError(
+    404,
+    "X-Session-Token names no open session (it ended, or the proxy restarted); send the " +
+      "request without it to open a new session",
+    { param: "X-Session-Token", code: "session_not_found" },
+  );
+}
+
+/** A reward on a request that opens a session (there is no turn to reward): a 400. */
+export function noSessionToReward(binding: "token" | "history"): ProxyError {
+  return new ProxyError(
+    400,
+    "X-Turn-Reward rewards the session's previous turn, but this request opens a new " +
+      "session: send back the X-Session-Token header of the session's first answer" +
+      (binding === "token"
+        ? " (or set proxy.session_binding: history for agents that cannot)"
+        : ""),
+    { param: "reward", code: "no_session_to_reward" },
+  );
+}
+
+/** A request would open a session beyond `proxy.max_sessions` (`n` are open): a 429. */
+export function sessionsFull(n: number): ProxyError {
+  return new ProxyError(
+    429,
+    `the proxy has ${n} open session${n === 1 ? "" : "s"}, its limit (proxy.max_sessions, ` +
+      "--max-sessions): end one (X-Session-Done, POST /v1/sessions/{id}/done), let one go " +
+      "idle (proxy.session_idle_s), or raise the limit",
+    { type: "requests", code: "rate_limit_exceeded" },
+  );
+}

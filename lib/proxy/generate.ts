@@ -32,14 +32,17 @@ export interface RenderedPrompt {
   bridged: boolean;
   /** Which message each prompt token came from (null: not worked out). */
   spans: MessageSpan[] | null;
+  /** Tokens cut from the prompt's middle to fit the context (0: none; see {@link cutPrompt}). */
+  truncated: number;
 }
 
 /**
  * The prompt of a request, continuing `previous` (the session's previous turn, which the
  * request extends) token for token where it can (./bridge.ts); a 400
- * `context_length_exceeded` when it leaves no room in the context. A completion limit beyond
- * the context is lowered to what is left (OpenClaw asks for its model's configured maximum,
- * whatever the prompt).
+ * `context_length_exceeded` when it leaves no room in the context, unless `keepHead` (the
+ * opt-in `proxy.truncate_keep_head`) says to cut it ({@link cutPrompt}). A completion limit
+ * beyond the context is lowered to what is left (OpenClaw asks for its model's configured
+ * maximum, whatever the prompt).
  */
 export function renderPrompt(
   renderer: Renderer,
@@ -50,18 +53,29 @@ export function renderPrompt(
     previous?: PreviousTurn | null;
     /** A main turn (trained); images are sampled in side turns only. */
     main?: boolean;
+    keepHead?: number | null;
   },
 ): RenderedPrompt {
   const messages = renderer.declareTools(req.messages, req.tools);
-  const { tokens, input, bridged, spans } = hasImages(messages)
+  let { tokens, input, bridged, spans } = hasImages(messages)
     ? imagePrompt(renderer, messages, o.main ?? false)
     : { ...bridgePrompt(renderer, messages, o.previous ?? null), input: null };
+  let truncated = 0;
+  // An image prompt is never cut: its chunks would no longer match the cut tokens.
+  if (o.contextLength - tokens.length < 1 && o.keepHead != null && input === null) {
+    const answer = Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, o.defaultMaxTokens);
+    ({ tokens, spans, truncated } = cutPrompt(tokens, spans, {
+      keepHead: o.keepHead,
+      keep: o.contextLength - answer,
+    }));
+  }
   const room = o.contextLength - tokens.length;
   if (room < 1) {
     throw new ProxyError(
       400,
       `This model's maximum context length is ${o.contextLength} tokens; the messages ` +
-        `(with the tools) take ${tokens.length}, which leaves no room for a completion`,
+        `(with the tools) take ${tokens.length}, which leaves no room for a completion` +
+        (o.keepHead == null ? "" : " (proxy.truncate_keep_head leaves too little to cut)"),
       { param: "messages", code: "context_length_exceeded" },
     );
   }
@@ -72,6 +86,35 @@ export function renderPrompt(
     maxTokens: Math.min(req.sampling.maxTokens ?? o.defaultMaxTokens, room),
     bridged,
     spans,
+    truncated,
+  };
+}
+
+/**
+ * The opt-in cut of a prompt that does not fit (`proxy.truncate_keep_head`): its first
+ * `keepHead` tokens (the head of the system prompt: who the agent is) and its newest tokens,
+ * `keep` in all; the tokens between are dropped, and their count is returned (recorded on the
+ * turn, never silent). Spans are cut the same way. Nothing is cut when the head alone would
+ * not leave room for the newest tokens (`keepHead >= keep`): the caller then refuses the prompt.
+ */
+export function cutPrompt(
+  tokens: number[],
+  spans: MessageSpan[] | null,
+  { keepHead, keep }: { keepHead: number; keep: number },
+): { tokens: number[]; spans: MessageSpan[] | null; truncated: number } {
+  if (tokens.length <= keep || keepHead >= keep) return { tokens, spans, truncated: 0 };
+  const dropped = tokens.length - keep;
+  const tailStart = keepHead + dropped;
+  const cut = spans?.flatMap(([a, b, m]): MessageSpan[] => {
+    const out: MessageSpan[] = [];
+    if (a < keepHead) out.push([a, Math.min(b, keepHead), m]);
+    if (b > tailStart) out.push([Math.max(a, tailStart) - dropped, b - dropped, m]);
+    return out;
+  }) ?? null;
+  return {
+    tokens: [...tokens.slice(0, keepHead), ...tokens.slice(tailStart)],
+    spans: cut,
+    truncated: dropped,
   };
 }
 

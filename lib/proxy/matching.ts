@@ -33,6 +33,45 @@ export function extension(
   return null;
 }
 
+/** What a request adds to a session whose last turn it follows: see {@link continuation}. */
+export interface Continuation {
+  /** How it extends the last turn exactly (null: a history break). */
+  ext: { prefix: number; dropped: number } | null;
+  /** The messages new since the last turn (from where the request leaves it, on a break). */
+  observation: Message[];
+  /** The last turn's next state: the new messages, less the trailing ones the client dropped. */
+  nextState: Message[];
+}
+
+/**
+ * What `messages` add to a session whose last turn is `last`. On a history break (an edited or
+ * regenerated conversation) the new part starts where the request leaves the previous request.
+ * The next state is never empty: with nothing new it is the request's last message.
+ */
+export function continuation(
+  last: { requestMessages: Message[]; action: Message },
+  messages: Message[],
+): Continuation {
+  const ext = extension(last, messages);
+  let observation: Message[];
+  if (ext) observation = messages.slice(ext.prefix);
+  else {
+    let k = 0;
+    while (k < messages.length && k < last.requestMessages.length) {
+      if (!sameMessage(messages[k], last.requestMessages[k])) break;
+      k++;
+    }
+    observation = messages.slice(k);
+  }
+  const drop = ext ? ext.dropped : 0;
+  const nextState = observation.length > drop
+    ? observation.slice(0, observation.length - drop)
+    : observation.length
+    ? observation
+    : messages.slice(-1);
+  return { ext, observation, nextState };
+}
+
 /**
  * Whether a client's message is the same as one the proxy saw or gave: role, content and tool
  * calls (name and arguments). Assistant content is compared trimmed, and reasoning and call ids

@@ -16,8 +16,8 @@ import type { Message } from "../renderers/types.ts";
 import type { Method, ScoredTurn } from "../rl/types.ts";
 import { openAIToolCall } from "./completion.ts";
 import type { TurnType } from "./metadata.ts";
-import type { ServedRequest } from "./server.ts";
-import type { CompletedTurn, SessionEnd } from "./sessions.ts";
+import type { ServedRequest } from "./options.ts";
+import type { CompletedTurn, SessionEnd } from "./session_types.ts";
 
 /** What became of a turn. */
 export type TurnStatus = "trained" | "not_trained" | "served" | "recorded";
@@ -52,6 +52,11 @@ export interface ConversationRecord {
    * token sequence in training, never merged into the previous one.
    */
   history_break?: boolean;
+  /**
+   * Prompt tokens cut from the middle to fit the context (`proxy.truncate_keep_head`): the
+   * prompt trained on is its head and newest tokens. Absent: nothing cut.
+   */
+  truncated_tokens?: number;
   /** `trained`, `not_trained` (see `reason`), `served` (side turns), `recorded` (no training). */
   status: TurnStatus;
   reason?: string;
@@ -167,6 +172,7 @@ export function servedRecord(s: ServedRequest): ConversationRecord {
     reward: null,
     prompt_tokens: s.usage.prompt_tokens,
     completion_tokens: s.choice.tokens.length,
+    ...(s.truncated ? { truncated_tokens: s.truncated } : {}),
     status: "served",
   };
 }
@@ -192,6 +198,7 @@ export function turnRecord(
     completion_tokens: t.actionTokens.length,
     prompt_spans: c.spans,
     history_break: c.historyBreak,
+    ...(c.truncated ? { truncated_tokens: c.truncated } : {}),
     status: fate.status,
     ...(fate.reason ? { reason: fate.reason } : {}),
     ...(fate.step !== undefined ? { step: fate.step } : {}),

@@ -24,12 +24,18 @@ import {
   type MethodSettings,
 } from "../scoring/mod.ts";
 import { type ProxyRecords, scoreRecord, turnRecord } from "./records.ts";
-import type { CompletedTurn } from "./sessions.ts";
+import type { CompletedTurn } from "./session_types.ts";
 
 /** A completed turn with its evidence, ready to train. */
 export interface ScoredProxyTurn {
   completed: CompletedTurn;
   evidence: TurnEvidence;
+}
+
+/** A completed turn that trains nothing, and why. */
+export interface UntrainedTurn {
+  completed: CompletedTurn;
+  reason: string;
 }
 
 /** Options of {@link TurnScorer}. */
@@ -72,6 +78,12 @@ export class TurnScorer {
   #untrained = new Map<string, number>();
   /** Turns not trained since the last trainable one, by reason; null once said. */
   #streak: Map<string, number> | null = new Map();
+  /**
+   * Untrained turns since the last trainable one and the last idle step: a batch of them makes
+   * a step that trains nothing, so that `pipeline.max_steps_without_datums` stops a proxy run
+   * as it stops an environment run.
+   */
+  readonly #idle: UntrainedTurn[] = [];
 
   constructor(o: TurnScorerOptions) {
     this.#o = o;
@@ -96,9 +108,19 @@ export class TurnScorer {
     this.#inFlight.add(job);
   }
 
-  /** Resolves once `n` turns are ready, or the signal aborts, or scoring failed for good. */
+  /** Untrained turns since the last trainable one (see {@link takeIdle}). */
+  get idle(): number {
+    return this.#idle.length;
+  }
+
+  /**
+   * Resolves once `n` turns are ready or `n` turns in a row trained nothing, or the signal
+   * aborts, or scoring failed for good.
+   */
   async waitFor(n: number, signal?: AbortSignal): Promise<void> {
-    while (this.#ready.length < n && !signal?.aborted && !this.failure) {
+    while (
+      this.#ready.length < n && this.#idle.length < n && !signal?.aborted && !this.failure
+    ) {
       const aborted = new Promise<void>((resolve) =>
         signal?.addEventListener("abort", () => resolve(), { once: true })
       );
@@ -109,6 +131,11 @@ export class TurnScorer {
   /** The `n` oldest ready turns (fewer if fewer are ready), out of the queue. */
   take(n: number): ScoredProxyTurn[] {
     return this.#ready.splice(0, n);
+  }
+
+  /** The `n` oldest untrained turns since the last trainable one, for a step that trains nothing. */
+  takeIdle(n: number): UntrainedTurn[] {
+    return this.#idle.splice(0, n);
   }
 
   /**
@@ -181,9 +208,11 @@ export class TurnScorer {
     }
     this.#ready.push({ completed, evidence: ev });
     this.#streak = new Map();
+    this.#idle.length = 0;
   }
 
   async #notTrained(completed: CompletedTurn, reason: string): Promise<void> {
+    this.#idle.push({ completed, reason });
     const key = reason.replace(/:.*/, "");
     this.#untrained.set(key, (this.#untrained.get(key) ?? 0) + 1);
     if (this.#streak) {

@@ -14,7 +14,7 @@ import type { TurnType } from "./metadata.ts";
 import { Policy } from "./policy.ts";
 import { ProxyRecords, servedRecord, turnRecord } from "./records.ts";
 import { type RunningProxy, startProxy } from "./server.ts";
-import type { SessionBinding } from "./sessions.ts";
+import type { SessionBinding } from "./session_types.ts";
 
 /** Options of {@link serveProxy}. */
 export interface ServeProxyOptions {
@@ -37,6 +37,8 @@ export interface ServeProxyOptions {
   recordDir: string | null;
   /** Completion tokens when a request gives no limit. */
   defaultMaxTokens?: number;
+  /** Opt-in cut of prompts over the context (`proxy.truncate_keep_head`); null: none. */
+  truncateKeepHead?: number | null;
 }
 
 /** A serving proxy and where it records. */
@@ -77,6 +79,7 @@ export async function serveProxy(o: ServeProxyOptions): Promise<ServingProxy> {
     sessionBinding: o.sessionBinding,
     maxSessions: o.maxSessions,
     defaultMaxTokens: o.defaultMaxTokens,
+    truncateKeepHead: o.truncateKeepHead ?? null,
     hostname: o.hostname,
     port: o.port,
     onComplete: (t) => void records?.conversation(turnRecord(t, { status: "recorded" })),

@@ -37,145 +37,19 @@
 import { createHash } from "node:crypto";
 import { sameSecret } from "../http/auth.ts";
 import type { Message } from "../renderers/types.ts";
-import type { Turn, TurnStopReason } from "../rl/types.ts";
-import { ProxyError } from "./errors.ts";
-import { extension, MAX_DROPPED, prefixHashes, sameMessage } from "./matching.ts";
-import type { MessageSpan } from "./bridge.ts";
-
-/**
- * How requests without the session's token may continue it: `token` (never) or `history` (when
- * they carry its label and extend its conversation exactly).
- */
-export type SessionBinding = "token" | "history";
-
-/** Who a main request says it is. */
-export interface SessionClaim {
-  /** `X-Session-Token`: the secret the proxy gave the session's opener. */
-  token: string | null;
-  /** The client's own name for its session: a label, not a credential. */
-  label: string | null;
-  /** The reward of the session's previous main turn, when the client has one. */
-  reward: number | null;
-}
-
-/** How a main turn got its end. */
-export type TurnEnd = "next_state" | "done" | "idle" | "closed";
-
-/** A main turn whose next state is known (or whose session ended). */
-export interface CompletedTurn {
-  sessionId: string;
-  /** The turn's index among its session's main turns. */
-  index: number;
-  turn: Turn;
-  /** The request's messages (tools declared in the system message): what the policy answered. */
-  messages: Message[];
-  /** Whether the client sent a reward for this turn. */
-  rewarded: boolean;
-  end: TurnEnd;
-  /** Which message of `messages` each prompt token came from (null: not worked out). */
-  spans: MessageSpan[] | null;
-  /** Its request did not continue the session's previous turn exactly (messages or tokens). */
-  historyBreak: boolean;
-}
-
-/** A main turn as served, waiting for its next state. */
-export interface ServedTurn {
-  /** The request's messages, as normalised (used to match the next request). */
-  requestMessages: Message[];
-  /** The same with the tools declared in the system message (the prompt's messages). */
-  promptMessages: Message[];
-  observation: Message[];
-  observationTokens: number[];
-  action: Message;
-  actionTokens: number[];
-  logprobs: number[];
-  stopReason: TurnStopReason;
-  samplerVersion: number;
-  /** The answer's id, when the API lets a later request continue from it (Responses). */
-  responseId?: string;
-  /** Which message each prompt token came from (null: not worked out). */
-  spans?: MessageSpan[] | null;
-  /** The request did not continue its session's previous turn exactly (messages or tokens). */
-  historyBreak?: boolean;
-}
-
-/** What a main request found when it arrived. */
-export interface SessionMatch {
-  sessionId: string;
-  /** The session's token, for the answer's `X-Session-Token` (only to the session's opener). */
-  token: string | null;
-  /** The messages this request added since the session's previous main turn. */
-  observation: Message[];
-  /** The index the turn will have once served. */
-  index: number;
-  /** How the request found its session. */
-  how: "opened" | "token" | "history";
-  /** The request's history does not extend the session's (counted in `historyBreaks`). */
-  historyBreak: boolean;
-  /** The previous main turn when this request extends it (the prompt may continue its tokens). */
-  previous: ServedTurn | null;
-}
-
-/** A committed turn, to take back if its answer is not delivered. */
-export interface Commit {
-  readonly session: AgentSession;
-  readonly served: ServedTurn;
-  readonly before: Pick<AgentSession, "last" | "turns" | "pending">;
-}
-
-/** One agent session as the proxy tracks it: its turns, the pending one, its last activity. */
-export interface AgentSession {
-  id: string;
-  /** sha256 of the session's token (the token itself is only handed to its opener). */
-  tokenHash: string;
-  token: string;
-  label: string | null;
-  opened: number;
-  lastActivity: number;
-  turns: number;
-  last: ServedTurn | null;
-  /** Whether the last turn still waits for its next state. */
-  pending: boolean;
-  /** Requests of the session whose history did not extend the session's conversation. */
-  historyBreaks: number;
-  keys: string[];
-}
-
-/** The record a session leaves when it is gone (`records/sessions.jsonl`). */
-export interface SessionEnd {
-  time: string;
-  session_id: string;
-  /** The client's own name for it, when it gave one. */
-  label: string | null;
-  opened: string;
-  turns: number;
-  history_breaks: number;
-  /** `done` (the client said so), `idle`, `closed` (the proxy stopped). */
-  end: "done" | "idle" | "closed";
-  /** Whether its last turn got a reward after the session ended (`/done` within the window). */
-  late_reward: boolean;
-}
-
-/** Options of {@link AgentSessions}. */
-export interface AgentSessionsOptions {
-  /** A session idle this long ends; null: never. */
-  idleMs: number | null;
-  /** How requests without a token may continue a session (default `token`). */
-  binding?: SessionBinding;
-  /**
-   * How long an ended session's unrewarded last turn waits for `/done` to reward it (default
-   * 0: it completes at once).
-   */
-  lateRewardMs?: number;
-  /** Most open sessions; a request that would open one more is a 429 (default: no cap). */
-  maxSessions?: number | null;
-  /** Called with every completed main turn. */
-  onComplete(turn: CompletedTurn): void;
-  /** Called once for every session that is gone. */
-  onEnd?(end: SessionEnd): void;
-  /** The clock (tests). */
-  now?: () => number;
-}
+import { noSessionToReward, sessionNotFound, sessionsFull } from "./errors.ts";
+import { continuation, extension } from "./matching.ts";
+import { HistoryIndex } from "./history_index.ts";
+import { completedTurn, sessionEnd } from "./session_records.ts";
+import type {
+  AgentSession,
+  AgentSessionsOptions,
+  Commit,
+  ServedTurn,
+  SessionClaim,
+  SessionMatch,
+  TurnEnd,
+} from "./session_types.ts";
 
 /** An ended session whose last turn still waits for a late reward. */
 interface Held {
@@ -199,8 +73,8 @@ export class AgentSessions {
   readonly #held = new Map<string, Held>();
   /** The id of each open session's latest answer (Responses' `previous_response_id`). */
   readonly #byResponse = new Map<string, AgentSession>();
-  /** History hash → sessions whose conversation (previous request + answer) hashes so. */
-  readonly #index = new Map<string, Set<AgentSession>>();
+  /** Open sessions by the conversation a request must extend to continue them. */
+  readonly #index = new HistoryIndex();
   readonly #opts: AgentSessionsOptions;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -251,29 +125,16 @@ export class AgentSessions {
     if (claim.token !== null) {
       session = this.#byToken.get(hashToken(claim.token));
       if (!session) {
-        throw new ProxyError(
-          404,
-          "X-Session-Token names no open session (it ended, or the proxy restarted); send the " +
-            "request without it to open a new session",
-          { param: "X-Session-Token", code: "session_not_found" },
-        );
+        throw sessionNotFound();
       }
       how = "token";
     } else if ((this.#opts.binding ?? "token") === "history") {
-      session = this.#findByPrefix(messages, claim.label);
+      session = this.#index.find(messages, claim.label);
       if (session) how = "history";
     }
     if (!session) {
       if (claim.reward !== null) {
-        throw new ProxyError(
-          400,
-          "X-Turn-Reward rewards the session's previous turn, but this request opens a new " +
-            "session: send back the X-Session-Token header of the session's first answer" +
-            ((this.#opts.binding ?? "token") === "token"
-              ? " (or set proxy.session_binding: history for agents that cannot)"
-              : ""),
-          { param: "reward", code: "no_session_to_reward" },
-        );
+        throw noSessionToReward(this.#opts.binding ?? "token");
       }
       this.#checkRoom();
       session = this.#open(claim.label);
@@ -283,30 +144,14 @@ export class AgentSessions {
     let observation = messages;
     let historyBreak = false;
     const last = session.last;
-    const ext = last ? extension(last, messages) : null;
-    if (last) {
-      if (ext) observation = messages.slice(ext.prefix);
-      else {
-        // Not a continuation (an edited or regenerated history): the new part starts where
-        // the request leaves the previous one.
+    const cont = last ? continuation(last, messages) : null;
+    if (cont) {
+      observation = cont.observation;
+      if (!cont.ext) {
         historyBreak = true;
         session.historyBreaks++;
-        let k = 0;
-        while (k < messages.length && k < last.requestMessages.length) {
-          if (!sameMessage(messages[k], last.requestMessages[k])) break;
-          k++;
-        }
-        observation = messages.slice(k);
       }
-      if (session.pending) {
-        const drop = ext ? ext.dropped : 0;
-        const next = observation.length > drop
-          ? observation.slice(0, observation.length - drop)
-          : observation.length
-          ? observation
-          : messages.slice(-1);
-        this.#complete(session, next, claim.reward, "next_state");
-      }
+      if (session.pending) this.#complete(session, cont.nextState, claim.reward, "next_state");
     }
     return {
       sessionId: session.id,
@@ -315,7 +160,7 @@ export class AgentSessions {
       index: session.turns,
       how,
       historyBreak,
-      previous: ext ? last : null,
+      previous: cont?.ext ? last : null,
     };
   }
 
@@ -335,7 +180,7 @@ export class AgentSessions {
       return { session: orphan, served, before: { last: null, turns: 0, pending: false } };
     }
     const before = { last: session.last, turns: session.turns, pending: session.pending };
-    this.#unindex(session);
+    this.#index.remove(session);
     if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
     if (served.responseId) this.#byResponse.set(served.responseId, session);
     session.last = served;
@@ -343,7 +188,7 @@ export class AgentSessions {
     session.pending = true;
     session.lastActivity = this.#now();
     if (done) this.end(session.id, { reward: null });
-    else this.#reindex(session);
+    else this.#index.add(session);
     return { session, served, before };
   }
 
@@ -354,13 +199,13 @@ export class AgentSessions {
   retract(commit: Commit): void {
     const { session, served, before } = commit;
     if (session.last !== served || !session.pending) return;
-    this.#unindex(session);
+    this.#index.remove(session);
     if (served.responseId) this.#byResponse.delete(served.responseId);
     if (before.last?.responseId) this.#byResponse.set(before.last.responseId, session);
     session.last = before.last;
     session.turns = before.turns;
     session.pending = before.pending;
-    if (this.#sessions.get(session.id) === session) this.#reindex(session);
+    if (this.#sessions.get(session.id) === session) this.#index.add(session);
   }
 
   /**
@@ -383,7 +228,7 @@ export class AgentSessions {
   abandon(match: SessionMatch): void {
     const s = this.#sessions.get(match.sessionId);
     if (match.how !== "opened" || !s || s.turns > 0) return;
-    this.#unindex(s);
+    this.#index.remove(s);
     this.#sessions.delete(s.id);
     this.#byToken.delete(s.tokenHash);
   }
@@ -412,7 +257,7 @@ export class AgentSessions {
   peek(claim: Pick<SessionClaim, "token" | "label">, messages: Message[]): string | null {
     if (claim.token !== null) return this.#byToken.get(hashToken(claim.token))?.id ?? null;
     if ((this.#opts.binding ?? "token") !== "history") return null;
-    return this.#findByPrefix(messages, claim.label)?.id ?? null;
+    return this.#index.find(messages, claim.label)?.id ?? null;
   }
 
   /**
@@ -454,7 +299,7 @@ export class AgentSessions {
   ): boolean {
     const session = this.#sessions.get(sessionId);
     if (!session) return false;
-    this.#unindex(session);
+    this.#index.remove(session);
     this.#sessions.delete(sessionId);
     this.#byToken.delete(session.tokenHash);
     if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
@@ -507,14 +352,7 @@ export class AgentSessions {
     // The timer may not have run yet: sessions past their idle limit do not count.
     this.flushIdle();
     if (this.#sessions.size < max) return;
-    const n = this.#sessions.size;
-    throw new ProxyError(
-      429,
-      `the proxy has ${n} open session${n === 1 ? "" : "s"}, its limit (proxy.max_sessions, ` +
-        "--max-sessions): end one (X-Session-Done, POST /v1/sessions/{id}/done), let one go " +
-        "idle (proxy.session_idle_s), or raise the limit",
-      { type: "requests", code: "rate_limit_exceeded" },
-    );
+    throw sessionsFull(this.#sessions.size);
   }
 
   #open(label: string | null): AgentSession {
@@ -548,86 +386,12 @@ export class AgentSessions {
     if (session.pending) {
       this.#complete(session, next, reward, next.length ? "next_state" : reason);
     }
-    this.#opts.onEnd?.({
-      time: new Date(this.#now()).toISOString(),
-      session_id: session.id,
-      label: session.label,
-      opened: new Date(session.opened).toISOString(),
-      turns: session.turns,
-      history_breaks: session.historyBreaks,
-      end: reason,
-      late_reward: lateReward,
-    });
+    this.#opts.onEnd?.(sessionEnd(session, reason, lateReward, this.#now()));
   }
 
-  #complete(
-    session: AgentSession,
-    nextState: Message[],
-    reward: number | null,
-    end: TurnEnd,
-  ): void {
-    const last = session.last!;
+  #complete(session: AgentSession, nextState: Message[], reward: number | null, end: TurnEnd) {
     session.pending = false;
-    const turn: Turn = {
-      observation: last.observation,
-      observationTokens: last.observationTokens,
-      action: last.action,
-      actionTokens: last.actionTokens,
-      logprobs: last.logprobs,
-      reward: reward ?? 0,
-      nextState,
-      stopReason: last.stopReason,
-      samplerVersion: last.samplerVersion,
-    };
-    this.#opts.onComplete({
-      sessionId: session.id,
-      index: session.turns - 1,
-      turn,
-      messages: last.promptMessages,
-      rewarded: reward !== null,
-      end,
-      spans: last.spans ?? null,
-      historyBreak: last.historyBreak ?? false,
-    });
-  }
-
-  /** The open session with this label whose conversation `messages` extend exactly. */
-  #findByPrefix(messages: Message[], label: string | null): AgentSession | undefined {
-    const hashes = prefixHashes(messages);
-    for (let k = messages.length; k >= 1; k--) {
-      const candidates = this.#index.get(hashes[k]);
-      if (!candidates) continue;
-      for (const s of candidates) {
-        if (s.label !== label) continue;
-        const ext = s.last ? extension(s.last, messages) : null;
-        if (ext && ext.prefix === k) return s;
-      }
-    }
-    return undefined;
-  }
-
-  #reindex(session: AgentSession): void {
-    const last = session.last;
-    if (!last) return;
-    const n = last.requestMessages.length;
-    for (let d = 0; d <= Math.min(MAX_DROPPED, n - 1); d++) {
-      if (d > 0 && last.requestMessages[n - d].role === "assistant") break;
-      const history = [...last.requestMessages.slice(0, n - d), last.action];
-      const key = prefixHashes(history)[history.length];
-      let set = this.#index.get(key);
-      if (!set) this.#index.set(key, set = new Set());
-      set.add(session);
-      session.keys.push(key);
-    }
-  }
-
-  #unindex(session: AgentSession): void {
-    for (const key of session.keys) {
-      const set = this.#index.get(key);
-      set?.delete(session);
-      if (set?.size === 0) this.#index.delete(key);
-    }
-    session.keys = [];
+    this.#opts.onComplete(completedTurn(session, nextState, reward, end));
   }
 }
 

@@ -33,7 +33,7 @@ import { Policy } from "./policy.ts";
 import { ProxyRecords, scoreRecord, servedRecord, turnRecord } from "./records.ts";
 import { proxyGroup, type ScoredProxyTurn, TurnScorer } from "./scorer.ts";
 import { type RunningProxy, startProxy } from "./server.ts";
-import type { CompletedTurn } from "./sessions.ts";
+import type { CompletedTurn } from "./session_types.ts";
 
 /** What {@link ProxySessions.open} needs besides the prepared run. */
 export interface ProxySessionsOptions {
@@ -96,6 +96,7 @@ export class ProxySessions implements GroupSource {
       apiKey: o.apiKey,
       contextLength: await o.service.contextLength(cfg.policy.model),
       defaultTurnType: px.default_turn_type,
+      truncateKeepHead: px.truncate_keep_head,
       sessionIdleS: px.session_idle_s,
       sessionBinding: px.session_binding,
       maxSessions: px.max_sessions,
@@ -112,6 +113,12 @@ export class ProxySessions implements GroupSource {
       },
     });
     o.onListen?.(proxy.url);
+    if (px.truncate_keep_head !== null) {
+      (o.onNotice ?? console.error)(
+        `proxy: prompts over the context are cut (proxy.truncate_keep_head ${px.truncate_keep_head}: ` +
+          "the head and the newest tokens are kept); each cut is recorded (truncated_tokens)",
+      );
+    }
     const without = withoutRewardsLine(p.method, cfg);
     if (without) (o.onNotice ?? console.error)(without);
     return new ProxySessions(cfg, proxy, {
@@ -147,30 +154,34 @@ export class ProxySessions implements GroupSource {
           } steps off policy at step ${step}`
           : null
       );
-      if (scorer.ready >= batch) break;
+      if (scorer.ready >= batch || scorer.idle >= batch) break;
       await scorer.waitFor(batch, signal);
     }
     if (scorer.failure) throw scorer.failure;
     if (signal?.aborted) return null;
     if (this.cfg.proxy!.pause_during_step) policy.pause();
-    const turns = scorer.take(batch);
+    // A batch of turns in a row that train nothing is a step that trains nothing: the trainer's
+    // pipeline.max_steps_without_datums rule then stops the run as it stops an environment run.
+    const idle = scorer.ready >= batch ? [] : scorer.takeIdle(batch);
+    const turns = idle.length ? [] : scorer.take(batch);
     this.#taken = turns;
+    const completed = idle.length ? idle.map((t) => t.completed) : turns.map((t) => t.completed);
     const bySession = new Map<string, CompletedTurn[]>();
-    for (const t of turns) {
-      const id = t.completed.sessionId;
-      bySession.set(id, [...(bySession.get(id) ?? []), t.completed]);
+    for (const c of completed) {
+      bySession.set(c.sessionId, [...(bySession.get(c.sessionId) ?? []), c]);
     }
-    const rewards = turns.map((t) => t.completed.turn.reward);
+    const rewards = completed.map((c) => c.turn.reward);
     const stats = this.proxy.stats;
     const metrics = {
       "proxy/turns": turns.length,
+      "proxy/idle_turns": idle.length,
       "proxy/sessions_in_batch": bySession.size,
       "proxy/reward/mean": rewards.reduce((a, b) => a + b, 0) / rewards.length,
-      "proxy/rewarded_frac": turns.filter((t) => t.completed.rewarded).length / turns.length,
-      "proxy/off_policy_steps/mean": turns.reduce(
-        (a, t) => a + offPolicySteps(t.completed.turn.samplerVersion, step),
+      "proxy/rewarded_frac": completed.filter((c) => c.rewarded).length / completed.length,
+      "proxy/off_policy_steps/mean": completed.reduce(
+        (a, c) => a + offPolicySteps(c.turn.samplerVersion, step),
         0,
-      ) / turns.length,
+      ) / completed.length,
       "proxy/stale_dropped": this.#stale,
       ...Object.fromEntries(
         Object.entries(scorer.takeCounts()).map(([k, v]) => [`proxy/untrained/${slug(k)}`, v]),
@@ -181,10 +192,16 @@ export class ProxySessions implements GroupSource {
       "proxy/disconnected": stats.disconnected,
       "proxy/sessions_open": this.proxy.sessions.size,
       "proxy/history_breaks": stats.historyBreaks,
+      "proxy/truncated_turns": completed.filter((c) => c.truncated > 0).length,
+      "proxy/truncated_tokens": completed.reduce((a, c) => a + c.truncated, 0),
     };
     this.#stale = 0;
     return {
-      groups: [...bySession].map(([id, ts]) => proxyGroup(id, ts)),
+      groups: idle.length ? [] : [...bySession].map(([id, ts]) => proxyGroup(id, ts)),
+      excluded: idle.map((t) => ({
+        group: proxyGroup(t.completed.sessionId, [t.completed]),
+        reason: `not trained: ${t.reason}`,
+      })),
       evidence: new Map(turns.map((t) => [t.completed.turn, t.evidence])),
       metrics,
       spans: [{ name: "wait", start: tWait - t0, end: performance.now() - t0 }],

@@ -11,7 +11,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { assert } from "../assert.ts";
 import { forced, withProxy } from "./harness.ts";
-import type { CompletedTurn } from "../../lib/proxy/sessions.ts";
+import type { CompletedTurn } from "../../lib/proxy/session_types.ts";
 
 const WEATHER = {
   name: "get_weather",

@@ -16,7 +16,8 @@ import type { FaultConfig } from "../../lib/local/server/faults.ts";
 import { ModelInput, type SamplingClient, ServiceClient } from "../../lib/tinker/mod.ts";
 import { getRenderer } from "../../lib/renderers/mod.ts";
 import { Policy } from "../../lib/proxy/policy.ts";
-import { type ProxyOptions, type RunningProxy, startProxy } from "../../lib/proxy/server.ts";
+import type { ProxyOptions } from "../../lib/proxy/options.ts";
+import { type RunningProxy, startProxy } from "../../lib/proxy/server.ts";
 import type { Sampler } from "../../lib/rollout/mod.ts";
 import type { SampleResponse } from "../../lib/protocol/mod.ts";
 

@@ -7,7 +7,7 @@ import { assert } from "../assert.ts";
 import { TurnScorer } from "../../lib/proxy/scorer.ts";
 import { ProxyRecords } from "../../lib/proxy/records.ts";
 import { evidencePlan, type MethodSettings } from "../../lib/scoring/mod.ts";
-import type { CompletedTurn } from "../../lib/proxy/sessions.ts";
+import type { CompletedTurn } from "../../lib/proxy/session_types.ts";
 
 const method: MethodSettings = {
   method: "rl",
@@ -46,6 +46,7 @@ function turn(i: number, reward: number): CompletedTurn {
     end: "next_state",
     spans: null,
     historyBreak: false,
+    truncated: 0,
   };
 }
 

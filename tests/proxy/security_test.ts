@@ -10,7 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { askFor, withProxy } from "./harness.ts";
-import type { CompletedTurn } from "../../lib/proxy/sessions.ts";
+import type { CompletedTurn } from "../../lib/proxy/session_types.ts";
 import { ProxyRecords } from "../../lib/proxy/records.ts";
 
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;

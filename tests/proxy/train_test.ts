@@ -9,59 +9,9 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
 import { readJsonl } from "../../lib/rundir/mod.ts";
+import { type Train, train } from "./train_process.ts";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-interface Train {
-  child: Deno.ChildProcess;
-  /** The proxy's URL, once it listens. */
-  url: Promise<string>;
-  /** Everything printed, once the process has ended. */
-  output: Promise<{ code: number; stdout: string; stderr: string }>;
-}
-
-/** Starts `deno task train` with `args`; its proxy listens on a free port. */
-function train(args: string[], home: string): Train {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "scripts/train.ts",
-      "--source",
-      "proxy",
-      "--proxy-host",
-      "127.0.0.1",
-      "--proxy-port",
-      "0",
-      ...args,
-    ],
-    cwd: ROOT,
-    env: { TINKERBENCH_HOME: home, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const { promise: url, resolve } = Promise.withResolvers<string>();
-  let stdout = "";
-  const readOut = (async () => {
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      stdout += chunk;
-      const m = /proxy: serving \S+, listening on 127\.0\.0\.1:\d+ \(clients here: (\S+)\)/.exec(
-        stdout,
-      );
-      if (m) resolve(m[1]);
-    }
-  })();
-  const stderr = new Response(child.stderr).text();
-  const output = (async () => {
-    const status = await child.status;
-    await readOut;
-    resolve("");
-    return { code: status.code, stdout, stderr: await stderr };
-  })();
-  return { child, url, output };
-}
 
 /** Plays episodes through the proxy until the trainer exits. */
 async function play(t: Train, o: { sendRewards: boolean }): Promise<number> {
@@ -192,7 +142,14 @@ Deno.test({
     const steps = ckpts.at(-1)!.step;
     assert.ok(steps >= 1);
     const rows = (await readJsonl(join(dir, "metrics.jsonl"))) as Record<string, number>[];
-    assert.ok(rows.every((r) => r["proxy/reward/mean"] !== 0 && r["score/trained_turns"] === 1));
+    // A step is a trainable turn, or (a batch of untrained turns in a row) a step of none.
+    assert.ok(
+      rows.every((r) =>
+        r["proxy/idle_turns"] === 1
+          ? r["train/datums"] === 0
+          : r["proxy/reward/mean"] !== 0 && r["score/trained_turns"] === 1
+      ),
+    );
 
     // The same command resumes from the checkpoint; Ctrl-C again at once.
     const again = train(args, home);
@@ -294,6 +251,52 @@ Deno.test({
       -1,
       1,
     ]);
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "train --source proxy: turns that all train nothing stop the run by pipeline.max_steps_without_datums, " +
+    "in one line, after answering the requests in flight",
+  sanitizeResources: false,
+  async fn() {
+    const home = await Deno.makeTempDir({ prefix: "tb-proxy-idle-" });
+    const dir = join(home, "run");
+    // rl on client rewards, and the agent sends none: no turn can train.
+    const t = train([
+      "--method",
+      "rl",
+      "--max-steps",
+      "20",
+      "--batch-size",
+      "2",
+      "--pipeline.max-steps-without-datums",
+      "2",
+      "--log-path",
+      dir,
+    ], home);
+    const played = await play(t, { sendRewards: false });
+    const out = await t.output;
+    assert.equal(out.code, 1, out.stderr);
+    const last = out.stderr.trim().split("\n").at(-1)!;
+    assert.match(
+      last,
+      /steps 1-2 trained nothing: .*not trained: no reward.*pipeline\.max_steps_without_datums/,
+    );
+    assert.doesNotMatch(out.stderr, /^\s+at /m, "one line, no stack trace");
+    const rows = (await readJsonl(join(dir, "metrics.jsonl"))) as Record<string, number>[];
+    assert.deepEqual(rows.map((r) => [r.step, r["train/datums"], r["proxy/idle_turns"]]), [
+      [1, 0, 2],
+      [2, 0, 2],
+    ]);
+    // The untrained turns are in the rollout store with the reason.
+    const rollouts = (await readJsonl(join(dir, "rollouts", "iteration_000001.jsonl"))) as {
+      excluded_reason?: string;
+    }[];
+    assert.equal(rollouts.length, 2);
+    assert.ok(rollouts.every((r) => r.excluded_reason?.startsWith("not trained: no reward")));
+    assert.ok(played >= 1);
     await Deno.remove(home, { recursive: true });
   },
 });
