@@ -7,6 +7,7 @@
 
 import { z } from "zod";
 import { formatZodError } from "../util/zod.ts";
+import { unrefTimer } from "./runtime.ts";
 
 /** The hosted Tinker service. */
 export const TINKER_CLOUD_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod";
@@ -302,6 +303,6 @@ class JwtSession {
       // A failed background refresh is tried again soon; requests refresh on demand meanwhile.
       this.refresh().catch(() => this.#schedule(Math.min(30_000, this.#lifetimeMs * 0.05)));
     }, delayMs);
-    Deno.unrefTimer(this.#timer as unknown as number);
+    unrefTimer(this.#timer);
   }
 }

@@ -9,6 +9,7 @@ export {
   type LoraTrainingOptions,
   ServiceClient,
   type ServiceClientOptions,
+  type TokenizerLoader,
 } from "./service_client.ts";
 export { type CustomLossFn, TrainingClient } from "./training_client.ts";
 export { type SampleArgs, SamplingClient } from "./sampling_client.ts";

@@ -8,7 +8,6 @@
  * @module
  */
 
-import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { z } from "zod";
 import {
@@ -32,6 +31,8 @@ export interface TrainingClientContext extends RetryContext {
   samplingClientFor(samplingSessionId: string, baseModel: string): SamplingClient;
   /** The server's forward_backward chunk limits. */
   chunkLimits: ChunkLimits;
+  /** A base model's tokenizer (ServiceClientOptions.tokenizers). */
+  tokenizers: (baseModel: string) => Tokenizer;
 }
 
 /**
@@ -229,7 +230,7 @@ export class TrainingClient {
 
   /** The tokenizer of the base model (a Hugging Face tokenizer, or the local byte tokenizer). */
   getTokenizer(): Tokenizer {
-    return getTokenizer(this.baseModel);
+    return this.#ctx.tokenizers(this.baseModel);
   }
 
   /** Model information (base model, LoRA rank, tokenizer id). */
