@@ -14,7 +14,9 @@ export const TINKER_CLOUD_URL = "https://tinker.thinkingmachines.dev/services/ti
 
 /** A non-2xx answer from the server. */
 export class TinkerAPIError extends Error {
+  /** The error's name, `TinkerAPIError`. */
   override name = "TinkerAPIError";
+  /** The endpoint, the HTTP status and the server's message. */
   constructor(readonly endpoint: string, readonly status: number, readonly detail: string) {
     super(`${endpoint}: HTTP ${status}: ${detail}`);
   }
@@ -25,7 +27,9 @@ export class TinkerAPIError extends Error {
  * server no longer accepts. The message says what to check instead of a stack of retries.
  */
 export class TinkerAuthenticationError extends TinkerAPIError {
+  /** The error's name, `TinkerAuthenticationError`. */
   override name = "TinkerAuthenticationError";
+  /** The endpoint and the server's reason. */
   constructor(endpoint: string, detail: string) {
     super(endpoint, 401, detail);
     this.message = `${endpoint}: authentication failed (HTTP 401): ${detail}. ` +
@@ -35,7 +39,9 @@ export class TinkerAuthenticationError extends TinkerAPIError {
 
 /** The connection broke or timed out before an answer arrived. */
 export class TinkerConnectionError extends Error {
+  /** The error's name, `TinkerConnectionError`. */
   override name = "TinkerConnectionError";
+  /** The endpoint and what broke (kept as the error's `cause`). */
   constructor(readonly endpoint: string, cause: unknown) {
     super(`${endpoint}: connection failed: ${(cause as Error)?.message ?? String(cause)}`, {
       cause,
@@ -45,6 +51,7 @@ export class TinkerConnectionError extends Error {
 
 /** A response that does not match the protocol's schema. */
 export class TinkerResponseError extends Error {
+  /** The error's name, `TinkerResponseError`. */
   override name = "TinkerResponseError";
 }
 

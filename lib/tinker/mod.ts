@@ -24,3 +24,7 @@ export {
   TinkerResponseError,
 } from "./http.ts";
 export { type AdamParams, datum, ModelInput, type SamplingParams, TensorData } from "./types.ts";
+export { TinkerHttp, type TinkerHttpOptions } from "./http.ts";
+// The wire types the clients' signatures name.
+export type { Datum, ForwardBackwardOutput, SampleResponse } from "../protocol/mod.ts";
+export type { Tokenizer } from "../tokenizers/types.ts";

@@ -42,6 +42,7 @@ const Empty = z.unknown();
 export class RestClient {
   readonly #http: TinkerHttp;
 
+  /** Made by `ServiceClient.restClient()`. */
   constructor(http: TinkerHttp) {
     this.#http = http;
   }

@@ -13,8 +13,11 @@ import type { SamplingParams } from "./types.ts";
 
 /** Arguments of {@link SamplingClient.sample}. */
 export interface SampleArgs {
+  /** The prompt's tokens. */
   prompt: ModelInput;
+  /** Continuations to draw (default 1). */
   numSamples?: number;
+  /** Length, temperature, top-k/p, seed and stop sequences. */
   samplingParams?: SamplingParams;
   /** Also return log p(prompt[t] | prompt[<t]) for every prompt token (first is null). */
   includePromptLogprobs?: boolean;
@@ -24,7 +27,9 @@ export interface SampleArgs {
 
 /** Samples from one set of weights (a sampling session). */
 export class SamplingClient {
+  /** The server's id of the sampling session. */
   readonly samplingSessionId: string;
+  /** The base model ("" for a sampler made from a `tinker://` path). */
   readonly baseModel: string;
   readonly #http: TinkerHttp;
   readonly #backoffBaseMs: number;

@@ -35,6 +35,7 @@ export interface ServiceClientOptions {
   backoffBaseMs?: number;
   /** Override the server's forward_backward chunk limits (tests, tuning). */
   chunkLimits?: Partial<ChunkLimits>;
+  /** The `fetch` to send with (tests record requests through their own). */
   fetch?: typeof fetch;
   /**
    * What the clients' `getTokenizer()` uses. The client itself loads no tokenizer, so it stays
@@ -45,12 +46,19 @@ export interface ServiceClientOptions {
 
 /** Options of {@link ServiceClient.createLoraTrainingClient}; defaults are the SDK's. */
 export interface LoraTrainingOptions {
+  /** The base model, as the server lists it (e.g. `Qwen/Qwen3-8B`, `local/tiny`). */
   baseModel: string;
+  /** LoRA rank (default 32). */
   rank?: number;
+  /** Seed of the adapter's initialisation. */
   seed?: number;
+  /** Adapt the MLP layers (default true). */
   trainMlp?: boolean;
+  /** Adapt the attention layers (default true). */
   trainAttn?: boolean;
+  /** Adapt the unembedding (default true). */
   trainUnembed?: boolean;
+  /** Free-form labels stored with the run. */
   userMetadata?: Record<string, string>;
 }
 
@@ -68,7 +76,9 @@ const SamplingSessionSchema = z.object({ sampling_session_id: z.string() });
  * service.close();
  */
 export class ServiceClient {
+  /** The HTTP layer (auth, retries) every client of this session sends through. */
   readonly http: TinkerHttp;
+  /** The server's id of this session. */
   readonly sessionId: string;
   readonly #backoffBaseMs: number;
   readonly #chunkLimits: ChunkLimits;
@@ -157,6 +167,7 @@ export class ServiceClient {
     return caps.supported_models.find((m) => m.model_name === model)?.max_context_length ?? 32768;
   }
 
+  /** The models the server serves, with their context lengths. */
   async getServerCapabilities(): Promise<z.infer<typeof GetServerCapabilitiesResponseSchema>> {
     return await this.http.json(
       "GET",

@@ -55,12 +55,15 @@ const SamplerSaveResponseSchema = z.object({
 
 /** Training operations on one model (a LoRA adapter over a base model). */
 export class TrainingClient {
+  /** The training run's id (the `model_id` of every request). */
   readonly modelId: string;
+  /** The base model the adapter trains on. */
   readonly baseModel: string;
   readonly #ctx: TrainingClientContext;
   #seq = 0;
   #sendChain: Promise<unknown> = Promise.resolve();
 
+  /** Made by {@link ServiceClient.createLoraTrainingClient}, not directly. */
   constructor(ctx: TrainingClientContext, modelId: string, baseModel: string) {
     this.#ctx = ctx;
     this.modelId = modelId;

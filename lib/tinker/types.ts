@@ -75,10 +75,15 @@ export function datum(
 
 /** Sampling settings, with the SDK's defaults. */
 export interface SamplingParams {
+  /** Tokens to generate at most. */
   maxTokens?: number;
+  /** Sampling temperature (default 1). */
   temperature?: number;
+  /** Keep the k most likely tokens (-1, the default: all). */
   topK?: number;
+  /** Nucleus sampling's probability mass (default 1). */
   topP?: number;
+  /** Seed for a reproducible draw. */
   seed?: number;
   /** Stop strings or stop token ids. */
   stop?: string | string[] | number[];
