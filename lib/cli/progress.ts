@@ -27,22 +27,26 @@ export interface ProgressState {
  * // "train 510/1000 [############------------] 100s elapsed, ~4900s left"
  */
 export function progressLine(s: ProgressState, columns?: number): string {
-  const width = 24;
-  const filled = Math.max(0, Math.min(width, Math.round((width * s.step) / s.total)));
   const done = s.step - s.from;
   const left = done > 0 ? `~${((s.secs / done) * (s.total - s.step)).toFixed(0)}s left` : "";
   const time = `${s.secs.toFixed(0)}s elapsed${left ? `, ${left}` : ""}`;
   const fmt = (v: number | string) =>
     typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) : v;
   const parts = Object.entries(s.stats).map(([k, v]) => `${k} ${fmt(v)}`).join("  ");
-  const head = `${s.label} ${s.step}/${s.total} [${"#".repeat(filled)}${
-    "-".repeat(width - filled)
-  }]`;
-  const line = `${head} ${time}${parts ? `  ${parts}` : ""}`;
+  const bar = (width: number) => {
+    const filled = Math.max(0, Math.min(width, Math.round((width * s.step) / s.total)));
+    return ` [${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
+  };
+  const head = `${s.label} ${s.step}/${s.total}`;
+  const line = `${head}${bar(24)} ${time}${parts ? `  ${parts}` : ""}`;
   if (columns === undefined || line.length <= columns) return line;
-  const bare = `${head} ${time}`;
+  // Too wide: cut the stats, then narrow the bar (to 4 cells), then drop it, then the label.
+  const bare = `${head}${bar(24)} ${time}`;
   if (bare.length <= columns) return line.slice(0, columns - 1) + "…";
-  return bare.slice(bare.length - columns);
+  const narrow = 24 - (bare.length - columns);
+  if (narrow >= 4) return `${head}${bar(narrow)} ${time}`;
+  const plain = `${head} ${time}`;
+  return plain.length <= columns ? plain : plain.slice(plain.length - columns);
 }
 
 /**

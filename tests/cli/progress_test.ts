@@ -22,5 +22,11 @@ Deno.test("progress: a line fits the terminal's width, the stats cut first", () 
   }
   assert.match(progressLine({ ...state, stats }, 80), /^train 510\/1000 \[.*~4900s left {2}reward/);
   assert.match(progressLine({ ...state, stats }, 40), /~4900s left$/, "time left is kept");
+  assert.match(
+    progressLine({ ...state, stats }, 60),
+    /^train 510\/1000 \[#+-+\] 100s/,
+    "a narrower bar",
+  );
+  assert.match(progressLine({ ...state, stats }, 44), /^train 510\/1000 100s elapsed/, "no bar");
   assert.equal(progressLine({ ...state, stats }, 500), full);
 });
