@@ -79,12 +79,14 @@ export interface RawReply {
 
 /** Low-level requests to one Tinker-compatible server. */
 export class TinkerHttp {
+  /** The server's URL, without a trailing slash. */
   readonly baseUrl: string;
   readonly #apiKey: string | (() => Promise<string>);
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
   #jwt: JwtSession | undefined;
 
+  /** Made by `ServiceClient.connect`; the clients send through it. */
   constructor(opts: TinkerHttpOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.#apiKey = opts.apiKey;
