@@ -69,7 +69,7 @@ await runCli(async () => {
           `this run is complete (${startStep} steps); use another --log-path to start over`,
         );
       }
-      bar = new ProgressBar("train", maxSteps);
+      bar = new ProgressBar("train", maxSteps, { from: startStep });
       bar.update(startStep);
     },
     onStep: (m) =>

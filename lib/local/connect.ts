@@ -7,6 +7,7 @@
  */
 
 import { ServiceClient } from "../tinker/mod.ts";
+import { getTokenizer } from "../tokenizers/mod.ts";
 
 /** A connected session and where it runs. */
 export interface TinkerConnection {
@@ -31,7 +32,7 @@ export async function connectTinker(
   { dataDir, apiKey = Deno.env.get("TINKER_API_KEY") }: { dataDir?: string; apiKey?: string } = {},
 ): Promise<TinkerConnection> {
   if (apiKey) {
-    const service = await ServiceClient.connect({ apiKey });
+    const service = await ServiceClient.connect({ apiKey, tokenizers: getTokenizer });
     return {
       service,
       backend: "cloud",
@@ -42,7 +43,11 @@ export async function connectTinker(
   // Imported lazily so that cloud runs never load the local engine.
   const { startLocalServer } = await import("./server/mod.ts");
   const server = await startLocalServer({ dataDir });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  const service = await ServiceClient.connect({
+    baseUrl: server.url,
+    apiKey: "tml-local",
+    tokenizers: getTokenizer,
+  });
   return {
     service,
     backend: "local",

@@ -9,7 +9,7 @@
  */
 
 import { OrsCapacityError, OrsError, OrsNotFoundError, OrsSessionLostError } from "./errors.ts";
-import { parseSse } from "./sse.ts";
+import { readSse } from "../util/sse.ts";
 
 /** Retry settings of the transport. */
 export interface RetryPolicy {
@@ -111,7 +111,7 @@ export class OrsTransport {
         const chunks: string[] = [];
         let timer = setTimeout(() => watchdog.abort(), this.retry.heartbeatMs);
         try {
-          for await (const m of parseSse(res.body!)) {
+          for await (const m of readSse(res.body!)) {
             clearTimeout(timer);
             timer = setTimeout(() => watchdog.abort(), this.retry.heartbeatMs);
             if (m.type === "comment") {

@@ -1,5 +1,6 @@
 /**
- * Server-sent events as the Open Reward Standard uses them: `create_session` and `call` answer
+ * Server-sent events as the Open Reward Standard writes them (they are read with
+ * lib/util/sse.ts, the one SSE reader): `create_session` and `call` answer
  * with named events (`task_id`, `chunk`, `end`, `error`) and `: ping` comments while a tool runs.
  * Lines end in `\r\n`, as sse-starlette writes them.
  *
@@ -48,50 +49,4 @@ export function chunkResult(text: string, size = CHUNK_SIZE): string[] {
 function isLowSurrogate(s: string, i: number): boolean {
   const c = s.charCodeAt(i);
   return c >= 0xdc00 && c <= 0xdfff;
-}
-
-/** A parsed SSE message: a named event, or a comment (keep-alive pings). */
-export type SseMessage =
-  | { type: "event"; event: string; data: string }
-  | { type: "comment"; text: string };
-
-/**
- * Reads SSE messages off a response body: lines end in `\n` or `\r\n`, a blank line dispatches,
- * data lines join with `\n`, one space after the colon is dropped; events without an `event:`
- * field are skipped (the reference client does the same).
- */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
-  const decoder = new TextDecoder();
-  let buf = "";
-  let event: string | null = null;
-  let data: string[] = [];
-  const reader = body.getReader();
-  try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl).replace(/\r$/, "");
-        buf = buf.slice(nl + 1);
-        if (line === "") {
-          if (event !== null) yield { type: "event", event, data: data.join("\n") };
-          event = null;
-          data = [];
-        } else if (line.startsWith(":")) {
-          yield { type: "comment", text: line.slice(1).trim() };
-        } else {
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-          if (field === "event") event = value;
-          else if (field === "data") data.push(value);
-        }
-      }
-    }
-  } finally {
-    reader.releaseLock();
-    await body.cancel().catch(() => {});
-  }
 }

@@ -6,11 +6,9 @@
  */
 
 import protobuf from "protobufjs";
+import { TINKER_PUBLIC_PROTO } from "./tinker_public_proto.ts";
 
-const root = protobuf.parse(
-  Deno.readTextFileSync(new URL("./tinker_public.proto", import.meta.url)),
-  { keepCase: true },
-).root;
+const root = protobuf.parse(TINKER_PUBLIC_PROTO, { keepCase: true }).root;
 
 /** A message type of the `tinker_public` package, e.g. `protoType("SampleResponse")`. */
 export function protoType(name: string): protobuf.Type {

@@ -11,7 +11,9 @@ import type { Datum, ForwardBackwardOutput } from "../protocol/mod.ts";
 
 /** The server's chunk limits, with the SDK's defaults. */
 export interface ChunkLimits {
+  /** Datums per request at most. */
   maxDatums: number;
+  /** Estimated request bytes at most. */
   maxBytes: number;
 }
 

@@ -19,7 +19,9 @@ import { parseReply, TinkerAPIError, TinkerConnectionError, type TinkerHttp } fr
 
 /** The server ran the request and it failed; `category` says whose fault it was. */
 export class RequestFailedError extends Error {
+  /** The error's name, `RequestFailedError`. */
   override name = "RequestFailedError";
+  /** `category`: the server's word on whose fault it was. */
   constructor(readonly category: "user" | "server" | "unknown", message: string) {
     super(message);
   }
@@ -52,6 +54,7 @@ const PROTOBUF = "application/x-protobuf";
 export class APIFuture<T> implements PromiseLike<T> {
   readonly #result: Promise<T>;
 
+  /** Wraps the promise of a request's result (the clients make futures; users await them). */
   constructor(result: Promise<T>) {
     this.#result = result;
     // Unawaited futures must not crash the process with an unhandled rejection.
@@ -63,6 +66,7 @@ export class APIFuture<T> implements PromiseLike<T> {
     return this.#result;
   }
 
+  /** Makes the future awaitable: `await future` is `await future.result()`. */
   then<A = T, B = never>(
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,

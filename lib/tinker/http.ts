@@ -7,13 +7,16 @@
 
 import { z } from "zod";
 import { formatZodError } from "../util/zod.ts";
+import { unrefTimer } from "./runtime.ts";
 
 /** The hosted Tinker service. */
 export const TINKER_CLOUD_URL = "https://tinker.thinkingmachines.dev/services/tinker-prod";
 
 /** A non-2xx answer from the server. */
 export class TinkerAPIError extends Error {
+  /** The error's name, `TinkerAPIError`. */
   override name = "TinkerAPIError";
+  /** The endpoint, the HTTP status and the server's message. */
   constructor(readonly endpoint: string, readonly status: number, readonly detail: string) {
     super(`${endpoint}: HTTP ${status}: ${detail}`);
   }
@@ -24,7 +27,9 @@ export class TinkerAPIError extends Error {
  * server no longer accepts. The message says what to check instead of a stack of retries.
  */
 export class TinkerAuthenticationError extends TinkerAPIError {
+  /** The error's name, `TinkerAuthenticationError`. */
   override name = "TinkerAuthenticationError";
+  /** The endpoint and the server's reason. */
   constructor(endpoint: string, detail: string) {
     super(endpoint, 401, detail);
     this.message = `${endpoint}: authentication failed (HTTP 401): ${detail}. ` +
@@ -34,7 +39,9 @@ export class TinkerAuthenticationError extends TinkerAPIError {
 
 /** The connection broke or timed out before an answer arrived. */
 export class TinkerConnectionError extends Error {
+  /** The error's name, `TinkerConnectionError`. */
   override name = "TinkerConnectionError";
+  /** The endpoint and what broke (kept as the error's `cause`). */
   constructor(readonly endpoint: string, cause: unknown) {
     super(`${endpoint}: connection failed: ${(cause as Error)?.message ?? String(cause)}`, {
       cause,
@@ -44,6 +51,7 @@ export class TinkerConnectionError extends Error {
 
 /** A response that does not match the protocol's schema. */
 export class TinkerResponseError extends Error {
+  /** The error's name, `TinkerResponseError`. */
   override name = "TinkerResponseError";
 }
 
@@ -71,12 +79,14 @@ export interface RawReply {
 
 /** Low-level requests to one Tinker-compatible server. */
 export class TinkerHttp {
+  /** The server's URL, without a trailing slash. */
   readonly baseUrl: string;
   readonly #apiKey: string | (() => Promise<string>);
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
   #jwt: JwtSession | undefined;
 
+  /** Made by `ServiceClient.connect`; the clients send through it. */
   constructor(opts: TinkerHttpOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.#apiKey = opts.apiKey;
@@ -302,6 +312,6 @@ class JwtSession {
       // A failed background refresh is tried again soon; requests refresh on demand meanwhile.
       this.refresh().catch(() => this.#schedule(Math.min(30_000, this.#lifetimeMs * 0.05)));
     }, delayMs);
-    Deno.unrefTimer(this.#timer as unknown as number);
+    unrefTimer(this.#timer);
   }
 }

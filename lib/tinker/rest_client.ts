@@ -16,21 +16,50 @@ import {
 } from "../protocol/mod.ts";
 import type { TinkerHttp } from "./http.ts";
 
-const TrainingRunsSchema = z.object({
+const TrainingRunsSchema: z.ZodObject<{
+  training_runs: z.ZodArray<typeof TrainingRunSchema>;
+  cursor: typeof CursorSchema;
+}> = z.object({
   training_runs: z.array(TrainingRunSchema),
   cursor: CursorSchema,
 });
-const CheckpointsSchema = z.object({
+const CheckpointsSchema: z.ZodObject<{
+  checkpoints: z.ZodArray<typeof CheckpointSchema>;
+  cursor: z.ZodOptional<z.ZodNullable<typeof CursorSchema>>;
+}> = z.object({
   checkpoints: z.array(CheckpointSchema),
   cursor: CursorSchema.nullish(),
 });
-const SessionsSchema = z.object({ sessions: z.array(z.string()) });
-const SessionInfoSchema = z.object({
+const SessionsSchema: z.ZodObject<{ sessions: z.ZodArray<z.ZodString> }> = z.object({
+  sessions: z.array(z.string()),
+});
+const SessionInfoSchema: z.ZodObject<{
+  training_run_ids: z.ZodArray<z.ZodString>;
+  sampler_ids: z.ZodArray<z.ZodString>;
+}> = z.object({
   training_run_ids: z.array(z.string()),
   sampler_ids: z.array(z.string()),
 });
-const ArchiveSchema = z.object({ url: z.string(), expires: z.string().nullish() });
+const ArchiveSchema: z.ZodObject<{
+  url: z.ZodString;
+  expires: z.ZodOptional<z.ZodNullable<z.ZodString>>;
+}> = z.object({ url: z.string(), expires: z.string().nullish() });
 const Empty = z.unknown();
+
+/** A page of training runs and the cursor to the next. */
+export type TrainingRunsPage = z.infer<typeof TrainingRunsSchema>;
+/** A page of checkpoints. */
+export type CheckpointsPage = z.infer<typeof CheckpointsSchema>;
+/** One training run. */
+export type TrainingRun = z.infer<typeof TrainingRunSchema>;
+/** Session ids. */
+export type SessionsPage = z.infer<typeof SessionsSchema>;
+/** What a session created. */
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+/** A checkpoint archive's download URL. */
+export type CheckpointArchive = z.infer<typeof ArchiveSchema>;
+/** What a checkpoint was trained from. */
+export type WeightsInfo = z.infer<typeof WeightsInfoResponseSchema>;
 
 /**
  * Training runs and checkpoints of the account (or of the local backend).
@@ -42,12 +71,13 @@ const Empty = z.unknown();
 export class RestClient {
   readonly #http: TinkerHttp;
 
+  /** Made by `ServiceClient.restClient()`. */
   constructor(http: TinkerHttp) {
     this.#http = http;
   }
 
   /** Training runs, most recent first. */
-  listTrainingRuns({ limit = 20, offset = 0 } = {}) {
+  listTrainingRuns({ limit = 20, offset = 0 } = {}): Promise<TrainingRunsPage> {
     return this.#http.json(
       "GET",
       `training_runs?limit=${limit}&offset=${offset}`,
@@ -56,22 +86,22 @@ export class RestClient {
   }
 
   /** Session ids, most recent first. */
-  listSessions({ limit = 20, offset = 0 } = {}) {
+  listSessions({ limit = 20, offset = 0 } = {}): Promise<SessionsPage> {
     return this.#http.json("GET", `sessions?limit=${limit}&offset=${offset}`, SessionsSchema);
   }
 
   /** The training runs and samplers a session created. */
-  getSession(sessionId: string) {
+  getSession(sessionId: string): Promise<SessionInfo> {
     return this.#http.json("GET", `sessions/${encodeURIComponent(sessionId)}`, SessionInfoSchema);
   }
 
   /** One training run. */
-  getTrainingRun(runId: string) {
+  getTrainingRun(runId: string): Promise<TrainingRun> {
     return this.#http.json("GET", `training_runs/${encodeURIComponent(runId)}`, TrainingRunSchema);
   }
 
   /** Checkpoints of one run. */
-  listCheckpoints(runId: string) {
+  listCheckpoints(runId: string): Promise<CheckpointsPage> {
     return this.#http.json(
       "GET",
       `training_runs/${encodeURIComponent(runId)}/checkpoints`,
@@ -80,7 +110,7 @@ export class RestClient {
   }
 
   /** Every checkpoint of the account. */
-  listUserCheckpoints({ limit = 100, offset = 0 } = {}) {
+  listUserCheckpoints({ limit = 100, offset = 0 } = {}): Promise<CheckpointsPage> {
     return this.#http.json("GET", `checkpoints?limit=${limit}&offset=${offset}`, CheckpointsSchema);
   }
 
@@ -107,12 +137,12 @@ export class RestClient {
   }
 
   /** A download URL of the checkpoint's files (a tar archive) and when it expires. */
-  getCheckpointArchiveUrl(tinkerPath: string) {
+  getCheckpointArchiveUrl(tinkerPath: string): Promise<CheckpointArchive> {
     return this.#http.json("GET", `${this.#route(tinkerPath)}/archive`, ArchiveSchema);
   }
 
   /** What a checkpoint was trained from: base model, LoRA rank and trained groups. */
-  weightsInfo(tinkerPath: string) {
+  weightsInfo(tinkerPath: string): Promise<WeightsInfo> {
     return this.#http.json("POST", "weights_info", WeightsInfoResponseSchema, {
       tinker_path: tinkerPath,
     });

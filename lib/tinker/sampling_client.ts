@@ -4,7 +4,6 @@
  * @module
  */
 
-import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { ModelInput, SampleResponse } from "../protocol/mod.ts";
 import { APIFuture } from "./futures.ts";
@@ -14,8 +13,11 @@ import type { SamplingParams } from "./types.ts";
 
 /** Arguments of {@link SamplingClient.sample}. */
 export interface SampleArgs {
+  /** The prompt's tokens. */
   prompt: ModelInput;
+  /** Continuations to draw (default 1). */
   numSamples?: number;
+  /** Length, temperature, top-k/p, seed and stop sequences. */
   samplingParams?: SamplingParams;
   /** Also return log p(prompt[t] | prompt[<t]) for every prompt token (first is null). */
   includePromptLogprobs?: boolean;
@@ -25,11 +27,14 @@ export interface SampleArgs {
 
 /** Samples from one set of weights (a sampling session). */
 export class SamplingClient {
+  /** The server's id of the sampling session. */
   readonly samplingSessionId: string;
+  /** The base model ("" for a sampler made from a `tinker://` path). */
   readonly baseModel: string;
   readonly #http: TinkerHttp;
   readonly #backoffBaseMs: number;
   readonly #slots: Semaphore;
+  readonly #tokenizers: ((baseModel: string) => Tokenizer) | undefined;
   #seq = 0;
 
   /** `maxInFlight` bounds concurrent sample requests (the rest wait their turn client-side). */
@@ -37,9 +42,14 @@ export class SamplingClient {
     http: TinkerHttp,
     samplingSessionId: string,
     baseModel: string,
-    { backoffBaseMs = 1_000, maxInFlight = 256 }: { backoffBaseMs?: number; maxInFlight?: number } =
-      {},
+    { backoffBaseMs = 1_000, maxInFlight = 256, tokenizers }: {
+      backoffBaseMs?: number;
+      maxInFlight?: number;
+      /** A base model's tokenizer (ServiceClientOptions.tokenizers). */
+      tokenizers?: (baseModel: string) => Tokenizer;
+    } = {},
   ) {
+    this.#tokenizers = tokenizers;
     this.#http = http;
     this.samplingSessionId = samplingSessionId;
     this.baseModel = baseModel;
@@ -77,7 +87,12 @@ export class SamplingClient {
         "this sampler was made from a tinker:// path: use getTokenizer(<base model>)",
       );
     }
-    return getTokenizer(this.baseModel);
+    if (!this.#tokenizers) {
+      throw new Error(
+        `no tokenizer for ${this.baseModel}: pass \`tokenizers\` to ServiceClient.connect`,
+      );
+    }
+    return this.#tokenizers(this.baseModel);
   }
 
   /** Log-probs of every token of `prompt` given its prefix (the first is null). */

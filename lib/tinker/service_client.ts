@@ -17,6 +17,11 @@ import { TINKER_CLOUD_URL, TinkerHttp } from "./http.ts";
 import { SamplingClient } from "./sampling_client.ts";
 import { RestClient } from "./rest_client.ts";
 import { TrainingClient, type TrainingClientContext } from "./training_client.ts";
+import { envVar, runShell, unrefTimer } from "./runtime.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+
+/** Finds a base model's tokenizer (tinkerbench's is `getTokenizer` of lib/tokenizers). */
+export type TokenizerLoader = (baseModel: string) => Tokenizer;
 
 /** Options of {@link ServiceClient.connect}. */
 export interface ServiceClientOptions {
@@ -30,17 +35,30 @@ export interface ServiceClientOptions {
   backoffBaseMs?: number;
   /** Override the server's forward_backward chunk limits (tests, tuning). */
   chunkLimits?: Partial<ChunkLimits>;
+  /** The `fetch` to send with (tests record requests through their own). */
   fetch?: typeof fetch;
+  /**
+   * What the clients' `getTokenizer()` uses. The client itself loads no tokenizer, so it stays
+   * small and runs anywhere; connectTinker passes tinkerbench's.
+   */
+  tokenizers?: TokenizerLoader;
 }
 
 /** Options of {@link ServiceClient.createLoraTrainingClient}; defaults are the SDK's. */
 export interface LoraTrainingOptions {
+  /** The base model, as the server lists it (e.g. `Qwen/Qwen3-8B`, `local/tiny`). */
   baseModel: string;
+  /** LoRA rank (default 32). */
   rank?: number;
+  /** Seed of the adapter's initialisation. */
   seed?: number;
+  /** Adapt the MLP layers (default true). */
   trainMlp?: boolean;
+  /** Adapt the attention layers (default true). */
   trainAttn?: boolean;
+  /** Adapt the unembedding (default true). */
   trainUnembed?: boolean;
+  /** Free-form labels stored with the run. */
   userMetadata?: Record<string, string>;
 }
 
@@ -58,38 +76,48 @@ const SamplingSessionSchema = z.object({ sampling_session_id: z.string() });
  * service.close();
  */
 export class ServiceClient {
+  /** The HTTP layer (auth, retries) every client of this session sends through. */
   readonly http: TinkerHttp;
+  /** The server's id of this session. */
   readonly sessionId: string;
   readonly #backoffBaseMs: number;
   readonly #chunkLimits: ChunkLimits;
   #modelSeq = 0;
   #samplingSeq = 0;
   #heartbeat: ReturnType<typeof setInterval>;
+  readonly #tokenizers: TokenizerLoader;
 
   private constructor(
     http: TinkerHttp,
     sessionId: string,
     backoffBaseMs: number,
     chunkLimits: ChunkLimits,
+    tokenizers: TokenizerLoader | undefined,
   ) {
     this.http = http;
     this.sessionId = sessionId;
     this.#backoffBaseMs = backoffBaseMs;
     this.#chunkLimits = chunkLimits;
+    this.#tokenizers = tokenizers ?? ((baseModel) => {
+      throw new Error(
+        `no tokenizer for ${baseModel}: pass \`tokenizers\` to ServiceClient.connect ` +
+          "(tinkerbench's getTokenizer, or your own)",
+      );
+    });
     this.#heartbeat = setInterval(() => {
       http.raw("POST", "session_heartbeat", {
         json: { session_id: sessionId, type: "session_heartbeat" },
       })
         .catch(() => {}); // a missed heartbeat is retried on the next tick
     }, 10_000);
-    Deno.unrefTimer(this.#heartbeat as unknown as number);
+    unrefTimer(this.#heartbeat);
   }
 
   /** Reads the server's client config and opens a session. */
   static async connect(opts: ServiceClientOptions = {}): Promise<ServiceClient> {
-    const baseUrl = opts.baseUrl || Deno.env.get("TINKER_BASE_URL") || TINKER_CLOUD_URL;
-    const credentialCmd = Deno.env.get("TINKER_CREDENTIAL_CMD");
-    const apiKey = opts.apiKey ?? (Deno.env.get("TINKER_API_KEY") ||
+    const baseUrl = opts.baseUrl || envVar("TINKER_BASE_URL") || TINKER_CLOUD_URL;
+    const credentialCmd = envVar("TINKER_CREDENTIAL_CMD");
+    const apiKey = opts.apiKey ?? (envVar("TINKER_API_KEY") ||
       (credentialCmd ? () => runCredentialCommand(credentialCmd) : undefined));
     if (!apiKey) {
       throw new Error(
@@ -120,7 +148,13 @@ export class ServiceClient {
       maxBytes: opts.chunkLimits?.maxBytes ?? config.fwdbwd_max_chunk_bytes_count ??
         DEFAULT_CHUNK_LIMITS.maxBytes,
     };
-    return new ServiceClient(http, session_id, opts.backoffBaseMs ?? 1_000, chunkLimits);
+    return new ServiceClient(
+      http,
+      session_id,
+      opts.backoffBaseMs ?? 1_000,
+      chunkLimits,
+      opts.tokenizers,
+    );
   }
 
   /** Models the server serves. */
@@ -133,6 +167,7 @@ export class ServiceClient {
     return caps.supported_models.find((m) => m.model_name === model)?.max_context_length ?? 32768;
   }
 
+  /** The models the server serves, with their context lengths. */
   async getServerCapabilities(): Promise<z.infer<typeof GetServerCapabilitiesResponseSchema>> {
     return await this.http.json(
       "GET",
@@ -207,6 +242,7 @@ export class ServiceClient {
     const base = "baseModel" in from ? from.baseModel : "";
     return new SamplingClient(this.http, sampling_session_id, base, {
       backoffBaseMs: this.#backoffBaseMs,
+      tokenizers: this.#tokenizers,
     });
   }
 
@@ -223,7 +259,11 @@ export class ServiceClient {
       chunkLimits: this.#chunkLimits,
       nextSamplingSessionSeq: () => this.#samplingSeq++,
       samplingClientFor: (id, baseModel) =>
-        new SamplingClient(this.http, id, baseModel, { backoffBaseMs: this.#backoffBaseMs }),
+        new SamplingClient(this.http, id, baseModel, {
+          backoffBaseMs: this.#backoffBaseMs,
+          tokenizers: this.#tokenizers,
+        }),
+      tokenizers: this.#tokenizers,
     };
   }
 }
@@ -233,11 +273,10 @@ export class ServiceClient {
  * credential it prints; a failing or silent command is a one-line error.
  */
 async function runCredentialCommand(cmd: string): Promise<string> {
-  const out = await new Deno.Command("sh", { args: ["-c", cmd], stdout: "piped", stderr: "piped" })
-    .output();
-  const text = new TextDecoder().decode(out.stdout).trim();
-  if (!out.success) {
-    const err = new TextDecoder().decode(out.stderr).trim().split("\n").at(-1) ?? "";
+  const out = await runShell(cmd);
+  const text = out.stdout.trim();
+  if (out.code !== 0) {
+    const err = out.stderr.trim().split("\n").at(-1) ?? "";
     throw new Error(`TINKER_CREDENTIAL_CMD failed (exit ${out.code})${err ? `: ${err}` : ""}`);
   }
   if (!text) throw new Error("TINKER_CREDENTIAL_CMD printed no credential");

@@ -8,7 +8,6 @@
  * @module
  */
 
-import { getTokenizer } from "../tokenizers/mod.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { z } from "zod";
 import {
@@ -32,6 +31,8 @@ export interface TrainingClientContext extends RetryContext {
   samplingClientFor(samplingSessionId: string, baseModel: string): SamplingClient;
   /** The server's forward_backward chunk limits. */
   chunkLimits: ChunkLimits;
+  /** A base model's tokenizer (ServiceClientOptions.tokenizers). */
+  tokenizers: (baseModel: string) => Tokenizer;
 }
 
 /**
@@ -54,12 +55,15 @@ const SamplerSaveResponseSchema = z.object({
 
 /** Training operations on one model (a LoRA adapter over a base model). */
 export class TrainingClient {
+  /** The training run's id (the `model_id` of every request). */
   readonly modelId: string;
+  /** The base model the adapter trains on. */
   readonly baseModel: string;
   readonly #ctx: TrainingClientContext;
   #seq = 0;
   #sendChain: Promise<unknown> = Promise.resolve();
 
+  /** Made by {@link ServiceClient.createLoraTrainingClient}, not directly. */
   constructor(ctx: TrainingClientContext, modelId: string, baseModel: string) {
     this.#ctx = ctx;
     this.modelId = modelId;
@@ -229,7 +233,7 @@ export class TrainingClient {
 
   /** The tokenizer of the base model (a Hugging Face tokenizer, or the local byte tokenizer). */
   getTokenizer(): Tokenizer {
-    return getTokenizer(this.baseModel);
+    return this.#ctx.tokenizers(this.baseModel);
   }
 
   /** Model information (base model, LoRA rank, tokenizer id). */

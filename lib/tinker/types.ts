@@ -7,8 +7,18 @@
 
 import type * as wire from "../protocol/mod.ts";
 
+/** What {@link ModelInput} offers. */
+export interface ModelInputHelpers {
+  /** One text chunk of these tokens. */
+  fromInts(tokens: ArrayLike<number>): wire.ModelInput;
+  /** All token ids of a text-only input. */
+  toInts(input: wire.ModelInput): number[];
+  /** Number of tokens (text chunks only). */
+  length(input: wire.ModelInput): number;
+}
+
 /** Model inputs from token ids. */
-export const ModelInput = {
+export const ModelInput: ModelInputHelpers = {
   /** One text chunk of these tokens; plain arrays and typed arrays are accepted. */
   fromInts(tokens: ArrayLike<number>): wire.ModelInput {
     return { chunks: [{ type: "encoded_text", tokens: Array.from(tokens) }] };
@@ -28,8 +38,18 @@ export const ModelInput = {
   },
 };
 
+/** What {@link TensorData} offers. */
+export interface TensorDataHelpers {
+  /** A tensor of a copy of `data` (see {@link TensorData}). */
+  fromArray(
+    data: ArrayLike<number>,
+    dtype?: "int64" | "float32",
+    shape?: number[],
+  ): wire.TensorData;
+}
+
 /** Tensors from arrays. */
-export const TensorData = {
+export const TensorData: TensorDataHelpers = {
   /**
    * A 1-D (or given `shape`) tensor of a copy of `data`; `int64` for ids, `float32` otherwise.
    * A Float32Array, Int32Array or Float64Array stays typed (the protobuf encoder then copies
@@ -75,10 +95,15 @@ export function datum(
 
 /** Sampling settings, with the SDK's defaults. */
 export interface SamplingParams {
+  /** Tokens to generate at most. */
   maxTokens?: number;
+  /** Sampling temperature (default 1). */
   temperature?: number;
+  /** Keep the k most likely tokens (-1, the default: all). */
   topK?: number;
+  /** Nucleus sampling's probability mass (default 1). */
   topP?: number;
+  /** Seed for a reproducible draw. */
   seed?: number;
   /** Stop strings or stop token ids. */
   stop?: string | string[] | number[];

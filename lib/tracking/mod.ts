@@ -6,6 +6,7 @@
  */
 
 export * from "./settings.ts";
+export * from "./netrc.ts";
 export * from "./wandb_api.ts";
 export * from "./wandb.ts";
 export * from "./tracker.ts";

@@ -1,7 +1,8 @@
 /**
  * Whether and where a run is logged to Weights & Biases: W&B's own environment variables
- * (`WANDB_API_KEY`, `WANDB_MODE`, `WANDB_ENTITY`, `WANDB_PROJECT`, `WANDB_BASE_URL`), parsed
- * with zod, combined with the run's `logging` settings (the seeds' `wandb_project`,
+ * (`WANDB_API_KEY`, `WANDB_MODE`, `WANDB_ENTITY`, `WANDB_PROJECT`, `WANDB_BASE_URL`,
+ * `WANDB_NAME`, `WANDB_TAGS`, `WANDB_NOTES`, `WANDB_DIR`), parsed with zod, and the key
+ * `wandb login` saved in `~/.netrc`, combined with the run's `logging` settings (the seeds' `wandb_project`,
  * `wandb_project_name`, `wandb_name`, `wandb_run_name`, `use_wandb`; docs/tracking.md).
  *
  * @module
@@ -11,6 +12,7 @@ import { basename, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../config/errors.ts";
 import { formatZodError } from "../util/zod.ts";
+import { netrcPassword } from "./netrc.ts";
 
 /** W&B's public API when `WANDB_BASE_URL` is not set. */
 export const WANDB_CLOUD = "https://api.wandb.ai";
@@ -30,6 +32,20 @@ export const WandbEnvSchema = z.object({
   WANDB_ENTITY: z.preprocess(blankIsUnset, z.string().min(1).optional()),
   WANDB_PROJECT: z.preprocess(blankIsUnset, z.string().min(1).max(128).optional()),
   WANDB_BASE_URL: z.preprocess(blankIsUnset, z.url().optional()),
+  /** The run's display name, when the run names none. */
+  WANDB_NAME: z.preprocess(blankIsUnset, z.string().min(1).optional()),
+  /** Comma-separated tags, as W&B's SDK splits them. */
+  WANDB_TAGS: z.preprocess(
+    (v) =>
+      typeof v === "string"
+        ? v.split(",").map((t) => t.trim()).filter((t) => t !== "")
+        : blankIsUnset(v),
+    z.array(z.string().max(64, "a W&B tag has at most 64 characters")).optional(),
+  ),
+  /** The run's notes (W&B's run description). */
+  WANDB_NOTES: z.preprocess(blankIsUnset, z.string().optional()),
+  /** Where W&B's SDK writes its local files; here they are in the run directory instead. */
+  WANDB_DIR: z.preprocess(blankIsUnset, z.string().min(1).optional()),
 });
 
 /** The parsed W&B environment. */
@@ -54,21 +70,33 @@ export interface WandbTarget {
   entity: string | null;
   project: string;
   displayName: string;
+  /** `WANDB_TAGS`. */
+  tags: string[];
+  /** `WANDB_NOTES` (null: none). */
+  notes: string | null;
 }
 
-/** The decision: a target, or why there is none (null: W&B was never asked for). */
-export type WandbDecision = { target: WandbTarget } | { target: null; why: string | null };
+/**
+ * The decision: a target, or why there is none (null: W&B was never asked for). `notes` are
+ * lines to print with it (a variable read but not acted on).
+ */
+export type WandbDecision =
+  | { target: WandbTarget; notes: string[] }
+  | { target: null; why: string | null };
 
 /**
  * Decides from the environment and the run's names whether the run is logged to W&B.
  * `WANDB_MODE=offline|dryrun` is accepted and means "not uploaded" (W&B's offline runs are
- * synced later by its Python CLI, which this project does not write for). A malformed variable,
- * or `use_wandb: true` without a key, is a {@link ConfigError}.
+ * synced later by its Python CLI, which this project does not write for). Without
+ * `WANDB_API_KEY`, the key is the password of the W&B host's entry in `netrc` (the text of
+ * `~/.netrc`, as `wandb login` writes it). A malformed variable, or `use_wandb: true` without a
+ * key, is a {@link ConfigError}.
  */
 export function decideWandb(
   env: Record<string, string | undefined>,
   names: RunNames,
   runDir: string,
+  netrc: string | null = null,
 ): WandbDecision {
   const parsed = WandbEnvSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(`W&B settings: ${formatZodError(parsed.error)}`);
@@ -81,20 +109,31 @@ export function decideWandb(
       why: `W&B: WANDB_MODE=${e.WANDB_MODE}: not uploaded; metrics stay in the run directory`,
     };
   }
-  if (!e.WANDB_API_KEY) {
+  const baseUrl = (e.WANDB_BASE_URL ?? WANDB_CLOUD).replace(/\/+$/, "");
+  const apiKey = e.WANDB_API_KEY ??
+    (netrc === null ? null : netrcPassword(netrc, new URL(baseUrl).hostname));
+  if (!apiKey) {
     if (names.useWandb) {
-      throw new ConfigError("use_wandb is true but WANDB_API_KEY is not set");
+      throw new ConfigError(
+        "use_wandb is true but WANDB_API_KEY is not set (nor saved by `wandb login` in ~/.netrc)",
+      );
     }
     return { target: null, why: null };
   }
+  const notes = e.WANDB_DIR === undefined ? [] : [
+    `W&B: WANDB_DIR=${e.WANDB_DIR} is not written to: this run's W&B files are in ${runDir}`,
+  ];
   return {
     target: {
-      apiKey: e.WANDB_API_KEY,
-      baseUrl: (e.WANDB_BASE_URL ?? WANDB_CLOUD).replace(/\/+$/, ""),
+      apiKey,
+      baseUrl,
       entity: e.WANDB_ENTITY ?? null,
       project: names.project ?? e.WANDB_PROJECT ?? DEFAULT_WANDB_PROJECT,
-      displayName: names.runName ?? basename(resolve(runDir)),
+      displayName: names.runName ?? e.WANDB_NAME ?? basename(resolve(runDir)),
+      tags: e.WANDB_TAGS ?? [],
+      notes: e.WANDB_NOTES ?? null,
     },
+    notes,
   };
 }
 

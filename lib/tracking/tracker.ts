@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { TrainConfig } from "../config/schema.ts";
 import { type HeldOutEvaluation, readJsonl, RUN_FILES, runPath } from "../rundir/mod.ts";
 import { decideWandb, type RunNames } from "./settings.ts";
+import { readNetrc } from "./netrc.ts";
 import { WandbRun, type WandbRunOptions } from "./wandb.ts";
 import { openRolloutUploads, type RunRolloutUploads } from "./openreward_rollouts.ts";
 
@@ -73,7 +74,7 @@ export class RunTracking {
     const uploads = o.trainConfig
       ? openRolloutUploads(o.trainConfig, o.runDir, { env, warn })
       : null;
-    const decision = decideWandb(env, o.names, o.runDir);
+    const decision = decideWandb(env, o.names, o.runDir, readNetrc(env));
     let wandb: WandbRun | null = null;
     if (decision.target) {
       await Deno.mkdir(o.runDir, { recursive: true });
@@ -88,6 +89,7 @@ export class RunTracking {
         `W&B: run ${wandb.id} in project ${decision.target.project} at ` +
           `${decision.target.baseUrl} (id kept in ${join(o.runDir, "wandb.json")})`,
       );
+      for (const line of decision.notes) print(line);
     } else if (decision.why) {
       print(decision.why);
     }

@@ -7,7 +7,8 @@
  * Training never waits for W&B: {@link WandbRun.log} only appends to a buffer; one background
  * loop sends what is buffered, one request at a time, and retries with backoff (1 s doubling to
  * 30 s) while the server is down or slow. The first failure prints one warning line; catching
- * up prints one more. The W&B run id and how many lines W&B has acknowledged are kept in
+ * up prints one more. While there is nothing to send, a heartbeat goes every 30 s, so W&B does
+ * not mark a run that is slow between rows (a long evaluation) crashed. The W&B run id and how many lines W&B has acknowledged are kept in
  * `wandb.json` in the run directory, so a resumed run continues the same W&B run and first
  * sends the rows an earlier process could not.
  *
@@ -53,6 +54,8 @@ export interface WandbRunOptions {
   maxBackoffMs?: number;
   /** Per-request timeout (default 30 s). */
   timeoutMs?: number;
+  /** Quiet time after which a heartbeat is sent (default 30 s, as W&B's SDK). */
+  heartbeatMs?: number;
 }
 
 const HISTORY = "wandb-history.jsonl";
@@ -98,6 +101,8 @@ export class WandbRun {
   /** Rows not kept once W&B refused for good (they are in metrics.jsonl). */
   #unsent = 0;
   #complete: { exitcode: number } | null = null;
+  /** When W&B last acknowledged a request (ms since the epoch). */
+  #lastAnswer = 0;
   #completed = false;
   readonly #abort = new AbortController();
 
@@ -107,6 +112,7 @@ export class WandbRun {
       warn: (line) => console.error(line),
       backoffMs: 1000,
       maxBackoffMs: 30_000,
+      heartbeatMs: 30_000,
       ...o,
     };
     this.#state = state;
@@ -261,14 +267,19 @@ export class WandbRun {
     while (true) {
       const work = !this.#created || this.#pending.length > 0 || this.#summaryDirty ||
         (this.#complete !== null && !this.#completed);
-      if (!work) {
+      const quiet = Date.now() - this.#lastAnswer;
+      const beat = !work && this.#created && !this.#closing && !this.#gaveUp &&
+        quiet >= this.#o.heartbeatMs;
+      if (!work && !beat) {
         if (this.#closing) return;
-        await this.#sleep(60_000);
+        await this.#sleep(this.#created ? this.#o.heartbeatMs - quiet : 60_000);
         continue;
       }
       if (this.#gaveUp && this.#closing) return;
       try {
-        await this.#step();
+        if (beat) await this.#heartbeat();
+        else await this.#step();
+        this.#lastAnswer = Date.now();
         if (this.#behind && this.#pending.length === 0) {
           this.#behind = false;
           this.#o.warn(`W&B: caught up (${this.#state.acked_lines} rows in ${this.#state.url})`);
@@ -298,6 +309,15 @@ export class WandbRun {
     }
   }
 
+  /** Tells W&B the run is alive (nothing else to send). */
+  async #heartbeat(): Promise<void> {
+    const s = this.#state;
+    await this.#api.fileStream({ entity: s.entity!, project: s.project, id: s.id }, {
+      complete: false,
+      failed: false,
+    });
+  }
+
   /** One round trip: the run's creation, or the buffered lines and summary, or the end. */
   async #step(): Promise<void> {
     const s = this.#state;
@@ -308,6 +328,8 @@ export class WandbRun {
         entity,
         project: s.project,
         displayName: this.#o.target.displayName,
+        ...(this.#o.target.notes === null ? {} : { description: this.#o.target.notes }),
+        ...(this.#o.target.tags.length ? { tags: this.#o.target.tags } : {}),
         config: wandbConfig(this.#o.config),
       });
       s.entity = filed.entity;

@@ -5,7 +5,9 @@
  * `POST <base>/files/<entity>/<project>/<run>/file_stream`, whose body carries file chunks
  * `{"files": {"wandb-history.jsonl": {"offset": n, "content": [line, ...]}, ...}}` (the lines
  * belong at line `offset` of the file, so a resent chunk replaces rather than duplicates) and,
- * last, `{"complete": true, "exitcode": n}`.
+ * last, `{"complete": true, "exitcode": n}`. While a run has nothing to send, the same endpoint
+ * takes a heartbeat, `{"complete": false, "failed": false}` (as W&B's Python SDK sends every 30 s):
+ * without one for 5 minutes W&B marks the run crashed.
  *
  * @module
  */
@@ -13,7 +15,7 @@
 import { z } from "zod";
 import type { WandbTarget } from "./settings.ts";
 
-/** A request W&B did not accept; `permanent` when retrying cannot help (a bad key, a 400). */
+/** A request W&B did not accept; `permanent` when retrying cannot help (any 4xx but 408, 429). */
 export class WandbRequestError extends Error {
   override name = "WandbRequestError";
   constructor(message: string, readonly permanent: boolean) {
@@ -29,11 +31,11 @@ export interface FileChunk {
 
 const UPSERT_BUCKET = `mutation UpsertBucket(
   $id: String, $name: String, $project: String, $entity: String, $displayName: String,
-  $config: JSONString, $summaryMetrics: JSONString
+  $description: String, $tags: [String!], $config: JSONString, $summaryMetrics: JSONString
 ) {
   upsertBucket(input: {
     id: $id, name: $name, modelName: $project, entityName: $entity, displayName: $displayName,
-    config: $config, summaryMetrics: $summaryMetrics
+    description: $description, tags: $tags, config: $config, summaryMetrics: $summaryMetrics
   }) {
     bucket { id name displayName project { id name entity { id name } } }
     inserted
@@ -95,6 +97,9 @@ export class WandbApi {
     entity: string;
     project: string;
     displayName?: string;
+    /** W&B's run notes. */
+    description?: string;
+    tags?: string[];
     config?: Record<string, unknown>;
     summary?: Record<string, unknown>;
   }): Promise<{ entity: string; project: string; name: string }> {
@@ -103,6 +108,8 @@ export class WandbApi {
       entity: v.entity,
       project: v.project,
       ...(v.displayName === undefined ? {} : { displayName: v.displayName }),
+      ...(v.description === undefined ? {} : { description: v.description }),
+      ...(v.tags === undefined ? {} : { tags: v.tags }),
       ...(v.config === undefined ? {} : { config: JSON.stringify(v.config) }),
       ...(v.summary === undefined ? {} : { summaryMetrics: JSON.stringify(v.summary) }),
     });
@@ -117,10 +124,18 @@ export class WandbApi {
     return { entity: bucket.project.entity.name, project: bucket.project.name, name: bucket.name };
   }
 
-  /** Sends file chunks of a run (and, with `complete`, ends it). */
+  /**
+   * Sends file chunks of a run (with `complete: true`, ends it; with `complete: false` and no
+   * files, a heartbeat).
+   */
   async fileStream(
     run: { entity: string; project: string; id: string },
-    body: { files?: Record<string, FileChunk>; complete?: boolean; exitcode?: number },
+    body: {
+      files?: Record<string, FileChunk>;
+      complete?: boolean;
+      failed?: boolean;
+      exitcode?: number;
+    },
   ): Promise<void> {
     const path = [run.entity, run.project, run.id].map(encodeURIComponent).join("/");
     await this.#post(`/files/${path}/file_stream`, body);
@@ -153,8 +168,9 @@ export class WandbApi {
     }
     const text = await res.text();
     if (!res.ok) {
-      // A bad key or a malformed request stays wrong; 408, 429 and 5xx pass.
-      const permanent = [400, 401, 403].includes(res.status);
+      // A client error (a bad key, a run or project that is not there, a malformed request)
+      // stays wrong however often it is sent; a timeout (408), rate limit (429) and 5xx pass.
+      const permanent = res.status >= 400 && res.status < 500 && ![408, 429].includes(res.status);
       throw new WandbRequestError(
         `${this.#target.baseUrl}${path} answered ${res.status}${
           res.status === 401 ? " (is WANDB_API_KEY right?)" : ""

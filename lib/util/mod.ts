@@ -1,6 +1,6 @@
 /**
  * Small helpers shared by every layer: seeded random numbers and seed derivation, statistics,
- * zod error formatting.
+ * zod error formatting, reading server-sent events.
  *
  * @module
  */
@@ -8,3 +8,4 @@
 export * from "./random.ts";
 export * from "./stats.ts";
 export * from "./zod.ts";
+export * from "./sse.ts";

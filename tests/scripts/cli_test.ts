@@ -29,6 +29,12 @@ const TASKS: Record<string, { script: string; bad: string[]; error: RegExp }> = 
   agent: { script: "scripts/agent.ts", bad: ["--episodes", "-2"], error: /--episodes: .*>=1/ },
   bench: { script: "bench/run.ts", bad: ["nope"], error: /unknown benchmark "nope"/ },
   envs: { script: "scripts/envs.ts", bad: ["frob"], error: /unknown command "frob"/ },
+  embed: { script: "scripts/embed.ts", bad: ["--nope"], error: /unknown argument --nope/ },
+  "install-size": {
+    script: "scripts/install_size.ts",
+    bad: ["--write"],
+    error: /--write needs --ref/,
+  },
   export: { script: "scripts/export.ts", bad: ["one"], error: /give a checkpoint path and an/ },
   models: { script: "scripts/models.ts", bad: ["fetch"], error: /fetch takes one model name/ },
   mcp: { script: "scripts/mcp.ts", bad: ["--max-concurrent", "-1"], error: /--max-concurrent: / },

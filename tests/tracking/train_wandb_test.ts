@@ -142,7 +142,10 @@ Deno.test("train + W&B: use_wandb=false and WANDB_MODE=disabled keep a run off W
 
     const missing = await finish(train(["--max-steps=1", "use_wandb=true"], home, {}));
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /^error: use_wandb is true but WANDB_API_KEY is not set\n/);
+    assert.match(
+      missing.stderr,
+      /^error: use_wandb is true but WANDB_API_KEY is not set \(nor saved by `wandb login` in ~\/.netrc\)\n/,
+    );
   } finally {
     await srv.stop();
   }

@@ -7,7 +7,7 @@
  * it finished. W&B's cloud is unreachable from the test machine; this is the other side of the
  * wire, not a stand-in for any of our code.
  *
- * It can be made to fail (`failNext` requests answer 503), to stall (`delayMs` per request), or
+ * It can be made to fail (`failNext` requests answer `failStatus`, 503 by default), to stall (`delayMs` per request), or
  * be stopped and started again on the same port (`stop`, `restart`).
  *
  * @module
@@ -19,6 +19,9 @@ export interface ServerRun {
   project: string;
   name: string;
   displayName: string | null;
+  /** The run's notes (UpsertBucket's `description`). */
+  description: string | null;
+  tags: string[];
   config: Record<string, unknown>;
   /** History lines by offset (parsed JSON). */
   history: Record<string, unknown>[];
@@ -27,6 +30,8 @@ export interface ServerRun {
   upserts: number;
   exitcode: number | null;
   complete: boolean;
+  /** file_stream posts with no files and `complete: false`: heartbeats. */
+  heartbeats: number;
 }
 
 /** A W&B-protocol server on 127.0.0.1. */
@@ -36,6 +41,8 @@ export class WandbTestServer {
   readonly runs = new Map<string, ServerRun>();
   /** Requests that answer 503 before the server answers normally again. */
   failNext = 0;
+  /** The status the next `failNext` requests answer (503 unless set). */
+  failStatus = 503;
   /** Wait before answering each request. */
   delayMs = 0;
   /** Every request's path, in order. */
@@ -85,7 +92,7 @@ export class WandbTestServer {
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.failNext > 0) {
       this.failNext--;
-      return new Response("unavailable", { status: 503 });
+      return new Response("refused", { status: this.failStatus });
     }
     if (req.headers.get("authorization") !== `Basic ${btoa(`api:${this.apiKey}`)}`) {
       return Response.json({ errors: [{ message: "unauthorized" }] }, { status: 401 });
@@ -112,16 +119,21 @@ export class WandbTestServer {
         project,
         name,
         displayName: null,
+        description: null,
+        tags: [],
         config: {},
         history: [],
         summary: {},
         upserts: 0,
         exitcode: null,
         complete: false,
+        heartbeats: 0,
       };
       const inserted = run.upserts === 0;
       run.upserts++;
       if (typeof v.displayName === "string") run.displayName = v.displayName;
+      if (typeof v.description === "string") run.description = v.description;
+      if (Array.isArray(v.tags)) run.tags = v.tags.map(String);
       if (typeof v.config === "string") run.config = JSON.parse(v.config);
       if (typeof v.summaryMetrics === "string") {
         run.summary = { ...run.summary, ...JSON.parse(v.summaryMetrics) };
@@ -164,6 +176,7 @@ export class WandbTestServer {
         run.summary = JSON.parse(chunk.content.at(-1)!);
       }
     }
+    if (body.complete === false && !body.files) run.heartbeats++;
     if (body.complete) {
       run.complete = true;
       run.exitcode = body.exitcode ?? null;

@@ -5,9 +5,12 @@
  */
 
 import { assert } from "../assert.ts";
+import { join } from "node:path";
 import {
   decideWandb,
+  netrcPassword,
   readWandbState,
+  RunTracking,
   WandbRun,
   wandbRunUrl,
   type WandbTarget,
@@ -24,6 +27,8 @@ function target(srv: WandbTestServer, o: Partial<WandbTarget> = {}): WandbTarget
     entity: null,
     project: "demo",
     displayName: "my-run",
+    tags: [],
+    notes: null,
     ...o,
   };
 }
@@ -236,6 +241,8 @@ Deno.test("wandb settings: the key turns it on; use_wandb and WANDB_MODE turn it
     entity: null,
     project: "p",
     displayName: "r1",
+    tags: [],
+    notes: null,
   });
   const named = decideWandb(
     { WANDB_API_KEY: "k", WANDB_PROJECT: "p", WANDB_ENTITY: "team", WANDB_BASE_URL: "http://h:8/" },
@@ -273,4 +280,130 @@ Deno.test("wandb settings: the key turns it on; use_wandb and WANDB_MODE turn it
     wandbRunUrl("http://127.0.0.1:9", "me", "p", "abc"),
     "http://127.0.0.1:9/me/p/runs/abc",
   );
+});
+
+Deno.test("wandb: a quiet run sends heartbeats; tags and notes reach the run; a 404 is not retried", async () => {
+  const srv = new WandbTestServer().start();
+  try {
+    const run = await WandbRun.open({
+      target: target(srv, { tags: ["rl", "gem"], notes: "first try" }),
+      runDir: await Deno.makeTempDir(),
+      config: {},
+      heartbeatMs: 100,
+      ...FAST,
+    });
+    run.log(row(1));
+    while ((srv.run("demo", run.id)?.heartbeats ?? 0) < 2) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(await run.finish(0, 5000), { sent: true });
+    const r = srv.run("demo", run.id)!;
+    assert.deepEqual(r.tags, ["rl", "gem"]);
+    assert.equal(r.description, "first try");
+    assert.equal(r.history.length, 1);
+    assert.equal(r.complete, true);
+
+    const warnings: string[] = [];
+    const lost = await WandbRun.open({
+      target: target(srv),
+      runDir: await Deno.makeTempDir(),
+      config: {},
+      warn: (l) => warnings.push(l),
+      ...FAST,
+    });
+    srv.failStatus = 404;
+    srv.failNext = 1;
+    const before = srv.requests.length;
+    lost.log(row(1));
+    while (warnings.length === 0) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(srv.requests.length - before, 1, "a 404 is not retried");
+    assert.match(warnings[0], /^warning: W&B: giving up: .* answered 404/);
+    assert.deepEqual(await lost.finish(0, 2000), { sent: false });
+
+    srv.failStatus = 429;
+    srv.failNext = 2;
+    const limited = await WandbRun.open({
+      target: target(srv),
+      runDir: await Deno.makeTempDir(),
+      config: {},
+      warn: () => {},
+      ...FAST,
+    });
+    limited.log(row(1));
+    assert.deepEqual(await limited.finish(0, 5000), { sent: true }, "a 429 is retried");
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("wandb settings: ~/.netrc's key, WANDB_NAME, WANDB_TAGS, WANDB_NOTES, WANDB_DIR", async () => {
+  const none = { useWandb: null, project: null, runName: null };
+  const netrc = "# saved by wandb login\nmachine api.wandb.ai\n  login user\n  password " +
+    "netrc-key\nmachine 127.0.0.1 login user password local-key\n";
+  assert.equal(netrcPassword(netrc, "api.wandb.ai"), "netrc-key");
+  assert.equal(netrcPassword(netrc, "127.0.0.1"), "local-key");
+  assert.equal(netrcPassword(netrc, "other.host"), null);
+  assert.equal(netrcPassword("default login a password any", "x.y"), "any");
+
+  const fromNetrc = decideWandb({}, none, "/tmp/runs/r1", netrc);
+  assert.equal(fromNetrc.target?.apiKey, "netrc-key");
+  const local = decideWandb({ WANDB_BASE_URL: "http://127.0.0.1:9" }, none, "/x", netrc);
+  assert.equal(local.target?.apiKey, "local-key", "the entry of WANDB_BASE_URL's host");
+  const envWins = decideWandb({ WANDB_API_KEY: "env-key" }, none, "/x", netrc);
+  assert.equal(envWins.target?.apiKey, "env-key");
+
+  const full = decideWandb(
+    {
+      WANDB_API_KEY: "k",
+      WANDB_NAME: "named-by-env",
+      WANDB_TAGS: "rl, gem,,baseline ",
+      WANDB_NOTES: "why this run",
+      WANDB_DIR: "/tmp/wandb-files",
+    },
+    none,
+    "/tmp/runs/r1",
+  );
+  assert.equal(full.target?.displayName, "named-by-env");
+  assert.deepEqual(full.target?.tags, ["rl", "gem", "baseline"]);
+  assert.equal(full.target?.notes, "why this run");
+  assert.match(
+    full.target ? full.notes.join("\n") : "",
+    /WANDB_DIR=\/tmp\/wandb-files .*\/tmp\/runs\/r1/,
+  );
+  const own = decideWandb(
+    { WANDB_API_KEY: "k", WANDB_NAME: "env" },
+    { ...none, runName: "cfg" },
+    "/x",
+  );
+  assert.equal(own.target?.displayName, "cfg", "the run's own name wins");
+  assert.throws(
+    () => decideWandb({ WANDB_API_KEY: "k", WANDB_TAGS: "x".repeat(65) }, none, "/x"),
+    (e) => e instanceof ConfigError && /WANDB_TAGS/.test(e.message),
+  );
+
+  // RunTracking reads the file NETRC names (or $HOME/.netrc).
+  const srv = new WandbTestServer().start();
+  const home = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(home, ".netrc"),
+      `machine 127.0.0.1\n  login user\n  password ${srv.apiKey}\n`,
+    );
+    const runDir = join(home, "run");
+    const printed: string[] = [];
+    const tracking = await RunTracking.open({
+      runDir,
+      names: none,
+      config: {},
+      env: { HOME: home, WANDB_BASE_URL: srv.url, WANDB_TAGS: "a,b" },
+      print: (l) => printed.push(l),
+      retry: FAST,
+    });
+    assert.ok(tracking.wandb, printed.join("\n"));
+    tracking.wandb.log(row(1));
+    assert.deepEqual(await tracking.wandb.finish(0, 5000), { sent: true });
+    assert.deepEqual(srv.run("tinkerbench", tracking.wandb.id)?.tags, ["a", "b"]);
+  } finally {
+    await srv.stop();
+  }
 });

@@ -7,11 +7,9 @@
  */
 
 import protobuf from "protobufjs";
+import { ONNX_PROTO } from "./onnx_proto.ts";
 
-const root = protobuf.parse(
-  Deno.readTextFileSync(new URL("./onnx.proto", import.meta.url)),
-  { keepCase: true },
-).root;
+const root = protobuf.parse(ONNX_PROTO, { keepCase: true }).root;
 const ModelProto = root.lookupType("onnx.ModelProto");
 
 /** ONNX element types this project writes (`TensorProto.DataType`). */

@@ -1,7 +1,7 @@
 /**
- * Run by `export_test.ts` in a process of its own: transformers.js brings its own ONNX Runtime
- * build (1.21), and two native libraries of the same soname in one process is a risk not worth
- * testing around. Loads an exported model folder with
+ * Run by `export_test.ts` in a process of its own: transformers.js loads ONNX Runtime itself
+ * (the same 1.30 since transformers.js 4), and two loads of one native library in a process
+ * are a risk not worth testing around. Loads an exported model folder with
  * transformers.js's text-generation pipeline, renders `messages` with the exported chat
  * template, generates greedily and prints the prompt's and the continuation's token ids as JSON.
  *
