@@ -22,7 +22,7 @@ import { MASKED } from "../onnx/gpt_graph.ts";
 import type { GptSession } from "../onnx/session.ts";
 import { HostKvCache } from "./host_cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
-import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
+import { type DecodeGroup, PREFILL_BLOCK, scoreChunks, slotBucket } from "./plan.ts";
 import {
   advance,
   distinctPrompts,
@@ -33,13 +33,6 @@ import {
   wantsPromptLogprobs,
 } from "./rows.ts";
 import type { SampledSequence } from "./types.ts";
-
-/**
- * Prompt positions per prefill run, and the prefix cache's granularity. 32 keeps a turn's new
- * tokens to one or two runs (a GuessTheNumber move and reply are about 30 tokens) and equals the
- * shortest prefix worth caching.
- */
-export const PREFILL_BLOCK = 32;
 
 /** A prompt's keys and values (row `row` of `cache`, its first `length` slots) and first draw. */
 interface PromptRun {
@@ -82,7 +75,7 @@ export async function runHostGroup(
   );
   active.forEach((r, i) => {
     const p = promptOf.get(r)!;
-    cache.copySlots(p.cache, p.row, 0, i, 0, p.length);
+    cache.copyPrefix(p.cache, p.row, i, p.length);
     r.slot = i;
   });
   while (active.length > 0) {
@@ -94,7 +87,7 @@ export async function runHostGroup(
     const { logprobs, step } = await decodeStep(gpt, cache, active);
     const v = cfg.vocabSize;
     for (const r of active) {
-      cache.copySlots(step, r.slot, 0, r.slot, position(r), 1);
+      cache.write(step, r.slot, r.slot, position(r), 1);
       advance(r, logprobs.subarray(r.slot * v, (r.slot + 1) * v));
     }
     active = active.filter((r) => !r.done);
@@ -123,6 +116,7 @@ async function decodeStep(gpt: GptSession, cache: HostKvCache, active: Row[]) {
     heads: 1,
     pastKeys: cache.keys,
     pastValues: cache.values,
+    keyPositions: cache.keyPositions,
   });
   return { logprobs: out.logprobs, step: new HostKvCache(gpt.config, n, 1, out) };
 }
@@ -143,7 +137,8 @@ async function prefillPrompts(
   const { repOf, hits, full } = distinctPrompts<PrefixHit<HostKvCache>>(
     jobs,
     group.jobs,
-    prefix && ((p) => prefix.cache.lookup(prefix.owner, p, PREFILL_BLOCK)),
+    prefix &&
+      ((p) => prefix.cache.lookup(prefix.owner, p, PREFILL_BLOCK, (c, n) => c.holds(0, n))),
   );
   const length = (r: number) => jobs[r].job.prompt.length;
   const reused = (r: number) => hits.get(r)?.length ?? 0;
@@ -154,7 +149,9 @@ async function prefillPrompts(
   for (let next = 0; next < reps.length;) {
     const from = reused(reps[next]);
     const sameStart = reps.slice(next).filter((r) => reused(r) === from);
-    const slots = blocksOf(length(sameStart[0])) * PREFILL_BLOCK;
+    const slots = cfg.attentionWindow
+      ? slotBucket(cfg, length(sameStart[0]))
+      : blocksOf(length(sameStart[0])) * PREFILL_BLOCK;
     const [chunk] = scoreChunks(cfg, sameStart, PREFILL_BLOCK, slots + PREFILL_BLOCK);
     next += chunk.length;
     const logprobJobs = [...repOf].filter(([j, r]) =>
@@ -210,7 +207,7 @@ async function runBlocks(
   const cfg = gpt.config, v = cfg.vocabSize, t = PREFILL_BLOCK;
   const cache = new HostKvCache(cfg, prompts.length, slots);
   const runs = prompts.map((p, i) => {
-    if (p.hit) cache.copySlots(p.hit.cache, 0, 0, i, 0, p.hit.length);
+    if (p.hit) cache.copyPrefix(p.hit.cache, 0, i, p.hit.length);
     return {
       cache,
       row: i,
@@ -234,7 +231,7 @@ async function runBlocks(
     const step = new HostKvCache(cfg, rows.length, t, out);
     rows.forEach((i, k) => {
       const n = Math.min(t, prompts[i].prompt.length - b * t);
-      cache.copySlots(step, k, 0, i, b * t, n);
+      cache.write(step, k, i, b * t, n);
       const dist = (p: number) => {
         const at = heads === 1 ? k : k * heads + p;
         return out.logprobs.slice(at * v, (at + 1) * v);
@@ -265,7 +262,9 @@ function runBlock(
   const keyBias = new Float32Array(n * (slots + t)).fill(MASKED);
   const headIndex = new BigInt64Array(n * heads);
   rows.forEach(({ prompt }, k) => {
-    keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
+    if (past.ring) { // a ring's written slots are wherever their positions fell
+      keyBias.set(past.keyBias.subarray(k * (slots + 1), k * (slots + 1) + slots), k * (slots + t));
+    } else keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
     const rest = Math.min(t, prompt.length - b * t);
     for (let p = 0; p < t; p++) {
       ids[k * t + p] = BigInt(p < rest ? prompt[b * t + p] : 0);
@@ -286,6 +285,7 @@ function runBlock(
     heads,
     pastKeys: past.keys,
     pastValues: past.values,
+    keyPositions: past.keyPositions,
   });
 }
 
@@ -303,8 +303,8 @@ function storeBlocks(
   prompts.forEach((prompt, i) => {
     const n = Math.floor(prompt.length / PREFILL_BLOCK) * PREFILL_BLOCK;
     if (n <= from) return;
-    const row = new HostKvCache(cfg, 1, n);
-    row.copySlots(runs[i].cache, runs[i].row, 0, 0, 0, n);
+    const row = new HostKvCache(cfg, 1, runs[i].cache.ring ? runs[i].cache.slots : n);
+    row.copyPrefix(runs[i].cache, runs[i].row, 0, n);
     prefix.cache.insert(prefix.owner, prompt.slice(0, n), row);
   });
 }
