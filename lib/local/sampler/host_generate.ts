@@ -5,7 +5,7 @@
  * jax-js sampler does (`rows.ts`). Only the slot count is bucketed, so the cache grows by
  * doubling, and rows that finish are compacted away once they are half the batch.
  *
- * Prompts run in blocks of {@link PREFILL_BLOCK} positions, block `b` over the keys and values
+ * Prompts run in blocks of {@link prefillBlock} positions, block `b` over the keys and values
  * of blocks `< b`, always so, whether those came from the prefix cache or were just run. That
  * makes a sequence's numbers a function of its own tokens: ONNX Runtime gives bitwise the same
  * outputs for a row whatever other rows share the run, however many masked slots pad its keys and
@@ -22,7 +22,7 @@ import { MASKED } from "../onnx/gpt_graph.ts";
 import type { GptSession } from "../onnx/session.ts";
 import { HostKvCache } from "./host_cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
-import { type DecodeGroup, PREFILL_BLOCK, scoreChunks, slotBucket } from "./plan.ts";
+import { type DecodeGroup, prefillBlock, scoreChunks, slotBucket } from "./plan.ts";
 import {
   advance,
   distinctPrompts,
@@ -133,12 +133,12 @@ async function prefillPrompts(
   group: DecodeGroup,
   prefix: HostPrefixStore | undefined,
 ): Promise<Map<number, PromptRun>> {
-  const cfg = gpt.config;
+  const cfg = gpt.config, block = prefillBlock(cfg);
   const { repOf, hits, full } = distinctPrompts<PrefixHit<HostKvCache>>(
     jobs,
     group.jobs,
     prefix &&
-      ((p) => prefix.cache.lookup(prefix.owner, p, PREFILL_BLOCK, (c, n) => c.holds(0, n))),
+      ((p) => prefix.cache.lookup(prefix.owner, p, block, (c, n) => c.holds(0, n))),
   );
   const length = (r: number) => jobs[r].job.prompt.length;
   const reused = (r: number) => hits.get(r)?.length ?? 0;
@@ -151,8 +151,8 @@ async function prefillPrompts(
     const sameStart = reps.slice(next).filter((r) => reused(r) === from);
     const slots = cfg.attentionWindow
       ? slotBucket(cfg, length(sameStart[0]))
-      : blocksOf(length(sameStart[0])) * PREFILL_BLOCK;
-    const [chunk] = scoreChunks(cfg, sameStart, PREFILL_BLOCK, slots + PREFILL_BLOCK);
+      : blocksOf(length(sameStart[0]), block) * block;
+    const [chunk] = scoreChunks(cfg, sameStart, block, slots + block);
     next += chunk.length;
     const logprobJobs = [...repOf].filter(([j, r]) =>
       chunk.includes(r) && wantsPromptLogprobs(jobs[j])
@@ -179,8 +179,8 @@ async function prefillPrompts(
 }
 
 /** Whole and partial blocks of a prompt of `n` tokens. */
-function blocksOf(n: number): number {
-  return Math.ceil(n / PREFILL_BLOCK);
+function blocksOf(n: number, block: number): number {
+  return Math.ceil(n / block);
 }
 
 /**
@@ -204,7 +204,7 @@ async function runBlocks(
   prompts: BlockPrompt[],
   slots: number,
 ): Promise<(PromptRun & { positions?: Float32Array[] })[]> {
-  const cfg = gpt.config, v = cfg.vocabSize, t = PREFILL_BLOCK;
+  const cfg = gpt.config, v = cfg.vocabSize, t = prefillBlock(cfg);
   const cache = new HostKvCache(cfg, prompts.length, slots);
   const runs = prompts.map((p, i) => {
     if (p.hit) cache.copyPrefix(p.hit.cache, 0, i, p.hit.length);
@@ -217,10 +217,10 @@ async function runBlocks(
     };
   });
   const first = (prompts[0].hit?.length ?? 0) / t;
-  const last = Math.max(...prompts.map((p) => blocksOf(p.prompt.length))) - 1;
+  const last = Math.max(...prompts.map((p) => blocksOf(p.prompt.length, t))) - 1;
   const heads = prompts.some((p) => p.allPositions) ? t : 1;
   for (let b = first; b <= last; b++) {
-    const rows = prompts.flatMap((p, i) => blocksOf(p.prompt.length) > b ? [i] : []);
+    const rows = prompts.flatMap((p, i) => blocksOf(p.prompt.length, t) > b ? [i] : []);
     const out = await runBlock(
       gpt,
       cache,
@@ -245,7 +245,7 @@ async function runBlocks(
 }
 
 /**
- * One prefill run: block `b` of each row's prompt (right-padded to {@link PREFILL_BLOCK}) over
+ * One prefill run: block `b` of each row's prompt (right-padded to {@link prefillBlock}) over
  * the first `b` blocks of its row of `cache`. The LM head runs at every position with
  * `heads` = the block size, else at the prompt's last position in the block.
  */
@@ -256,7 +256,7 @@ function runBlock(
   b: number,
   heads: number,
 ) {
-  const cfg = gpt.config, t = PREFILL_BLOCK, slots = cache.slots, n = rows.length;
+  const cfg = gpt.config, t = prefillBlock(cfg), slots = cache.slots, n = rows.length;
   const past = cache.rows === n ? cache : cache.remap(cfg, rows.map((r) => r.i), slots);
   const ids = new BigInt64Array(n * t), positions = new BigInt64Array(n * t);
   const keyBias = new Float32Array(n * (slots + t)).fill(MASKED);
@@ -301,7 +301,8 @@ function storeBlocks(
   from: number,
 ): void {
   prompts.forEach((prompt, i) => {
-    const n = Math.floor(prompt.length / PREFILL_BLOCK) * PREFILL_BLOCK;
+    const block = prefillBlock(cfg);
+    const n = Math.floor(prompt.length / block) * block;
     if (n <= from) return;
     const row = new HostKvCache(cfg, 1, runs[i].cache.ring ? runs[i].cache.slots : n);
     row.copyPrefix(runs[i].cache, runs[i].row, 0, n);

@@ -33,6 +33,17 @@ const PREFILL_SCORE_BUDGET = 2 ** 23;
  * tokens) and equals the shortest prefix worth caching.
  */
 export const PREFILL_BLOCK = 32;
+/**
+ * The prefill block of a windowed model: its prompts are agent-sized (tens of thousands of
+ * tokens), and on ONNX Runtime a 128-position run costs far less per token than a 32-position
+ * one; a turn then re-runs up to 127 tokens its cache entry does not hold.
+ */
+export const WINDOW_PREFILL_BLOCK = 128;
+
+/** Prompt positions per prefill run (and the prefix cache's granularity) for `cfg`. */
+export function prefillBlock(cfg: ModelConfig): number {
+  return cfg.attentionWindow ? WINDOW_PREFILL_BLOCK : PREFILL_BLOCK;
+}
 /** Smallest padded prompt and cache length, so short requests share one shape. */
 const MIN_LENGTH_BUCKET = 16;
 
@@ -59,7 +70,7 @@ export interface DecodeGroup {
  * block being run never overwrites a key that its own window still needs.
  */
 export function slotBucket(cfg: ModelConfig, n: number): number {
-  if (cfg.attentionWindow) return cfg.attentionWindow + PREFILL_BLOCK;
+  if (cfg.attentionWindow) return cfg.attentionWindow + prefillBlock(cfg);
   return pow2Bucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
 }
 
