@@ -72,7 +72,7 @@ export function applySmokeSizes(): void {
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
-  set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, fallbackTokens: 1_000 });
+  set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, shorterTokens: 1_000 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
     "batch-size": "2",
     "train-epochs": "1",

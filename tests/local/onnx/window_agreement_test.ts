@@ -13,6 +13,8 @@ import type { LearnerDatum } from "../../../lib/local/train/types.ts";
 import { LocalSampler, type SampleJob } from "../../../lib/local/sampler/mod.ts";
 import { PrefixCache } from "../../../lib/local/sampler/prefix_cache.ts";
 import { HOST_ENTRIES, HostKvCache } from "../../../lib/local/sampler/host_cache.ts";
+import { validateSampleJob } from "../../../lib/local/sampler/validate.ts";
+import { findLocalModel } from "../../../lib/local/models.ts";
 import { sampleJob } from "../sample_job.ts";
 
 const CFG = ModelConfigSchema.parse({
@@ -111,4 +113,16 @@ Deno.test("window: a ring holds only the window before its end", () => {
   assert.throws(() => copy.copyPrefix(ring, 0, 0, 150), Error, "does not hold the window");
   copy.copyPrefix(ring, 0, 0, 170);
   assert.equal(Math.max(...Array.from(copy.keyPositions, Number)), 169);
+});
+
+Deno.test("window: local/long takes 65,536 tokens and refuses one more, never truncating", () => {
+  const long = findLocalModel("local/long")!.config;
+  assert.equal(long.maxSeqLen, 65536);
+  validateSampleJob(long, sampleJob({ prompt: new Int32Array(65535).fill(5), maxTokens: 1 }));
+  assert.throws(
+    () =>
+      validateSampleJob(long, sampleJob({ prompt: new Int32Array(65535).fill(5), maxTokens: 2 })),
+    Error,
+    "exceeds the model's context of 65536 tokens",
+  );
 });
