@@ -25,6 +25,7 @@ import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
 import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
+import { benchLongPrompt } from "./long_prompt.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
 import {
@@ -47,9 +48,18 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
  * `embed_backward` times the full fine-tuning embedding gradient both ways; `rl_step` measures what
- * one RL step does to `local/tools` on the tool game.
+ * one RL step does to `local/tools` on the tool game; `long_prompt` samples and trains `local/long`
+ * on a 55k-token agent prompt (minutes on a loaded machine).
  */
-const NAMED_ONLY = ["learning", "soak", "viewer", "examples", "embed_backward", "rl_step"];
+const NAMED_ONLY = [
+  "learning",
+  "soak",
+  "viewer",
+  "examples",
+  "embed_backward",
+  "rl_step",
+  "long_prompt",
+];
 const CLI = {
   run: "deno task bench",
   about: "Runs the benchmarks (all default suites, or those named) and writes each suite's " +
@@ -141,6 +151,7 @@ async function runSuites(): Promise<void> {
       ),
     embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
     rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
+    long_prompt: async () => await writeResult("long_prompt", await benchLongPrompt(log)),
     local_engine: runLocalEngineBench,
   };
   await initEngine();

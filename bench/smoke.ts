@@ -14,6 +14,7 @@ import { PIPELINE_BENCH } from "./pipeline.ts";
 import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
 import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
+import { LONG_PROMPT_BENCH } from "./long_prompt.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
 import type { LEARNING_BENCH } from "./learning.ts";
@@ -71,6 +72,7 @@ export function applySmokeSizes(): void {
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
+  set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, shorterTokens: 1_000 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
     "batch-size": "2",
     "train-epochs": "1",

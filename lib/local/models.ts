@@ -34,6 +34,9 @@ export interface LocalModelSpec {
 
 const WEIGHTS_DIR = new URL("../../models/", import.meta.url);
 
+/** The attention window of `local/long`: keys a token sees, itself included. */
+const LONG_WINDOW = 256;
+
 /** Every model the local backend serves. */
 export const LOCAL_MODELS: readonly LocalModelSpec[] = [
   {
@@ -116,6 +119,22 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
     }),
     tokenizerId: TOOLS_TOKENIZER_ID,
     initSeed: 6,
+  },
+  {
+    name: "local/long",
+    description: "local/tools with rotary positions and sliding-window attention (window " +
+      `${LONG_WINDOW}): a 65,536-token context for agent-sized prompts at a cost linear in length`,
+    config: ModelConfigSchema.parse({
+      vocabSize: loadToolsTokenizer().vocabSize,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 65536,
+      positions: "rope",
+      attentionWindow: LONG_WINDOW,
+    }),
+    tokenizerId: TOOLS_TOKENIZER_ID,
+    initSeed: 7,
   },
 ];
 

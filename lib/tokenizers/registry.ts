@@ -30,6 +30,7 @@ export const KNOWN_TOKENIZER_PATTERNS = [
 const LOCAL_TOKENIZERS: Readonly<Record<string, () => Tokenizer>> = {
   "local/games2": loadGamesTokenizer,
   "local/tools": loadToolsTokenizer,
+  "local/long": loadToolsTokenizer,
 };
 
 const cache = new Map<string, HfTokenizer>();

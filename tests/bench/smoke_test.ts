@@ -27,6 +27,7 @@ const SUITES = [
   "embed_backward",
   "rl_step",
   "local_engine",
+  "long_prompt",
 ];
 
 Deno.test("bench: every suite but learning runs in its smoke size and writes its result", async () => {

@@ -14,7 +14,7 @@ import {
 } from "../../lib/local/sampler/mod.ts";
 import type { KvCache } from "../../lib/local/sampler/device.ts";
 import { commonPrefix, MIN_CACHED_PREFIX } from "../../lib/local/sampler/prefix_cache.ts";
-import { PREFILL_BLOCK } from "../../lib/local/sampler/host_generate.ts";
+import { PREFILL_BLOCK } from "../../lib/local/sampler/plan.ts";
 
 const CFG = findLocalModel("local/tiny")!.config;
 const BASE = initBaseParameters(CFG, 1);

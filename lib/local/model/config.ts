@@ -17,11 +17,33 @@ export const ModelConfigSchema = z.object({
   nLayers: z.number().int().positive(),
   /** Attention heads; must divide dModel. */
   nHeads: z.number().int().positive(),
-  /** Context length: learned positional embeddings exist for this many positions. */
+  /**
+   * Context length: the longest sequence the model takes (with learned positions, the rows of
+   * the position table).
+   */
   maxSeqLen: z.number().int().positive(),
   /** MLP hidden width as a multiple of dModel (GPT-2 uses 4). */
   mlpRatio: z.number().int().positive().default(4),
-}).refine((c) => c.dModel % c.nHeads === 0, { message: "nHeads must divide dModel" });
+  /**
+   * `learned`: a position table `wpe` added to the token embeddings (GPT-2). `rope`: rotary
+   * embeddings on each head's queries and keys (rotate-half, as GPT-NeoX), no position table,
+   * so attention depends only on the distance between tokens and runs at any length.
+   */
+  positions: z.enum(["learned", "rope"]).default("learned"),
+  /** Base of the rotary frequencies, `theta^(-2i/hd)`. */
+  ropeTheta: z.number().positive().default(10000),
+  /**
+   * Sliding-window attention: a token attends to itself and the `attentionWindow - 1` tokens
+   * before it. Absent: full causal attention. Cost grows linearly with the sequence.
+   */
+  attentionWindow: z.number().int().positive().optional(),
+}).refine((c) => c.dModel % c.nHeads === 0, { message: "nHeads must divide dModel" })
+  .refine((c) => c.positions === "rope" || c.attentionWindow === undefined, {
+    message: "attentionWindow needs positions: rope (a learned table fixes the length)",
+  })
+  .refine((c) => c.positions === "learned" || (c.dModel / c.nHeads) % 2 === 0, {
+    message: "rope needs an even head width",
+  });
 
 /** Architecture hyper-parameters of the local GPT. */
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;
@@ -48,4 +70,9 @@ export type LoraSpec = z.infer<typeof LoraSpecSchema>;
 /** Width of the MLP hidden layer. */
 export function mlpWidth(cfg: ModelConfig): number {
   return cfg.dModel * cfg.mlpRatio;
+}
+
+/** Width of one attention head. */
+export function headWidth(cfg: ModelConfig): number {
+  return cfg.dModel / cfg.nHeads;
 }

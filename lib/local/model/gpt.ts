@@ -3,7 +3,7 @@
  * written as pure functions of parameter trees so they can be `jit`ted and differentiated.
  *
  * ```
- * x = wte[tokens] + wpe[positions]
+ * x = wte[tokens] + wpe[positions]        (rotary models: x = wte[tokens], q and k rotated)
  * for each block:  x = x + attn(ln1(x));  x = x + mlp(ln2(x))
  * logits = ln_f(x) @ lm_head
  * ```
@@ -26,6 +26,7 @@
 import { nn, numpy as np } from "@jax-js/jax";
 import type { ParamTree } from "../engine.ts";
 import type { ModelConfig } from "./config.ts";
+import { applyRope, windowedAttention } from "./rope.ts";
 
 /**
  * The graph-shaping options of a forward pass. A plain JSON object so that it can be a
@@ -36,6 +37,10 @@ export interface ForwardSpec {
   nHeads: number;
   /** LoRA scale `alpha / rank`; unused without adapters. */
   loraScale: number;
+  /** Rotary base θ of a `positions: "rope"` model; 0 for learned positions. */
+  rope: number;
+  /** Sliding attention window; 0 for full causal attention. */
+  window: number;
 }
 
 /** The {@link ForwardSpec} of a model and (optionally) its LoRA settings. */
@@ -43,7 +48,12 @@ export function forwardSpec(
   cfg: ModelConfig,
   lora: { alpha: number; rank: number } | null,
 ): ForwardSpec {
-  return { nHeads: cfg.nHeads, loraScale: lora ? lora.alpha / lora.rank : 0 };
+  return {
+    nHeads: cfg.nHeads,
+    loraScale: lora ? lora.alpha / lora.rank : 0,
+    rope: cfg.positions === "rope" ? cfg.ropeTheta : 0,
+    window: cfg.attentionWindow ?? 0,
+  };
 }
 
 /**
@@ -94,6 +104,11 @@ export function gptForward(
   spec: ForwardSpec,
   hooks: ForwardHooks = {},
 ): np.Array {
+  if (spec.rope && (hooks.attend || hooks.positions)) {
+    throw new Error(
+      "gpt: a rotary model decodes on the ONNX sampler only (TINKERBENCH_SAMPLER_ENGINE=onnx)",
+    );
+  }
   const stages = splitStages(base, lora ?? {});
   let x = embedTokens(stages.embed.base, tokens, hooks.positions);
   stages.blocks.forEach((b, i) => {
@@ -147,14 +162,15 @@ export function splitStages(
 }
 
 /**
- * Token plus position embeddings `[B, T, D]` from the `embed` stage's weights. Lookups are
- * one-hot matmuls rather than gathers so that the full fine-tuning gradient jits (see
- * {@link pick}); they are exact.
+ * Token plus position embeddings `[B, T, D]` from the `embed` stage's weights (a rotary model
+ * has no position table: its positions enter in attention). Lookups are one-hot matmuls rather
+ * than gathers so that the full fine-tuning gradient jits (see {@link pick}); they are exact.
  */
 export function embedTokens(p: ParamTree, tokens: np.Array, positions?: np.Array): np.Array {
   const wte = p["wte.weight"], wpe = p["wpe.weight"];
-  if (!wte || !wpe) throw new Error("gpt: missing embedding parameters");
+  if (!wte) throw new Error("gpt: missing embedding parameters");
   const tok = np.matmul(nn.oneHot(tokens, wte.shape[0]), wte);
+  if (!wpe) return tok;
   if (positions) return tok.add(np.matmul(nn.oneHot(positions, wpe.shape[0]), wpe));
   return tok.add(wpe.slice([0, tok.shape[1]]));
 }
@@ -227,10 +243,12 @@ function attention(
 ): np.Array {
   const [b, t, d] = x.shape;
   const heads = (y: np.Array) => y.reshape([b, t, spec.nHeads, d / spec.nHeads]);
-  const q = heads(p.linear("attn.q", x.ref));
-  const k = heads(p.linear("attn.k", x.ref));
+  const rotate = (y: np.Array) => spec.rope ? applyRope(y, spec.rope) : y;
+  const q = rotate(heads(p.linear("attn.q", x.ref)));
+  const k = rotate(heads(p.linear("attn.k", x.ref)));
   const v = heads(p.linear("attn.v", x));
-  const y = attend(layer, q, k, v).reshape([b, t, d]);
+  const y = (spec.window ? windowedAttention(q, k, v, spec.window) : attend(layer, q, k, v))
+    .reshape([b, t, d]);
   return p.linear("attn.o", y);
 }
 

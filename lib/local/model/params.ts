@@ -5,7 +5,7 @@
  * (so a layer is `x @ W + b`), as in nanoGPT's math rather than torch's `[out, in]` storage.
  *
  * Base model:
- * - `wte.weight [V, D]`, `wpe.weight [T, D]`
+ * - `wte.weight [V, D]`, `wpe.weight [T, D]` (learned positions only; rotary models have none)
  * - `blocks.{i}.ln1.{weight,bias} [D]`, `blocks.{i}.attn.{q,k,v,o}.{weight [D, D], bias [D]}`
  * - `blocks.{i}.ln2.{weight,bias} [D]`, `blocks.{i}.mlp.fc.{weight [D, F], bias [F]}`,
  *   `blocks.{i}.mlp.proj.{weight [F, D], bias [D]}`
@@ -57,7 +57,7 @@ export function baseParameterShapes(cfg: ModelConfig): Map<string, number[]> {
   const d = cfg.dModel, f = mlpWidth(cfg);
   const shapes = new Map<string, number[]>();
   shapes.set("wte.weight", [cfg.vocabSize, d]);
-  shapes.set("wpe.weight", [cfg.maxSeqLen, d]);
+  if (cfg.positions === "learned") shapes.set("wpe.weight", [cfg.maxSeqLen, d]);
   for (let i = 0; i < cfg.nLayers; i++) {
     const b = `blocks.${i}`;
     shapes.set(`${b}.ln1.weight`, [d]);

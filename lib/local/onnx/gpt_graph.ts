@@ -10,6 +10,8 @@
  * - `head_index [B, K]` (int64): which of the T positions go through the LM head
  * - `past.{l}.key [B, H, hd, S]` (keys stored transposed, as the score matmul reads them) and
  *   `past.{l}.value [B, H, S, hd]` per layer
+ * - windowed models only: `key_positions [B, S]` (int64), the position each past slot holds
+ *   (their cache is a ring; `rope_graph.ts`). Rotary models rotate q and k by `position_ids`.
  *
  * Outputs: `logprobs [B, K, V]` (log-softmax of the raw logits) and the new tokens' keys and
  * values `new.{l}.key [B, H, hd, T]`, `new.{l}.value [B, H, T, hd]`; the caller writes those
@@ -25,6 +27,7 @@ import type { ModelConfig } from "../model/config.ts";
 import { baseParameterShapes } from "../model/params.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { type Dim, GraphBuilder } from "./graph.ts";
+import { ropeAngles, rotate, windowBias } from "./rope_graph.ts";
 
 /** The additive bias of a key slot a row must not see: exp underflows to exactly 0. */
 export const MASKED = -1e9;
@@ -87,10 +90,17 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
   }));
 
   const bias = attentionBias(g, ids, past[0].v, keyBias);
-  let x = g.op("Add", [
-    g.op("Gather", [w("wte.weight"), ids], { axis: { i: 0 } }),
-    g.op("Gather", [w("wpe.weight"), positions], { axis: { i: 0 } }),
-  ]);
+  const rope = cfg.positions === "rope";
+  if (rope && hf) throw new Error("gpt graph: a rotary model has no transformers.js layout");
+  if (cfg.attentionWindow) {
+    const keyPositions = g.input("key_positions", "int64", ["batch", "slots"]);
+    bias.add = g.op("Add", [bias.add, windowBias(g, cfg.attentionWindow, keyPositions, positions)]);
+  }
+  const angles = rope ? ropeAngles(g, cfg, positions) : null;
+  const tokens = g.op("Gather", [w("wte.weight"), ids], { axis: { i: 0 } });
+  let x = rope
+    ? tokens
+    : g.op("Add", [tokens, g.op("Gather", [w("wpe.weight"), positions], { axis: { i: 0 } })]);
   const linear = (path: string, y: string, bias = true) => {
     const out = g.op("MatMul", [y, w(`${path}.weight`)]);
     return bias ? g.op("Add", [out, w(`${path}.bias`)]) : out;
@@ -110,8 +120,9 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
   for (let l = 0; l < cfg.nLayers; l++) {
     const p = `blocks.${l}`;
     const a = norm(`${p}.ln1`, x);
-    const q = splitHeads(linear(`${p}.attn.q`, a));
-    const k = splitHeads(linear(`${p}.attn.k`, a));
+    const turn = (y: string) => angles ? rotate(g, cfg, y, angles) : y;
+    const q = turn(splitHeads(linear(`${p}.attn.q`, a)));
+    const k = turn(splitHeads(linear(`${p}.attn.k`, a)));
     const v = splitHeads(linear(`${p}.attn.v`, a));
     let attended: string;
     if (hf) {

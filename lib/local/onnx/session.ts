@@ -25,6 +25,8 @@ export interface GptRunInput {
   heads: number;
   /** Per layer keys `[rows, H, hd, slots]` (transposed) and values `[rows, H, slots, hd]`. */
   pastKeys: Float32Array[];
+  /** `[rows, slots]` the position of each past slot: required by a windowed model (a ring). */
+  keyPositions?: BigInt64Array;
   pastValues: Float32Array[];
 }
 
@@ -110,6 +112,12 @@ export class GptSession {
       key_bias: new ort.Tensor("float32", input.keyBias, [rows, slots + tokens]),
       head_index: new ort.Tensor("int64", input.headIndex, [rows, input.heads]),
     };
+    if (cfg.attentionWindow) {
+      if (!input.keyPositions) {
+        throw new Error("GptSession.run: a windowed model needs keyPositions");
+      }
+      feeds.key_positions = new ort.Tensor("int64", input.keyPositions, [rows, slots]);
+    }
     for (let l = 0; l < cfg.nLayers; l++) {
       feeds[`past.${l}.key`] = new ort.Tensor("float32", input.pastKeys[l], [rows, h, hd, slots]);
       feeds[`past.${l}.value`] = new ort.Tensor("float32", input.pastValues[l], [

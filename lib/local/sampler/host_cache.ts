@@ -1,7 +1,10 @@
 /**
  * Keys and values on the host, laid out as the ONNX graph reads them (`../onnx/gpt_graph.ts`):
  * per layer keys `[R, H, hd, C]` (transposed) and values `[R, H, C, hd]`, for `R` rows of `C`
- * slots, slot `s` holding position `s`. A run's new keys and values have the same layout with
+ * slots, slot `s` holding position `s`. A windowed model's cache is a ring instead (`ring`):
+ * position `p` lives in slot `p mod C`, `C` = window + one prefill block ({@link ringSlots}), so
+ * a 55k-token prompt holds the same memory as a short one, and `keyPositions` tells the graph
+ * which position each slot holds. A run's new keys and values have the same layout with
  * `C` = its token count, so one copy routine moves prompt caches to sample rows and a decode
  * step's token into its slot. The cache also keeps the attention bias of the next run: a
  * slot becomes visible to its row when it is written.
@@ -22,8 +25,13 @@ export class HostKvCache {
    * column, the new token's own key in a one-token decode step.
    */
   readonly keyBias: Float32Array;
+  /** `[rows, slots]` the position each slot holds, -1 for none (read by windowed models). */
+  readonly keyPositions: BigInt64Array;
+  /** Position `p` lives in slot `p mod slots` (windowed models), else in slot `p`. */
+  readonly ring: boolean;
   readonly #heads: number;
   readonly #headDim: number;
+  readonly #window: number;
 
   constructor(
     cfg: ModelConfig,
@@ -39,6 +47,56 @@ export class HostKvCache {
     this.values = data?.values ?? fresh();
     this.keyBias = new Float32Array(rows * (slots + 1)).fill(MASKED);
     for (let r = 0; r < rows; r++) this.keyBias[r * (slots + 1) + slots] = 0;
+    this.keyPositions = new BigInt64Array(rows * slots).fill(-1n);
+    this.ring = cfg.attentionWindow !== undefined;
+    this.#window = cfg.attentionWindow ?? slots;
+  }
+
+  /**
+   * Writes `n` consecutive positions from `position` on into row `dstRow`: slots `0..n-1` of
+   * row `srcRow` of `src` (a run's new keys and values), each to the slot its position lives in.
+   */
+  write(src: HostKvCache, srcRow: number, dstRow: number, position: number, n: number): void {
+    for (let done = 0; done < n;) {
+      const slot = this.ring ? (position + done) % this.slots : position + done;
+      const k = Math.min(n - done, this.slots - slot);
+      this.copySlots(src, srcRow, done, dstRow, slot, k);
+      for (let i = 0; i < k; i++) {
+        this.keyPositions[dstRow * this.slots + slot + i] = BigInt(position + done + i);
+      }
+      done += k;
+    }
+  }
+
+  /**
+   * Copies row `srcRow` of `src` into row `dstRow` as the state after its first `length`
+   * positions: slots holding later positions stay masked. Throws for a ring that no longer holds
+   * the window before `length` (see {@link holds}).
+   */
+  copyPrefix(src: HostKvCache, srcRow: number, dstRow: number, length: number): void {
+    if (!this.ring) return this.copySlots(src, srcRow, 0, dstRow, 0, length);
+    if (src.slots !== this.slots || !src.holds(srcRow, length)) {
+      throw new Error(`HostKvCache: the ring does not hold the window before position ${length}`);
+    }
+    for (let slot = 0; slot < this.slots; slot++) {
+      const p = src.keyPositions[srcRow * this.slots + slot];
+      if (p < 0n || p >= BigInt(length)) continue;
+      this.copySlots(src, srcRow, slot, dstRow, slot, 1);
+      this.keyPositions[dstRow * this.slots + slot] = p;
+    }
+  }
+
+  /**
+   * Whether row `row` can continue at position `length`: a ring must still hold every position
+   * of the window before it (`length − window + 1 .. length − 1`), and those only from its
+   * slots; a plain cache holds every position it has written.
+   */
+  holds(row: number, length: number): boolean {
+    if (!this.ring) return true;
+    for (let p = Math.max(0, length - this.#window + 1); p < length; p++) {
+      if (this.keyPositions[row * this.slots + (p % this.slots)] !== BigInt(p)) return false;
+    }
+    return true;
   }
 
   /**
@@ -84,6 +142,10 @@ export class HostKvCache {
         this.keyBias.subarray(src * (this.slots + 1), src * (this.slots + 1) + n),
         dst * (slots + 1),
       );
+      out.keyPositions.set(
+        this.keyPositions.subarray(src * this.slots, src * this.slots + n),
+        dst * slots,
+      );
     });
     return out;
   }
@@ -92,7 +154,9 @@ export class HostKvCache {
 /** How the prefix cache holds host rows: plain arrays, read but never written after insert. */
 export const HOST_ENTRIES: CacheEntries<HostKvCache> = {
   engine: "onnx",
-  bytes: (c) => 4 * (c.keyBias.length + [...c.keys, ...c.values].reduce((n, a) => n + a.length, 0)),
+  bytes: (c) =>
+    4 * (c.keyBias.length + [...c.keys, ...c.values].reduce((n, a) => n + a.length, 0)) +
+    8 * c.keyPositions.length,
   dispose: () => {},
   share: (c) => c,
 };

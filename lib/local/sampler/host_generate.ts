@@ -5,7 +5,7 @@
  * jax-js sampler does (`rows.ts`). Only the slot count is bucketed, so the cache grows by
  * doubling, and rows that finish are compacted away once they are half the batch.
  *
- * Prompts run in blocks of {@link PREFILL_BLOCK} positions, block `b` over the keys and values
+ * Prompts run in blocks of {@link prefillBlock} positions, block `b` over the keys and values
  * of blocks `< b`, always so, whether those came from the prefix cache or were just run. That
  * makes a sequence's numbers a function of its own tokens: ONNX Runtime gives bitwise the same
  * outputs for a row whatever other rows share the run, however many masked slots pad its keys and
@@ -22,7 +22,7 @@ import { MASKED } from "../onnx/gpt_graph.ts";
 import type { GptSession } from "../onnx/session.ts";
 import { HostKvCache } from "./host_cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";
-import { type DecodeGroup, scoreChunks, slotBucket } from "./plan.ts";
+import { type DecodeGroup, prefillBlock, scoreChunks, slotBucket } from "./plan.ts";
 import {
   advance,
   distinctPrompts,
@@ -33,13 +33,6 @@ import {
   wantsPromptLogprobs,
 } from "./rows.ts";
 import type { SampledSequence } from "./types.ts";
-
-/**
- * Prompt positions per prefill run, and the prefix cache's granularity. 32 keeps a turn's new
- * tokens to one or two runs (a GuessTheNumber move and reply are about 30 tokens) and equals the
- * shortest prefix worth caching.
- */
-export const PREFILL_BLOCK = 32;
 
 /** A prompt's keys and values (row `row` of `cache`, its first `length` slots) and first draw. */
 interface PromptRun {
@@ -82,7 +75,7 @@ export async function runHostGroup(
   );
   active.forEach((r, i) => {
     const p = promptOf.get(r)!;
-    cache.copySlots(p.cache, p.row, 0, i, 0, p.length);
+    cache.copyPrefix(p.cache, p.row, i, p.length);
     r.slot = i;
   });
   while (active.length > 0) {
@@ -94,7 +87,7 @@ export async function runHostGroup(
     const { logprobs, step } = await decodeStep(gpt, cache, active);
     const v = cfg.vocabSize;
     for (const r of active) {
-      cache.copySlots(step, r.slot, 0, r.slot, position(r), 1);
+      cache.write(step, r.slot, r.slot, position(r), 1);
       advance(r, logprobs.subarray(r.slot * v, (r.slot + 1) * v));
     }
     active = active.filter((r) => !r.done);
@@ -123,6 +116,7 @@ async function decodeStep(gpt: GptSession, cache: HostKvCache, active: Row[]) {
     heads: 1,
     pastKeys: cache.keys,
     pastValues: cache.values,
+    keyPositions: cache.keyPositions,
   });
   return { logprobs: out.logprobs, step: new HostKvCache(gpt.config, n, 1, out) };
 }
@@ -139,11 +133,12 @@ async function prefillPrompts(
   group: DecodeGroup,
   prefix: HostPrefixStore | undefined,
 ): Promise<Map<number, PromptRun>> {
-  const cfg = gpt.config;
+  const cfg = gpt.config, block = prefillBlock(cfg);
   const { repOf, hits, full } = distinctPrompts<PrefixHit<HostKvCache>>(
     jobs,
     group.jobs,
-    prefix && ((p) => prefix.cache.lookup(prefix.owner, p, PREFILL_BLOCK)),
+    prefix &&
+      ((p) => prefix.cache.lookup(prefix.owner, p, block, (c, n) => c.holds(0, n))),
   );
   const length = (r: number) => jobs[r].job.prompt.length;
   const reused = (r: number) => hits.get(r)?.length ?? 0;
@@ -154,8 +149,10 @@ async function prefillPrompts(
   for (let next = 0; next < reps.length;) {
     const from = reused(reps[next]);
     const sameStart = reps.slice(next).filter((r) => reused(r) === from);
-    const slots = blocksOf(length(sameStart[0])) * PREFILL_BLOCK;
-    const [chunk] = scoreChunks(cfg, sameStart, PREFILL_BLOCK, slots + PREFILL_BLOCK);
+    const slots = cfg.attentionWindow
+      ? slotBucket(cfg, length(sameStart[0]))
+      : blocksOf(length(sameStart[0]), block) * block;
+    const [chunk] = scoreChunks(cfg, sameStart, block, slots + block);
     next += chunk.length;
     const logprobJobs = [...repOf].filter(([j, r]) =>
       chunk.includes(r) && wantsPromptLogprobs(jobs[j])
@@ -182,8 +179,8 @@ async function prefillPrompts(
 }
 
 /** Whole and partial blocks of a prompt of `n` tokens. */
-function blocksOf(n: number): number {
-  return Math.ceil(n / PREFILL_BLOCK);
+function blocksOf(n: number, block: number): number {
+  return Math.ceil(n / block);
 }
 
 /**
@@ -207,10 +204,10 @@ async function runBlocks(
   prompts: BlockPrompt[],
   slots: number,
 ): Promise<(PromptRun & { positions?: Float32Array[] })[]> {
-  const cfg = gpt.config, v = cfg.vocabSize, t = PREFILL_BLOCK;
+  const cfg = gpt.config, v = cfg.vocabSize, t = prefillBlock(cfg);
   const cache = new HostKvCache(cfg, prompts.length, slots);
   const runs = prompts.map((p, i) => {
-    if (p.hit) cache.copySlots(p.hit.cache, 0, 0, i, 0, p.hit.length);
+    if (p.hit) cache.copyPrefix(p.hit.cache, 0, i, p.hit.length);
     return {
       cache,
       row: i,
@@ -220,10 +217,10 @@ async function runBlocks(
     };
   });
   const first = (prompts[0].hit?.length ?? 0) / t;
-  const last = Math.max(...prompts.map((p) => blocksOf(p.prompt.length))) - 1;
+  const last = Math.max(...prompts.map((p) => blocksOf(p.prompt.length, t))) - 1;
   const heads = prompts.some((p) => p.allPositions) ? t : 1;
   for (let b = first; b <= last; b++) {
-    const rows = prompts.flatMap((p, i) => blocksOf(p.prompt.length) > b ? [i] : []);
+    const rows = prompts.flatMap((p, i) => blocksOf(p.prompt.length, t) > b ? [i] : []);
     const out = await runBlock(
       gpt,
       cache,
@@ -234,7 +231,7 @@ async function runBlocks(
     const step = new HostKvCache(cfg, rows.length, t, out);
     rows.forEach((i, k) => {
       const n = Math.min(t, prompts[i].prompt.length - b * t);
-      cache.copySlots(step, k, 0, i, b * t, n);
+      cache.write(step, k, i, b * t, n);
       const dist = (p: number) => {
         const at = heads === 1 ? k : k * heads + p;
         return out.logprobs.slice(at * v, (at + 1) * v);
@@ -248,7 +245,7 @@ async function runBlocks(
 }
 
 /**
- * One prefill run: block `b` of each row's prompt (right-padded to {@link PREFILL_BLOCK}) over
+ * One prefill run: block `b` of each row's prompt (right-padded to {@link prefillBlock}) over
  * the first `b` blocks of its row of `cache`. The LM head runs at every position with
  * `heads` = the block size, else at the prompt's last position in the block.
  */
@@ -259,13 +256,15 @@ function runBlock(
   b: number,
   heads: number,
 ) {
-  const cfg = gpt.config, t = PREFILL_BLOCK, slots = cache.slots, n = rows.length;
+  const cfg = gpt.config, t = prefillBlock(cfg), slots = cache.slots, n = rows.length;
   const past = cache.rows === n ? cache : cache.remap(cfg, rows.map((r) => r.i), slots);
   const ids = new BigInt64Array(n * t), positions = new BigInt64Array(n * t);
   const keyBias = new Float32Array(n * (slots + t)).fill(MASKED);
   const headIndex = new BigInt64Array(n * heads);
   rows.forEach(({ prompt }, k) => {
-    keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
+    if (past.ring) { // a ring's written slots are wherever their positions fell
+      keyBias.set(past.keyBias.subarray(k * (slots + 1), k * (slots + 1) + slots), k * (slots + t));
+    } else keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
     const rest = Math.min(t, prompt.length - b * t);
     for (let p = 0; p < t; p++) {
       ids[k * t + p] = BigInt(p < rest ? prompt[b * t + p] : 0);
@@ -286,6 +285,7 @@ function runBlock(
     heads,
     pastKeys: past.keys,
     pastValues: past.values,
+    keyPositions: past.keyPositions,
   });
 }
 
@@ -301,10 +301,11 @@ function storeBlocks(
   from: number,
 ): void {
   prompts.forEach((prompt, i) => {
-    const n = Math.floor(prompt.length / PREFILL_BLOCK) * PREFILL_BLOCK;
+    const block = prefillBlock(cfg);
+    const n = Math.floor(prompt.length / block) * block;
     if (n <= from) return;
-    const row = new HostKvCache(cfg, 1, n);
-    row.copySlots(runs[i].cache, runs[i].row, 0, 0, 0, n);
+    const row = new HostKvCache(cfg, 1, runs[i].cache.ring ? runs[i].cache.slots : n);
+    row.copyPrefix(runs[i].cache, runs[i].row, 0, n);
     prefix.cache.insert(prefix.owner, prompt.slice(0, n), row);
   });
 }

@@ -27,6 +27,23 @@ export const MAX_DECODE_ROWS = 128;
 const CACHE_BUDGET_BYTES = 128 * 2 ** 20;
 /** Attention-score elements (`B·H·T·T`) allowed for one prefill chunk. */
 const PREFILL_SCORE_BUDGET = 2 ** 23;
+/**
+ * Prompt positions per prefill run on ONNX Runtime, and the prefix cache's granularity. 32
+ * keeps a turn's new tokens to one or two runs (a GuessTheNumber move and reply are about 30
+ * tokens) and equals the shortest prefix worth caching.
+ */
+export const PREFILL_BLOCK = 32;
+/**
+ * The prefill block of a windowed model: its prompts are agent-sized (tens of thousands of
+ * tokens), and on ONNX Runtime a 128-position run costs far less per token than a 32-position
+ * one; a turn then re-runs up to 127 tokens its cache entry does not hold.
+ */
+export const WINDOW_PREFILL_BLOCK = 128;
+
+/** Prompt positions per prefill run (and the prefix cache's granularity) for `cfg`. */
+export function prefillBlock(cfg: ModelConfig): number {
+  return cfg.attentionWindow ? WINDOW_PREFILL_BLOCK : PREFILL_BLOCK;
+}
 /** Smallest padded prompt and cache length, so short requests share one shape. */
 const MIN_LENGTH_BUCKET = 16;
 
@@ -49,8 +66,11 @@ export interface DecodeGroup {
  * Cache slots for positions `< n`, bucketed. The decode loop grows the cache through these
  * buckets as rows get longer, because a step's cost grows with the slot count (it rewrites
  * and attends over every slot), so short rows should not pay for the longest possible one.
+ * A windowed model's cache is a ring of the window plus one prefill block at any length: the
+ * block being run never overwrites a key that its own window still needs.
  */
 export function slotBucket(cfg: ModelConfig, n: number): number {
+  if (cfg.attentionWindow) return cfg.attentionWindow + prefillBlock(cfg);
   return pow2Bucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
 }
 

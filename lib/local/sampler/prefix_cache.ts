@@ -91,9 +91,15 @@ export class PrefixCache<C = KvCache> {
    * The owner's entry sharing the longest prefix with `prompt`, capped at
    * `prompt.length - 1` (the last prompt token must run to give the first draw) and rounded
    * down to a multiple of `block` (a sampler that runs prompts in blocks reuses whole ones).
-   * Null when that prefix is shorter than {@link MIN_CACHED_PREFIX}.
+   * Null when that prefix is shorter than {@link MIN_CACHED_PREFIX}, or when `usable` says the
+   * entry cannot serve it (a windowed model's ring keeps only the window before its end).
    */
-  lookup(owner: object, prompt: Int32Array, block = 1): PrefixHit<C> | null {
+  lookup(
+    owner: object,
+    prompt: Int32Array,
+    block = 1,
+    usable?: (cache: C, length: number) => boolean,
+  ): PrefixHit<C> | null {
     let best: Entry<C> | null = null, bestLength = 0;
     for (const e of this.#entries) {
       if (e.owner !== owner || e.tokens[0] !== prompt[0]) continue;
@@ -101,7 +107,7 @@ export class PrefixCache<C = KvCache> {
       if (n > bestLength) [best, bestLength] = [e, n];
     }
     const length = Math.floor(Math.min(bestLength, prompt.length - 1) / block) * block;
-    if (!best || length < MIN_CACHED_PREFIX) {
+    if (!best || length < MIN_CACHED_PREFIX || (usable && !usable(best.cache, length))) {
       this.#misses++;
       return null;
     }

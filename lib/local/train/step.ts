@@ -36,6 +36,8 @@ import type { Trainable } from "./types.ts";
 export type StepStatics = {
   nHeads: number;
   loraScale: number;
+  rope: number;
+  window: number;
   trainable: Trainable;
   lossFn: LossFnName;
 };
@@ -123,6 +125,10 @@ export const embedBackwardProgram = jit(function embedBackwardProgram(
   const [b, t, d] = dx.shape;
   const rows = nn.oneHot(tokens.reshape([b * t]), shape.vocab);
   const wte = np.matmul(np.transpose(rows), dx.ref.reshape([b * t, d]));
+  if (!("wpe.weight" in acc)) { // a rotary model has no position table
+    dx.dispose();
+    return addTrees(acc, { "wte.weight": wte });
+  }
   const wpe = np.pad(dx.sum(0), [[0, shape.context - t], [0, 0]]);
   return addTrees(acc, { "wte.weight": wte, "wpe.weight": wpe });
 }, { staticArgnums: [3] });

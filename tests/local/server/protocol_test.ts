@@ -23,6 +23,7 @@ Deno.test("server: client/config, capabilities and health", async () => {
       "local/games",
       "local/games2",
       "local/tools",
+      "local/long",
     ]);
     assert.equal((await h.get("healthz")).body.status, "ok");
     assert.equal((await h.post("telemetry", { events: [] })).body.status, "accepted");
