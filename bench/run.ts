@@ -23,6 +23,7 @@ import { apiTable, benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
 import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
+import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
 
@@ -41,7 +42,7 @@ import { EXAMPLES, runExample } from "./examples.ts";
 const SMOKE = Deno.args.includes("--smoke");
 const ROUNDS = SMOKE ? SMOKE_ROUNDS : 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
+const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy", "http"];
 /**
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
@@ -120,6 +121,11 @@ async function runSuites(): Promise<void> {
     pipeline: async () => await writeResult("pipeline", await runPipelineBench(log)),
     openreward: runOpenRewardBench,
     proxy: runProxyBench,
+    http: async () => {
+      const r = await benchHttp(log);
+      await writeResult("http", r);
+      console.log(httpTable(r));
+    },
     learning: async () =>
       await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
     soak: runSoakBench,

@@ -13,6 +13,7 @@ import { ROLLOUT_BENCH } from "./rollout.ts";
 import { PIPELINE_BENCH } from "./pipeline.ts";
 import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
+import { HTTP_BENCH } from "./http.ts";
 import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
@@ -70,6 +71,7 @@ export function applySmokeSizes(): void {
     rounds: 1,
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
+  set(HTTP_BENCH, { requests: 20, warmup: 5, rounds: 1, concurrency: [1, 4] });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
     "batch-size": "2",

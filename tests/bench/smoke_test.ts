@@ -21,6 +21,7 @@ const SUITES = [
   "pipeline",
   "openreward",
   "proxy",
+  "http",
   "soak",
   "viewer",
   "examples",
