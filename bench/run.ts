@@ -34,7 +34,6 @@ import {
   SMOKE_LEARNING,
   SMOKE_ROUNDS,
   SMOKE_SOAK_STEPS,
-  SMOKE_VIEWER,
 } from "./smoke.ts";
 import { EXAMPLES, runExample } from "./examples.ts";
 
@@ -129,8 +128,7 @@ async function runSuites(): Promise<void> {
     learning: async () =>
       await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
     soak: runSoakBench,
-    viewer: async () =>
-      await writeResult("viewer", await benchViewer(log, SMOKE ? SMOKE_VIEWER.rounds : undefined)),
+    viewer: async () => await writeResult("viewer", await benchViewer(log)),
     examples: async () =>
       await writeResult(
         "examples",

@@ -14,6 +14,7 @@ import { PIPELINE_BENCH } from "./pipeline.ts";
 import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
 import { HTTP_BENCH } from "./http.ts";
+import { VIEWER_BENCH } from "./viewer.ts";
 import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
@@ -23,8 +24,6 @@ import type { LEARNING_BENCH } from "./learning.ts";
 export const SMOKE_ROUNDS = 1;
 /** Steps of the soak in a smoke run (its least). */
 export const SMOKE_SOAK_STEPS = 4;
-/** Steps (for 2 and N) and rounds of the viewer bench in a smoke run. */
-export const SMOKE_VIEWER = { rounds: 1 };
 /** The learning bench in a smoke run: a couple of steps per arm, tiny evaluations. */
 export const SMOKE_LEARNING: Partial<typeof LEARNING_BENCH> = {
   maxSteps: 2,
@@ -71,6 +70,8 @@ export function applySmokeSizes(): void {
     rounds: 1,
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
+  // One trained step is a real run all the same; the replica only needs to be larger.
+  set(VIEWER_BENCH, { steps: 1, replicatedSteps: 10, rounds: 1 });
   set(HTTP_BENCH, { requests: 20, warmup: 5, rounds: 1, concurrency: [1, 4] });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
