@@ -33,8 +33,8 @@ export const SMOKE_LEARNING: Partial<typeof LEARNING_BENCH> = {
   evalEpisodes: 4,
   wallBudgetMinutes: 2,
 };
-/** Extra `deno task train` arguments of the examples in a smoke run: one step, a small eval. */
-export const SMOKE_EXAMPLE_ARGS = ["--max-steps", "1", "--eval.episodes", "2"];
+/** Extra `deno task train` arguments of the examples in a smoke run: one step of one group, a small eval. */
+export const SMOKE_EXAMPLE_ARGS = ["--max-steps", "1", "--batch-size", "1", "--eval.episodes", "2"];
 
 /** Shrinks every suite's sizes to a smoke run's (see the module's doc). */
 export function applySmokeSizes(): void {
