@@ -1,6 +1,6 @@
 /**
  * `deno task bench <suite> --smoke`: each suite in one small round, so that CI runs every bench
- * (tests/bench/smoke_test.ts) and a bench that breaks fails there instead of rotting unseen.
+ * (tests/bench/smoke_test.ts, smoke_training_test.ts) and a bench that breaks fails there instead of rotting unseen.
  * The figures of a smoke run mean nothing: they are written to a temporary directory, never to
  * bench/results/. Sizes here are the only place a smoke run differs from a real one.
  *
