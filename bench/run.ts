@@ -23,6 +23,7 @@ import { apiTable, benchProxy } from "./proxy.ts";
 import { benchSoak } from "./soak.ts";
 import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
+import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
 import { benchLongPrompt } from "./long_prompt.ts";
@@ -34,7 +35,6 @@ import {
   SMOKE_LEARNING,
   SMOKE_ROUNDS,
   SMOKE_SOAK_STEPS,
-  SMOKE_VIEWER,
 } from "./smoke.ts";
 import { EXAMPLES, runExample } from "./examples.ts";
 
@@ -42,7 +42,7 @@ import { EXAMPLES, runExample } from "./examples.ts";
 const SMOKE = Deno.args.includes("--smoke");
 const ROUNDS = SMOKE ? SMOKE_ROUNDS : 2;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
-const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy"];
+const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "proxy", "http"];
 /**
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
@@ -130,11 +130,15 @@ async function runSuites(): Promise<void> {
     pipeline: async () => await writeResult("pipeline", await runPipelineBench(log)),
     openreward: runOpenRewardBench,
     proxy: runProxyBench,
+    http: async () => {
+      const r = await benchHttp(log);
+      await writeResult("http", r);
+      console.log(httpTable(r));
+    },
     learning: async () =>
       await writeResult("learning", await runLearningBench(log, SMOKE ? SMOKE_LEARNING : {})),
     soak: runSoakBench,
-    viewer: async () =>
-      await writeResult("viewer", await benchViewer(log, SMOKE ? SMOKE_VIEWER.rounds : undefined)),
+    viewer: async () => await writeResult("viewer", await benchViewer(log)),
     examples: async () =>
       await writeResult(
         "examples",

@@ -1,6 +1,6 @@
 /**
  * `deno task bench <suite> --smoke`: each suite in one small round, so that CI runs every bench
- * (tests/bench/smoke_test.ts) and a bench that breaks fails there instead of rotting unseen.
+ * (tests/bench/smoke_test.ts, smoke_training_test.ts) and a bench that breaks fails there instead of rotting unseen.
  * The figures of a smoke run mean nothing: they are written to a temporary directory, never to
  * bench/results/. Sizes here are the only place a smoke run differs from a real one.
  *
@@ -13,6 +13,8 @@ import { ROLLOUT_BENCH } from "./rollout.ts";
 import { PIPELINE_BENCH } from "./pipeline.ts";
 import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
+import { HTTP_BENCH } from "./http.ts";
+import { VIEWER_BENCH } from "./viewer.ts";
 import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { LONG_PROMPT_BENCH } from "./long_prompt.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
@@ -23,8 +25,6 @@ import type { LEARNING_BENCH } from "./learning.ts";
 export const SMOKE_ROUNDS = 1;
 /** Steps of the soak in a smoke run (its least). */
 export const SMOKE_SOAK_STEPS = 4;
-/** Steps (for 2 and N) and rounds of the viewer bench in a smoke run. */
-export const SMOKE_VIEWER = { rounds: 1 };
 /** The learning bench in a smoke run: a couple of steps per arm, tiny evaluations. */
 export const SMOKE_LEARNING: Partial<typeof LEARNING_BENCH> = {
   maxSteps: 2,
@@ -34,8 +34,8 @@ export const SMOKE_LEARNING: Partial<typeof LEARNING_BENCH> = {
   evalEpisodes: 4,
   wallBudgetMinutes: 2,
 };
-/** Extra `deno task train` arguments of the examples in a smoke run: one step, a small eval. */
-export const SMOKE_EXAMPLE_ARGS = ["--max-steps", "1", "--eval.episodes", "2"];
+/** Extra `deno task train` arguments of the examples in a smoke run: one step of one group, a small eval. */
+export const SMOKE_EXAMPLE_ARGS = ["--max-steps", "1", "--batch-size", "1", "--eval.episodes", "2"];
 
 /** Shrinks every suite's sizes to a smoke run's (see the module's doc). */
 export function applySmokeSizes(): void {
@@ -71,6 +71,9 @@ export function applySmokeSizes(): void {
     rounds: 1,
   });
   set(PROXY_BENCH, { sessions: 4, turns: 1, rounds: 1, aloneSessions: 1 });
+  // One trained step is a real run all the same; the replica only needs to be larger.
+  set(VIEWER_BENCH, { steps: 1, replicatedSteps: 10, rounds: 1 });
+  set(HTTP_BENCH, { requests: 20, warmup: 5, rounds: 1, concurrency: [1, 4] });
   set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
   set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, shorterTokens: 1_000 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {

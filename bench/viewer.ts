@@ -133,15 +133,20 @@ export async function timeViewerOpen(chromium: string, url: string): Promise<num
 }
 
 /** Sizes and opening times of the viewer; see the module doc. */
-export async function benchViewer(log: (msg: string) => void, rounds = 3) {
+/** Sizes: the real run's steps, the steps it is replicated to, and page openings per size. */
+export const VIEWER_BENCH = { steps: 2, replicatedSteps: 100, rounds: 3 };
+
+/** The viewer's size and opening time for a real run and its replica (see the module's doc). */
+export async function benchViewer(log: (msg: string) => void) {
+  const { rounds } = VIEWER_BENCH;
   const chromium = findChromium();
   if (!chromium) throw new Error("no chromium binary (apt-get install chromium)");
   const root = await Deno.makeTempDir({ prefix: "tb-viewer-bench-" });
-  log("viewer: training a real 2-step run");
-  const real = await trainSmallRun(join(root, "real-2"));
+  log(`viewer: training a real ${VIEWER_BENCH.steps}-step run`);
+  const real = await trainSmallRun(join(root, "real"), VIEWER_BENCH.steps);
   const sizes: Record<string, unknown>[] = [];
-  for (const steps of [2, 100]) {
-    const dir = steps === 2
+  for (const steps of [VIEWER_BENCH.steps, VIEWER_BENCH.replicatedSteps]) {
+    const dir = steps === VIEWER_BENCH.steps
       ? real
       : await replicateRun(real, join(root, `replicated-${steps}`), steps);
     const data = await loadViewerData([dir]);
@@ -157,7 +162,7 @@ export async function benchViewer(log: (msg: string) => void, rounds = 3) {
       } ms`,
     );
     sizes.push({
-      run: steps === 2 ? "real" : "replicated from the real run",
+      run: steps === VIEWER_BENCH.steps ? "real" : "replicated from the real run",
       steps,
       episodes,
       report_bytes_before: before,

@@ -22,7 +22,7 @@ import {
   TRAIN_USAGE,
   type TrainResult,
 } from "../lib/train/mod.ts";
-import { startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
+import { prepareRunReport, startViewerServer, writeRunReport } from "../lib/viewer/mod.ts";
 
 await runCli(async () => {
   const { config, restart, branchFrom, apiKey, viewerPort } = await readTrainArgs(
@@ -32,6 +32,8 @@ await runCli(async () => {
   const stop = stopOnSignals((name) =>
     console.error(`\n${name}: stopping this step and saving a checkpoint (again to quit at once)`)
   );
+  // The report written at the end (also after Ctrl-C) then finds its script built.
+  prepareRunReport();
   let bar: ProgressBar | undefined, evalBar: ProgressBar | undefined;
   let logDir = "";
   const result = await train(config, {

@@ -151,8 +151,11 @@ Deno.test("docs: a ```ts file=PATH block is that file, as the repository ships i
 // - `deno task test` is not run from inside the tests: CI runs it, and .ci/run must hold the
 //   README's line verbatim (checked below).
 
-/** Appended to every `deno task train` the docs mark runnable: one step, a short evaluation. */
-const TRAIN_OVERRIDES = ["--max-steps", "1", "--eval.episodes", "8"];
+/**
+ * Appended to every `deno task train` the docs mark runnable: one step of one group, a short
+ * evaluation (the command's own flags and environment still run; the sizes are CI's).
+ */
+const TRAIN_OVERRIDES = ["--max-steps", "1", "--batch-size", "1", "--eval.episodes", "8"];
 
 /** Every runnable command, as `[doc, command]`, its trailing `# comment` removed, in doc order. */
 function runnableCommands(): [string, string][] {

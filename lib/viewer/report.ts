@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { loadViewerData } from "./data.ts";
 import { runPath } from "../rundir/mod.ts";
 import { ASSETS_DIR, writeViewer } from "./page.ts";
+import { browserLibSource } from "./bundle.ts";
 
 /** Options of {@link writeRunReport}. */
 export interface ReportOptions {
@@ -47,4 +48,19 @@ export async function writeRunReport(
     assets = join(dirname(path), ASSETS_DIR);
   }
   return await writeViewer(path, data, assets);
+}
+
+/**
+ * Starts building the page's browser library (`deno bundle`, seconds on a busy machine) in the
+ * background, so that the report a run writes when it ends, or after Ctrl-C within the 5 s a
+ * stop promises, does not wait for it. A failed build is named on the page by
+ * {@link writeRunReport}, which tries again.
+ *
+ * @example
+ * prepareRunReport();
+ * const result = await train(config);
+ * console.log(await writeRunReport(result.logDir));
+ */
+export function prepareRunReport(): void {
+  browserLibSource().catch(() => undefined);
 }

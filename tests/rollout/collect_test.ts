@@ -272,16 +272,16 @@ Deno.test("collectGroups on the local backend", async (t) => {
     await t.step(
       "timeout: a stuck sample call fails its episode without being waited for",
       async () => {
-        const { sampler, stats } = instrumented(real, 3500);
-        const t0 = performance.now();
+        // The stuck call lasts far past the timeout, so that even on a busy machine the group
+        // returns while it is still in flight (checked, not timed).
+        const { sampler, stats } = instrumented(real, 10_000);
         let res = await collectGroups(specs([1], () => makeBuiltin(GAME)), sampler, {
           groupSize: 2,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
           timeoutMs: 1500,
         });
-        const waited = performance.now() - t0;
-        assert.ok(waited < 3200, `returned after ${waited.toFixed(0)} ms, before the late result`);
+        assert.equal(stats.inFlight, 1, "returned before the late result");
         assert.equal(res.dropped.episodeTimeout, 1);
         assert.equal(res.groups[0].episodes.length, 1);
         assert.match(res.errors[0].message, /timed out after 1500 ms/);

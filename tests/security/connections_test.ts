@@ -68,15 +68,15 @@ for (const server of SERVERS) {
       const drip = setInterval(() => {
         for (const c of slow) c.write(new TextEncoder().encode("X-Slow: 1\r\n")).catch(() => {});
       }, 300);
-      const t0 = performance.now();
-      const answers = await Promise.all(slow.map((c) => readUntilClosed(c, 8000)));
+      // The 408 names the limit that cut it: the lowered one, not the 10 s default. (No wall-clock
+      // bound: under load the cut comes late, and that is not what is tested.)
+      const answers = await Promise.all(slow.map((c) => readUntilClosed(c, 30_000)));
       clearInterval(drip);
-      const took = performance.now() - t0;
       for (const a of answers) {
-        assert.ok(a !== null, "a slow-headers connection was still open after 8 s");
+        assert.ok(a !== null, "a slow-headers connection was still open after 30 s");
         assert.match(a, /^HTTP\/1\.1 408 /);
+        assert.match(a, /request headers not complete within 1000 ms/);
       }
-      assert.ok(took < 5000, `slow headers held ${took.toFixed(0)} ms`);
 
       // Idle: one whole request, its answer, then silence.
       const [idle] = await openConnections(
@@ -85,15 +85,16 @@ for (const server of SERVERS) {
         `GET ${server.health} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
       );
       const t1 = performance.now();
-      const idleAnswer = await readUntilClosed(idle, 8000);
-      assert.ok(idleAnswer !== null, "an idle connection was still open after 8 s");
+      const idleAnswer = await readUntilClosed(idle, 30_000);
+      assert.ok(idleAnswer !== null, "an idle connection was still open after 30 s");
       assert.match(idleAnswer, /^HTTP\/1\.1 200 /);
       assert.ok(performance.now() - t1 >= 1000, "closed before it was idle");
 
       // The cap: 12 silent connections are held, the 13th is refused at once.
       const held = await openConnections(url, 12);
       const [extra] = await openConnections(url, 1);
-      const refused = await readUntilClosed(extra, 3000);
+      // Held past the cap, it would get no answer and be closed when idle (1.5 s here).
+      const refused = await readUntilClosed(extra, 30_000);
       assert.ok(refused !== null, "the connection past the cap was held");
       assert.match(refused, /^HTTP\/1\.1 429 /);
       assert.match(refused, /too many connections \(at most 12 at once\)/);

@@ -163,7 +163,8 @@ Deno.test("wandb: a server that never comes back: finish gives up at its deadlin
     first.log(row(3));
     const t0 = performance.now();
     assert.deepEqual(await first.finish(0, 300), { sent: false });
-    assert.ok(performance.now() - t0 < 2000, "finish keeps its deadline (300 ms here)");
+    // 300 ms here against the 30 s default: the bound is loose enough for a busy machine.
+    assert.ok(performance.now() - t0 < 10_000, "finish keeps its deadline (300 ms here)");
     assert.match(warnings.at(-1)!, /^warning: W&B: 2 rows not sent and run not finished/);
     assert.match(warnings.at(-1)!, /rerun the same command to send them/);
 

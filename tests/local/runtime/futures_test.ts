@@ -6,11 +6,10 @@ Deno.test("FutureStore: a pending future long-polls until resolved", async () =>
   const store = new FutureStore();
   const id = store.create("optim_step");
   setTimeout(() => store.resolve(id, { ok: 1 }), 20);
-  const t0 = performance.now();
-  const state = await store.wait(id, 5_000);
+  // A wait that timed out answers "pending" (next test): "done" is the resolve waking it.
+  const state = await store.wait(id, 60_000);
   assert.equal(state.status, "done");
   assert.deepEqual(state.status === "done" && state.value, { ok: 1 });
-  assert.ok(performance.now() - t0 < 4_000, "woke on resolve, not on timeout");
 });
 
 Deno.test("FutureStore: wait times out as pending", async () => {
