@@ -14,10 +14,12 @@ export interface LocalModels {
   /** Models that know its format (every method). Absent: any model. */
   readonly train?: readonly string[];
   /**
-   * Models whose teacher uses this environment's hindsight hint (`opd`, `combine` with the
-   * next observation as the hint). Absent: not known; the worse-teacher rule still watches.
+   * Models that learn it with `--method opd` as their own teacher (the next observation as the
+   * hint); empty: none does. Absent: not known; the worse-teacher rule still watches.
    */
   readonly opd?: readonly string[];
+  /** The same for `--method combine`. */
+  readonly combine?: readonly string[];
 }
 
 /** What a run trains on an environment with: its policy model, its teacher and its method. */
@@ -30,6 +32,8 @@ export interface LocalRun {
   method: "rl" | "opd" | "combine";
   /** `scoring.opd_hint`: only the next observation is a hint these models were taught. */
   hint: "judge" | "next_observation";
+  /** `scoring.worse_teacher_steps 0`: the user trains on any teacher anyway. */
+  anyTeacher: boolean;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface LocalRun {
  * @example
  * localModelMismatch({ train: ["local/tools"] }, {
  *   envId: "tool:GuessTheNumber-v0-easy", model: "local/games2", teacher: "local/games2",
- *   method: "rl", hint: "next_observation",
+ *   method: "rl", hint: "next_observation", anyTeacher: false,
  * });
  * // "rollout.env_id tool:GuessTheNumber-v0-easy is meant for local/tools: local/games2 cannot
  * //  train on it; pass --model-name local/tools"
@@ -51,16 +55,22 @@ export function localModelMismatch(models: LocalModels | undefined, run: LocalRu
     return `${meant} ${models.train.join(" or ")}: ${run.model} cannot train on it; ` +
       `pass --model-name ${models.train[0]}`;
   }
+  const teachers = run.method === "rl" ? undefined : models[run.method];
   if (
-    run.method !== "rl" && run.hint === "next_observation" && models.opd &&
-    run.teacher.startsWith("local/") && !models.opd.includes(run.teacher)
-  ) {
-    const fix = run.teacher === run.model
-      ? `--model-name ${models.opd[0]}`
-      : `--teacher-model-name ${models.opd[0]}`;
-    return `${meant} ${models.opd.join(" or ")} with --method ${run.method}: ${run.teacher} ` +
-      `was not taught to use the hint, so as the teacher it is worse than the student and ` +
-      `${run.method} pulls the policy down; pass ${fix}, or use --method rl`;
+    !teachers || run.anyTeacher || run.hint !== "next_observation" ||
+    !run.teacher.startsWith("local/") || teachers.includes(run.teacher)
+  ) return null;
+  if (teachers.length === 0) {
+    return `rollout.env_id ${run.envId}: no local model learns it with --method ${run.method} ` +
+      `(its next observation, the teacher's hint, does not say which move was good: ` +
+      `models/README.md, local/hint); use --method rl, or a judge's hints (--hint-source judge), ` +
+      `or set scoring.worse_teacher_steps 0 to train anyway`;
   }
-  return null;
+  const fix = run.teacher === run.model
+    ? `--model-name ${teachers[0]}`
+    : `--teacher-model-name ${teachers[0]}`;
+  return `${meant} ${teachers.join(" or ")} with --method ${run.method}: ${run.teacher} ` +
+    `was not taught to use the hint, so as the teacher it is worse than the student and ` +
+    `${run.method} pulls the policy down; pass ${fix}, or use --method rl, or set ` +
+    `scoring.worse_teacher_steps 0 to train anyway`;
 }

@@ -135,6 +135,7 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
       teacher: cfg.teacher.model ?? cfg.policy.model,
       method: cfg.scoring.method,
       hint: cfg.scoring.opd_hint,
+      anyTeacher: cfg.scoring.worse_teacher_steps === 0,
     });
     if (mismatch) throw new ConfigError(mismatch);
   }

@@ -10,6 +10,7 @@ const RUN: LocalRun = {
   teacher: "local/games2",
   method: "rl",
   hint: "next_observation",
+  anyTeacher: false,
 };
 
 Deno.test("local models: a model the environment does not name is one line naming the one to use", () => {
@@ -31,25 +32,36 @@ Deno.test("local models: a model the environment does not name is one line namin
   assert.equal(localModelMismatch(undefined, RUN), null);
 });
 
-Deno.test("local models: opd and combine need a teacher taught to use the hint", () => {
-  const models = { opd: ["local/hint"] };
-  const opd = { ...RUN, envId: "game:GuessTheNumber-v0-easy", method: "opd" as const };
+Deno.test("local models: combine needs a teacher taught to use the hint", () => {
+  const models = { combine: ["local/hint"] };
+  const combine = { ...RUN, envId: "game:GuessTheNumber-v0-easy", method: "combine" as const };
   assert.match(
-    localModelMismatch(models, opd)!,
-    /^rollout.env_id game:GuessTheNumber-v0-easy is meant for local\/hint with --method opd: local\/games2 was not taught to use the hint.*pass --model-name local\/hint, or use --method rl$/,
+    localModelMismatch(models, combine)!,
+    /^rollout.env_id game:GuessTheNumber-v0-easy is meant for local\/hint with --method combine: local\/games2 was not taught to use the hint.*pass --model-name local\/hint, or use --method rl/,
   );
   // A separate teacher is named by its own flag.
   assert.match(
-    localModelMismatch(models, { ...opd, model: "local/hint", teacher: "local/games" })!,
+    localModelMismatch(models, { ...combine, model: "local/hint", teacher: "local/games" })!,
     /pass --teacher-model-name local\/hint/,
   );
   assert.equal(
-    localModelMismatch(models, { ...opd, model: "local/hint", teacher: "local/hint" }),
+    localModelMismatch(models, { ...combine, model: "local/hint", teacher: "local/hint" }),
     null,
   );
-  // rl reads no hint; a judge's hints are not the ones the model was taught.
-  assert.equal(localModelMismatch(models, { ...opd, method: "rl" }), null);
-  assert.equal(localModelMismatch(models, { ...opd, hint: "judge" }), null);
+  // rl reads no hint; a judge's hints are not the ones the model was taught; 0 trains anyway.
+  assert.equal(localModelMismatch(models, { ...combine, method: "rl" }), null);
+  assert.equal(localModelMismatch(models, { ...combine, hint: "judge" }), null);
+  assert.equal(localModelMismatch(models, { ...combine, anyTeacher: true }), null);
+  // No list for the method: not judged here.
+  assert.equal(localModelMismatch(models, { ...combine, method: "opd" }), null);
+});
+
+Deno.test("local models: an empty list says no local model learns it with the method", () => {
+  const opd = { ...RUN, envId: "game:GuessTheNumber-v0-easy", method: "opd" as const };
+  assert.match(
+    localModelMismatch({ opd: [] }, { ...opd, model: "local/hint", teacher: "local/hint" })!,
+    /^rollout.env_id game:GuessTheNumber-v0-easy: no local model learns it with --method opd .*use --method rl/,
+  );
 });
 
 Deno.test("local models: the tool environments name local/tools", () => {
@@ -75,5 +87,28 @@ Deno.test("local models: a run of a tool environment with local/games2 stops in 
       "cannot train on it; pass --model-name local/tools",
   );
   // Nothing trained: no run directory was made.
+  assert.equal(await Deno.stat(logDir).then(() => true, () => false), false);
+});
+
+Deno.test("local models: GuessTheNumber names no local model for opd or combine", () => {
+  assert.deepEqual(make("game:GuessTheNumber-v0-easy").localModels?.combine, []);
+  assert.deepEqual(make("game:GuessTheNumber-v0-easy").localModels?.opd, []);
+  assert.equal(make("game:GuessTheNumber-v0-easy").localModels?.train, undefined);
+});
+
+Deno.test("local models: --method combine with local/hint stops in one line saying to use rl", async () => {
+  const home = await Deno.makeTempDir();
+  const logDir = join(home, "run");
+  const out = await finish(
+    train(
+      ["--method=combine", "--model-name=local/hint", "--max-steps=1", `--log-path=${logDir}`],
+      home,
+    ),
+  );
+  assert.equal(out.code, 2, out.stderr);
+  assert.match(
+    out.stderr.split("\n")[0],
+    /^error: rollout.env_id game:GuessTheNumber-v0-easy: no local model learns it with --method combine .*use --method rl/,
+  );
   assert.equal(await Deno.stat(logDir).then(() => true, () => false), false);
 });
