@@ -54,6 +54,22 @@ export const EXAMPLES: ExampleCase[] = [
     name: "README first command",
     train: readmeFirstCommand(Deno.readTextFileSync(join(ROOT, "README.md"))),
   },
+  ...(["opd", "combine"] as const).map((method) => ({
+    name: `--method ${method}`,
+    // The command of docs/faq.md ("When do opd and combine help"): GuessTheNumber-easy with the
+    // local model taught to use the hint. No local model learns the game with opd or combine, so
+    // the run stops before it trains, in one line saying to use rl (the row records that line).
+    train: [
+      "--method",
+      method,
+      "--model-name",
+      "local/hint",
+      "--max-steps",
+      "30",
+      "--eval.episodes",
+      "256",
+    ],
+  })),
   {
     name: "examples/my_env.ts",
     // The command in the example's header.

@@ -14,6 +14,8 @@ class Echo implements MessageEnv {
   readonly kind = "message";
   readonly id = "my:Echo-v0";
   readonly maxTurns = 1;
+  // The local model that calls tools: another local model stops the run before it trains.
+  readonly localModels = { train: ["local/tools"] };
   readonly tools = [{
     name: "say",
     description: "Say a word out loud.",

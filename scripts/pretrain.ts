@@ -18,6 +18,7 @@ import { findLocalModel } from "../lib/local/models.ts";
 import { pretrain } from "../lib/pretrain/train.ts";
 import type { SupervisedStepMetrics } from "../lib/trainer/supervised.ts";
 import {
+  HINT_PRETRAIN_MIX,
   type MixEntry,
   parseMix,
   PRETRAIN_MIX,
@@ -36,10 +37,11 @@ import { evaluateToolEnv, toolEvaluationTable } from "../lib/pretrain/evaluate_t
 import { isToolEnvId } from "../lib/pretrain/tool_transcripts.ts";
 
 /** The models this script pretrains. */
-const MODELS = ["local/games", "local/games2", "local/tools", "local/long"] as const;
+const MODELS = ["local/games", "local/games2", "local/hint", "local/tools", "local/long"] as const;
 
 /** Each model's default pretraining mix. */
 function defaultMix(model: string): readonly MixEntry[] {
+  if (model === "local/hint") return HINT_PRETRAIN_MIX;
   return model === "local/tools" || model === "local/long" ? TOOLS_PRETRAIN_MIX : PRETRAIN_MIX;
 }
 
@@ -54,7 +56,7 @@ const ABOUT =
   "--eval-only evaluates the weights there instead.";
 
 const USAGE =
-  `usage: deno task pretrain [--model local/games|local/games2|local/tools|local/long] [--steps 180] [--batch-size 8]
+  `usage: deno task pretrain [--model local/games|local/games2|local/hint|local/tools|local/long] [--steps 180] [--batch-size 8]
                           [--learning-rate 2e-3] [--warmup-steps 10] [--datums-per-call 2] [--max-minutes 24]
                           [--seed 0] [--out models/<model>.safetensors] [--log-path DIR] [--eval-episodes 0]
                           [--mix ID=W,…,others=W] [--bisect-share 0] [--mistake-share 0] [--init-from local/games2] [--save-every 0]

@@ -36,6 +36,12 @@ interface State {
 /** The GuessTheNumber environment. `random` picks easy or hard at each reset. */
 export class GuessTheNumber implements SyncEnv {
   readonly id: string;
+  /**
+   * `opd` and `combine` read the next reply as the teacher's hint. It says whether a guess was
+   * right, not whether it was a good move, so no local model learns this game with them, not even
+   * `local/hint`, taught to use the hint (models/README.md): such a run stops before it trains.
+   */
+  readonly localModels = { opd: [], combine: [] } as const;
   #variant: "easy" | "hard" | "random";
   #opts: GuessTheNumberOptions;
   #state: State | null = null;

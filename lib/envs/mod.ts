@@ -5,6 +5,7 @@
  */
 
 export * from "./types.ts";
+export * from "./local_models.ts";
 export * from "./guess_the_number.ts";
 export * from "./game.ts";
 export * from "./mastermind.ts";

@@ -49,12 +49,17 @@ const TOOL_ENVIRONMENTS: Record<string, ToolEnvironment> = {
   "tool:WordProblems-v0": wordProblems(),
 };
 
-const toolEnv = (id: string, env: ToolEnvironment) => () =>
-  new ToolTaskEnv(localTasks(env), { id });
+/** The built-in tool environments are for the one local model that calls tools. */
+const TOOL_MODELS = { train: ["local/tools"] } as const;
+
+const toolEnv = (id: string, env: ToolEnvironment, builtin = false) => () =>
+  new ToolTaskEnv(localTasks(env), { id, ...(builtin ? { localModels: TOOL_MODELS } : {}) });
 
 const FACTORIES: Record<string, () => AnyEnv> = {
   ...BUILTINS,
-  ...Object.fromEntries(Object.entries(TOOL_ENVIRONMENTS).map(([id, e]) => [id, toolEnv(id, e)])),
+  ...Object.fromEntries(
+    Object.entries(TOOL_ENVIRONMENTS).map(([id, e]) => [id, toolEnv(id, e, true)]),
+  ),
 };
 
 /**

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { LocalModels } from "./local_models.ts";
 import type { Message, ToolSpec } from "../renderers/types.ts";
 import {
   blocksText,
@@ -84,6 +85,8 @@ export interface ToolTaskEnvOptions {
   split?: string;
   /** Turn limit (default: the provider's, else 32). */
   maxTurns?: number;
+  /** The local models meant for it (`Env.localModels`). */
+  localModels?: LocalModels;
 }
 
 interface OpenedTask {
@@ -109,6 +112,7 @@ export class ToolTaskEnv implements MessageEnv {
   readonly maxTurns: number;
   readonly provider: TaskProvider;
   readonly split: string;
+  readonly localModels?: LocalModels;
   readonly #opts: ToolTaskEnvOptions;
   #task: OpenedTask | null = null;
   #session: TaskSession | null = null;
@@ -122,6 +126,7 @@ export class ToolTaskEnv implements MessageEnv {
     this.id = opts.id ?? `tool:${provider.name}`;
     this.split = opts.split ?? "train";
     this.maxTurns = opts.maxTurns ?? provider.maxTurns ?? 32;
+    if (opts.localModels) this.localModels = opts.localModels;
   }
 
   /** The tools of the current task (none before reset). */

@@ -18,6 +18,7 @@
 
 import type { Awaitable } from "../rl/types.ts";
 import type { Message, ToolSpec } from "../renderers/types.ts";
+import type { LocalModels } from "./local_models.ts";
 
 /** What `step` returns. */
 export interface StepResult {
@@ -48,6 +49,8 @@ export interface Env {
    * so a GRPO group can play several completions from one start. Without it, call `reset` first.
    */
   spawn(sameState?: boolean): Env;
+  /** The local models meant for it (`./local_models.ts`); absent: any. */
+  readonly localModels?: LocalModels;
 }
 
 /**
@@ -118,6 +121,8 @@ export interface MessageEnv {
   step(action: Message): Awaitable<MessageStepResult>;
   /** As {@link Env.spawn}. */
   spawn(sameState?: boolean): MessageEnv;
+  /** As {@link Env.localModels}. */
+  readonly localModels?: LocalModels;
   /**
    * Releases what the episode holds (an Open Reward session); the rollout calls it when an
    * episode ends, and on a group's reset copy once its episodes are done.

@@ -107,6 +107,20 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
     initSeed: 5,
   },
   {
+    name: "local/hint",
+    description: "local/games2 pretrained further to use OPD's hindsight hint on " +
+      "GuessTheNumber (the teacher and base model of the opd and combine example)",
+    config: ModelConfigSchema.parse({
+      vocabSize: loadGamesTokenizer().vocabSize,
+      dModel: 128,
+      nLayers: 4,
+      nHeads: 4,
+      maxSeqLen: 1024,
+    }),
+    tokenizerId: GAMES_TOKENIZER_ID,
+    initSeed: 7,
+  },
+  {
     name: "local/tools",
     description: "local/games2 over the tools tokenizer, pretrained further on tool-call " +
       "transcripts (the tool games, WhoDunIt, word problems, made-up tools) and the games",

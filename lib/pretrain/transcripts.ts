@@ -17,6 +17,7 @@ import { datum } from "../tinker/mod.ts";
 import { checkDatum } from "../datums/mod.ts";
 import { formatPlayer } from "./players.ts";
 import { isToolEnvId, playToolTranscript } from "./tool_transcripts.ts";
+import { isHintEnvId, playHintTranscript } from "./hint_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 
 export type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -83,6 +84,19 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: "tool:WhoDunIt-v0-easy", weight: 0.04 },
   { envId: "tool:WhoDunIt-v0-hard", weight: 0.02 },
   { envId: "tool:WordProblems-v0", weight: 0.17 },
+];
+
+/**
+ * The mix of `local/hint` (`local/games2` taught to use OPD's hint): local/games2's last mix
+ * (mostly GuessTheNumber-easy) beside GuessTheNumber transcripts that end in a hinted move
+ * (`hint:…`, lib/pretrain/hint_transcripts.ts), so the no-hint play is kept.
+ */
+export const HINT_PRETRAIN_MIX: readonly MixEntry[] = [
+  { envId: "hint:game:GuessTheNumber-v0-easy", weight: 0.4 },
+  { envId: "hint:game:GuessTheNumber-v0-hard", weight: 0.05 },
+  { envId: "game:GuessTheNumber-v0-easy", weight: 0.45 },
+  { envId: "game:GuessTheNumber-v0-hard", weight: 0.05 },
+  ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.05 / OTHER_ENVS.length })),
 ];
 
 /**
@@ -227,6 +241,8 @@ export class TranscriptStream {
       out.push(
         isToolEnvId(envId)
           ? await playToolTranscript(envId, seed, this.#rng, this.#opts)
+          : isHintEnvId(envId)
+          ? playHintTranscript(envId, seed, this.#rng, this.#opts)
           : playTranscript(envId, seed, this.#rng, this.#opts),
       );
     }

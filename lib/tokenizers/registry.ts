@@ -29,6 +29,7 @@ export const KNOWN_TOKENIZER_PATTERNS = [
 /** The local models that do not use the byte tokenizer. */
 const LOCAL_TOKENIZERS: Readonly<Record<string, () => Tokenizer>> = {
   "local/games2": loadGamesTokenizer,
+  "local/hint": loadGamesTokenizer,
   "local/tools": loadToolsTokenizer,
   "local/long": loadToolsTokenizer,
 };

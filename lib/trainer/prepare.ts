@@ -18,6 +18,7 @@ import { make, UnknownEnvError } from "../envs/registry.ts";
 import { wrapAll } from "../envs/wrappers.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
+import { localModelMismatch } from "../envs/local_models.ts";
 import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
 import { toModelSpec } from "../local/backend/wire.ts";
 import { modelInfo } from "../models/mod.ts";
@@ -127,6 +128,17 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
   const makeEnv = envId === null
     ? null
     : envFactory(envId, cfg.rollout.env_wrappers, cfg.proxy ? "eval.env_id" : "rollout.env_id");
+  if (envId !== null && !cfg.proxy && !Deno.env.get("TINKER_API_KEY")) {
+    const mismatch = localModelMismatch(make(envId).localModels, {
+      envId,
+      model: cfg.policy.model,
+      teacher: cfg.teacher.model ?? cfg.policy.model,
+      method: cfg.scoring.method,
+      hint: cfg.scoring.opd_hint,
+      anyTeacher: cfg.scoring.worse_teacher_steps === 0,
+    });
+    if (mismatch) throw new ConfigError(mismatch);
+  }
   // The proxy serves chat; env rollouts use GEM's `rollout.template`.
   const renderer = rendererFor(cfg, !cfg.proxy);
   const chat = cfg.rollout.template === "chat" || cfg.proxy ? renderer : rendererFor(cfg, false);

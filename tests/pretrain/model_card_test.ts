@@ -36,7 +36,7 @@ function cardCheck(card: string, model: string) {
   };
 }
 
-for (const model of ["local/games", "local/games2"]) {
+for (const model of ["local/games", "local/games2", "local/hint"]) {
   Deno.test(`model card: the committed ${model} weights reproduce the card's GuessTheNumber-easy numbers`, async () => {
     const weights = new URL(`../../models/${model.replace("/", "_")}.safetensors`, import.meta.url);
     const { tensors, metadata } = await readSafetensors(weights.pathname);

@@ -183,7 +183,11 @@ for (const method of ["opd", "combine"]) {
     const logDir = join(await Deno.makeTempDir(), "run");
     const out = await finish(train([
       `--method=${method}`,
-      "--model-name=local/games",
+      // The local model taught to use the hint. No local model learns GuessTheNumber with opd
+      // or combine (its localModels, lib/envs/local_models.ts), so this plumbing test trains
+      // anyway.
+      "--model-name=local/hint",
+      "--scoring.worse-teacher-steps=0",
       "--max-steps=2",
       "--batch-size=1",
       "--group-size=2",

@@ -22,6 +22,7 @@ Deno.test("server: client/config, capabilities and health", async () => {
       "local/bench",
       "local/games",
       "local/games2",
+      "local/hint",
       "local/tools",
       "local/long",
     ]);
