@@ -237,6 +237,7 @@ Deno.test("config: proxy is off until a field is set; environments is a map", as
     served_model_name: null,
     default_turn_type: "main",
     session_idle_s: 600,
+    truncate_keep_head: null,
     session_binding: "token",
     reward_bound: 100,
     max_sessions: 1024,

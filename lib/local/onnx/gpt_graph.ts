@@ -28,9 +28,7 @@ import { baseParameterShapes } from "../model/params.ts";
 import type { NamedTensors } from "../tensors.ts";
 import { type Dim, GraphBuilder } from "./graph.ts";
 import { ropeAngles, rotate, windowBias } from "./rope_graph.ts";
-
-/** The additive bias of a key slot a row must not see: exp underflows to exactly 0. */
-export const MASKED = -1e9;
+import { MASKED } from "./mask.ts";
 
 /** The opset the graph is written for (LayerNormalization needs 17). */
 export const GPT_OPSET = 17;

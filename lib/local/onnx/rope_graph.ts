@@ -16,7 +16,7 @@
 
 import { headWidth, type ModelConfig } from "../model/config.ts";
 import { ropeTable } from "../model/rope.ts";
-import { MASKED } from "./gpt_graph.ts";
+import { MASKED } from "./mask.ts";
 import type { GraphBuilder } from "./graph.ts";
 
 /** Positions per row of the low table (the split `p = 256·hi + lo`). */

@@ -13,7 +13,7 @@
  */
 
 import type { ModelConfig } from "../model/config.ts";
-import { MASKED } from "../onnx/gpt_graph.ts";
+import { MASKED } from "../onnx/mask.ts";
 import type { CacheEntries } from "./prefix_cache.ts";
 
 /** Per-layer keys and values of `rows` rows × `slots` slots. */

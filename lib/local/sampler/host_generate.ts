@@ -18,7 +18,7 @@
  * @module
  */
 
-import { MASKED } from "../onnx/gpt_graph.ts";
+import { MASKED } from "../onnx/mask.ts";
 import type { GptSession } from "../onnx/session.ts";
 import { HostKvCache } from "./host_cache.ts";
 import type { PrefixCache, PrefixHit } from "./prefix_cache.ts";

@@ -1,7 +1,7 @@
 import { assert, assertClose } from "../../assert.ts";
 import { initBaseParameters } from "../../../lib/local/model/params.ts";
 import { findLocalModel } from "../../../lib/local/models.ts";
-import { MASKED } from "../../../lib/local/onnx/gpt_graph.ts";
+import { MASKED } from "../../../lib/local/onnx/mask.ts";
 import { type GptRunInput, GptSession } from "../../../lib/local/onnx/session.ts";
 import { HostKvCache } from "../../../lib/local/sampler/host_cache.ts";
 
