@@ -51,8 +51,17 @@ class Flat implements Env {
 }
 register("test:Flat-v0", () => new Flat());
 
-/** A proxy run with the reference agent playing GuessTheNumber through it (rewards sent). */
-async function trainWithAgent(config: TrainConfig, o: TrainHooks) {
+/**
+ * A proxy run with the reference agent playing `envId` through it (rewards sent). GuessTheNumber
+ * rewards only a solved episode's last turn, so most of its turns train nothing (and, since a
+ * batch of such turns is a step of none, may train nothing in a short run); `test:Flat-v0`
+ * rewards every turn 0.5, so every step trains.
+ */
+async function trainWithAgent(
+  config: TrainConfig,
+  o: TrainHooks,
+  envId = "game:GuessTheNumber-v0-easy",
+) {
   const stop = new AbortController();
   let agent: Promise<unknown> = Promise.resolve();
   try {
@@ -60,7 +69,7 @@ async function trainWithAgent(config: TrainConfig, o: TrainHooks) {
       ...o,
       onListen: (url) => {
         agent = runAgent({
-          envId: "game:GuessTheNumber-v0-easy",
+          envId,
           baseUrl: url,
           episodes: 60,
           concurrency: 4,
@@ -102,7 +111,7 @@ Deno.test({
         flags: { method: "rl", max_steps: 2, batch_size: 1, weight_decay: 0.05 },
       });
       config.proxy = ProxySchema.parse({ host: "127.0.0.1", port: 0 });
-      const result = await trainWithAgent(config, { service, logDir });
+      const result = await trainWithAgent(config, { service, logDir }, "test:Flat-v0");
       assert.equal(result.steps, 2);
       assert.ok(optimSteps.length >= 2);
       assert.ok(optimSteps.every((b) => b.adam_params.weight_decay === 0.05), "weight_decay sent");
