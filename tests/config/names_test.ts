@@ -5,7 +5,7 @@ import {
   listConfigFields,
   loadTrainConfig,
 } from "../../lib/config/mod.ts";
-import { episodeConcurrency } from "../../lib/trainer/rollout_options.ts";
+import { episodeConcurrency } from "../../lib/trainer/prepare.ts";
 
 const file = (text: string) => loadTrainConfig({ file: { path: "run.yaml", text } });
 const refused = async (p: Promise<unknown>, pattern: RegExp) =>
