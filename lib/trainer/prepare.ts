@@ -52,17 +52,9 @@ export interface PrepareOptions {
   apiKey?: string | null;
   /** Lines the user should see as the checks run (a proxy open to the network); stderr. */
   onNotice?: (line: string) => void;
-  /**
-   * The backend's check of the policy model (the local backend serves a few): throws a user
-   * error naming what it serves. Made after the tokenizer's check, so that a lineup model names
-   * what it lacks here first.
-   */
+  /** The backend's check of the policy model (after the tokenizer's): throws naming its models. */
   checkModel?: (model: string) => void;
-  /**
-   * The check of the proxy's address, before a run directory is made: it says a warning for a
-   * proxy open beyond loopback without a key (through `onNotice`), and throws when the port is
-   * taken.
-   */
+  /** The check of the proxy's address: warns of an open door, throws when the port is taken. */
   checkProxyAddress?: (host: string, port: number, hasKey: boolean) => void;
 }
 
@@ -198,7 +190,7 @@ export function rolloutSettings(cfg: TrainConfig): RolloutSettings {
     maxStepsOffPolicy: cfg.pipeline.max_steps_off_policy,
     collect: {
       groupSize: r.group_size,
-      maxConcurrency: episodeConcurrency(cfg),
+      maxConcurrency: r.max_concurrency,
       maxTokensPerTurn: r.max_tokens_per_turn,
       maxTokensPerEpisode: r.max_tokens_per_episode ?? undefined,
       maxTotalTokens: r.max_total_tokens ?? undefined,
@@ -220,11 +212,6 @@ export function toolUseOptions(cfg: TrainConfig): NonNullable<CollectOptions["to
       ? { declareTools: templateDeclaration(r.system_prompt_template) }
       : {}),
   };
-}
-
-/** Episodes in flight at once (`rollout.max_concurrency`). */
-export function episodeConcurrency(cfg: TrainConfig): number {
-  return cfg.rollout.max_concurrency;
 }
 
 /** The loop's settings from the config (see {@link LoopSettings}). */
@@ -279,7 +266,7 @@ export function heldOutSettings(cfg: TrainConfig): HeldOutSettings {
     maxTotalTokens: r.max_total_tokens ?? undefined,
     toolUse: toolUseOptions(cfg),
     temperature: r.temperature,
-    maxConcurrency: episodeConcurrency(cfg),
+    maxConcurrency: r.max_concurrency,
   };
 }
 
