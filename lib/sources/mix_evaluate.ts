@@ -8,7 +8,7 @@
 import { type HeldOutEvaluation, type PolicyScore } from "../rundir/mod.ts";
 import { evaluateRun, HELD_OUT_SAMPLER_SEED } from "../trainer/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
-import { type MixEnvironment, mixSampling } from "./mix_environments.ts";
+import type { MixEnvironment } from "./mix_environments.ts";
 import type { PlanEvaluationInput } from "./plan.ts";
 
 /** What {@link evaluateMixRun} needs of a finished multi-environment run. */
@@ -38,7 +38,7 @@ export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEval
     const one = await evaluateRun({
       ...i,
       makeEnv: env.makeEnv(env.heldOut.split),
-      sampling: mixSampling(env.entry),
+      sampling: env.sampling,
       onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
     });
     environments[env.name] = {
@@ -60,7 +60,7 @@ export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEval
     episodes: h.episodes,
     env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + h.episodes - 1],
     sampler_seed: HELD_OUT_SAMPLER_SEED,
-    temperature: h.temperature,
+    temperature: h.collect.temperature,
     step: i.step,
     base: pool((s) => s.base),
     trained: pool((s) => s.trained),

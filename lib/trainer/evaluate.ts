@@ -24,6 +24,7 @@ import { episodeSucceeded } from "./metrics.ts";
 import { type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
 import type { TaskSplit } from "../envs/tool_env.ts";
 import type { HeldOutEvaluation, PolicyScore } from "../rundir/mod.ts";
+import type { RolloutSettings } from "./rollout_options.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -100,25 +101,16 @@ export async function evaluateHeldOut(
   };
 }
 
-/**
- * A run's held-out settings, resolved from its config by `prepareRun`: the rollouts' limits,
- * temperature and concurrency, `eval.episodes`, and the environment and model it names.
- */
-export interface HeldOutSettings extends
-  Pick<
-    HeldOutOptions,
-    | "episodes"
-    | "maxTokensPerTurn"
-    | "maxTokensPerEpisode"
-    | "maxTotalTokens"
-    | "toolUse"
-    | "temperature"
-    | "maxConcurrency"
-  > {
+/** A run's held-out settings, resolved from its config by `prepareRun`. */
+export interface HeldOutSettings {
+  /** Episodes each policy plays (`eval.episodes`). */
+  episodes: number;
   /** The environment's id, as `eval.json` records it. */
   envId: string;
   /** The base model, as `eval.json` records it. */
   model: string;
+  /** The run's rollout options: held-out episodes play with its limits, temperature, tools. */
+  collect: RolloutSettings["collect"];
 }
 
 /** What {@link evaluateRun} needs of a finished run. */
@@ -146,10 +138,16 @@ export interface RunEvaluationInput {
  * trained policy, at the rollouts' temperature and token limits.
  */
 export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluation> {
-  const { envId, model, ...limits } = i.heldOut;
+  const { envId, model, episodes, collect: c } = i.heldOut;
   const t0 = performance.now();
   const options: HeldOutOptions = {
-    ...limits,
+    episodes,
+    maxTokensPerTurn: c.maxTokensPerTurn,
+    maxTokensPerEpisode: c.maxTokensPerEpisode,
+    maxTotalTokens: c.maxTotalTokens,
+    toolUse: c.toolUse,
+    temperature: c.temperature,
+    maxConcurrency: c.maxConcurrency,
     sampling: i.sampling,
     renderer: i.renderer,
     signal: i.signal,

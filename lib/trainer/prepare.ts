@@ -72,7 +72,7 @@ export interface PreparedRun {
   rollouts: RolloutSettings;
   /** The loop's settings: optimizer, failure rules, checkpoints, minibatches. */
   loop: LoopSettings;
-  /** The held-out evaluation's settings. */
+  /** The held-out evaluation's settings (on the rollouts' options). */
   heldOut: HeldOutSettings;
   /** Where the method's judge and teacher come from ({@link openScoring}). */
   evidence: SourceSettings;
@@ -153,12 +153,18 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
     branchedFrom = await branchPoint(o.branchFrom);
     fitted.checkpoints.resume_from = branchedFrom.state_path;
   }
+  const rollouts = rolloutSettings(fitted);
   return {
     config: fitted,
     steps: fitted.max_steps,
-    rollouts: rolloutSettings(fitted),
+    rollouts,
     loop: loopSettings(fitted),
-    heldOut: heldOutSettings(fitted),
+    heldOut: {
+      episodes: fitted.eval.episodes,
+      envId: fitted.eval.env_id ?? fitted.rollout.env_id,
+      model: fitted.policy.model,
+      collect: rollouts.collect,
+    },
     evidence: {
       teacherModel: fitted.teacher.model ?? fitted.policy.model,
       judgeBaseUrl: fitted.judge.base_url,
@@ -251,22 +257,6 @@ export function failureSettings(cfg: TrainConfig): FailureSettings {
       steps: cfg.scoring.worse_teacher_steps,
     },
     groupSize: cfg.rollout.group_size,
-  };
-}
-
-/** The held-out evaluation's settings: the rollouts' limits, `eval.episodes`, what it names. */
-export function heldOutSettings(cfg: TrainConfig): HeldOutSettings {
-  const r = cfg.rollout;
-  return {
-    episodes: cfg.eval.episodes,
-    envId: cfg.eval.env_id ?? r.env_id,
-    model: cfg.policy.model,
-    maxTokensPerTurn: r.max_tokens_per_turn,
-    maxTokensPerEpisode: r.max_tokens_per_episode ?? undefined,
-    maxTotalTokens: r.max_total_tokens ?? undefined,
-    toolUse: toolUseOptions(cfg),
-    temperature: r.temperature,
-    maxConcurrency: r.max_concurrency,
   };
 }
 

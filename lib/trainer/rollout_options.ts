@@ -30,6 +30,7 @@ export interface RolloutSettings {
   /** What every collection shares; the step's sampler seed and version are added per step. */
   collect: Omit<CollectOptions, "seed" | "samplerVersion" | "renderer"> & {
     maxConcurrency: number;
+    temperature: number;
   };
 }
 
