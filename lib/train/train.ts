@@ -2,7 +2,8 @@
  * `train(config, hooks)`: one RL run from its config, whatever it trains on. It is the one place
  * that puts the integrations together: the trainer's core (lib/trainer/: `prepareRun`, the run,
  * the loop), the environments' plans and schedulers (lib/sources/), the proxy's sessions
- * (lib/proxy/source.ts), the backend (lib/local/connect.ts) and tracking (lib/tracking/).
+ * (lib/proxy/source.ts), the backend (lib/local/connect.ts, and its check of the model) and the
+ * proxy's address check (lib/http/), which `prepareRun` gets as functions, and tracking.
  * `deno task train`, the benches and the tests all start runs here.
  *
  * @module
