@@ -3,7 +3,7 @@
  * names each environment (./mix_environments.ts), its splits, group size (`num_rollouts`), sampling and
  * reward settings. Each step splits the batch's task groups among the environments by `weight`,
  * plays them, shapes each episode's reward by its environment's rules (lib/advantages/shaping.ts;
- * the reward travels with the episode as `Episode.reward`), leaves out a group with more than
+ * the reward travels with the episode as `Episode.shapedReward`), leaves out a group with more than
  * `max_failing_rollouts` failed episodes (dropping the failures of the others) and constant
  * groups (the shaping module's rule), recorded with the reason, and reports metrics per
  * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
@@ -136,7 +136,7 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
 
   /**
    * A played group by its environment's rules: the kept group (its failures dropped, each kept
-   * episode's shaped reward set on it as `Episode.reward`) or null when it is left out, and
+   * episode's shaped reward set on it as `Episode.shapedReward`) or null when it is left out, and
    * what happened, for metrics and the rollout store.
    */
   judge(
@@ -152,7 +152,7 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
     else if (ok.length > 1 && isConstantGroup(ok.map((x) => x.r!))) excluded = "constant";
     const outcome = { env: env.name, episodes: scored, failed, excluded };
     if (excluded) return { kept: null, outcome };
-    const episodes: Episode[] = ok.map((x) => ({ ...x.e, reward: x.r! }));
+    const episodes: Episode[] = ok.map((x) => ({ ...x.e, shapedReward: x.r! }));
     return { kept: { ...g!, episodes }, outcome };
   }
 

@@ -35,7 +35,7 @@ export function excludedGroupRecords(step: number, excluded: ExcludedGroup[]): R
         turns: episode.turns.map((turn) => ({
           turn,
           evidence: { errors: [] },
-          score: { reward: turn.reward, rlAdvantage: 0, dispatch: null, trained: false },
+          score: { rlReward: turn.reward, rlAdvantage: 0, dispatch: null, trained: false },
           advantages: null,
         })),
       })),
