@@ -108,7 +108,7 @@ export async function showEpisodes(
           turn,
           evidence: { errors: [] },
           score: {
-            reward: turn.reward,
+            rlReward: turn.reward,
             rlAdvantage: a ?? 0,
             dispatch: null,
             trained: a !== undefined,

@@ -10,7 +10,7 @@
 
 import { runCli, UsageError } from "../lib/cli/args.ts";
 import { ProgressBar } from "../lib/cli/progress.ts";
-import { ConfigError, configHelp, type TrainConfig } from "../lib/config/mod.ts";
+import { ConfigError, configHelp } from "../lib/config/mod.ts";
 import { JudgeError } from "../lib/scoring/evidence.ts";
 import { RunFailedError } from "../lib/trainer/mod.ts";
 import { heldOutLine } from "../lib/rundir/mod.ts";
@@ -29,6 +29,9 @@ await runCli(async () => {
     Deno.args,
     Deno.env.toObject(),
   );
+  // What the lines below name, read once: the run itself reads the config in `train`.
+  const method = config.scoring.method, model = config.policy.model;
+  const proxyHost = config.proxy?.host ?? null;
   const stop = stopOnSignals((name) =>
     console.error(`\n${name}: stopping this step and saving a checkpoint (again to quit at once)`)
   );
@@ -51,15 +54,13 @@ await runCli(async () => {
       if (viewerPort !== null) await serveViewer(info.logDir, viewerPort);
       const backend = info.backend ? `backend: ${info.backend.kind} (${info.backend.url}); ` : "";
       console.log(
-        `${backend}${config.scoring.method} on ${info.plays} with ${config.policy.model}; run directory ${info.logDir}`,
+        `${backend}${method} on ${info.plays} with ${model}; run directory ${info.logDir}`,
       );
     },
     onListen: (url) => {
       // The address it listens on (the URL is the one a client on this machine uses).
-      const listening = `${config.proxy!.host}:${new URL(url).port}`;
-      console.log(
-        `proxy: serving ${config.policy.model}, listening on ${listening} (clients here: ${url})`,
-      );
+      const listening = `${proxyHost}:${new URL(url).port}`;
+      console.log(`proxy: serving ${model}, listening on ${listening} (clients here: ${url})`);
     },
     onNotice: (line) => bar ? bar.note(line) : console.error(line),
     onStart: ({ startStep, resumedFrom, maxSteps }) => {
@@ -76,7 +77,7 @@ await runCli(async () => {
     },
     onStep: (m) =>
       bar?.update(m.step, {
-        ...(config.proxy
+        ...(proxyHost !== null
           ? { turns: m["proxy/turns"], reward: m["proxy/reward/mean"] }
           : { reward: m["env/all/reward/total"], success: m["env/all/success"] }),
         ...(m["train/loss:sum"] === undefined ? {} : { loss: m["train/loss:sum"] }),
@@ -95,7 +96,7 @@ await runCli(async () => {
     throw e;
   }).finally(() => stop.dispose());
   (evalBar ?? bar)?.done();
-  printResult(config, result, await writeRunReport(result.logDir));
+  printResult(proxyHost !== null, result, await writeRunReport(result.logDir));
 }, { run: "deno task train", about: TRAIN_ABOUT, usage: TRAIN_USAGE, more: configHelp });
 
 /** The run viewer on 127.0.0.1:`port`, live while the run trains. */
@@ -110,10 +111,10 @@ async function serveViewer(dir: string, port: number): Promise<void> {
 }
 
 /** The lines a run ends with: its last step, checkpoint, files and held-out score. */
-function printResult(config: TrainConfig, result: TrainResult, report: string): void {
+function printResult(proxy: boolean, result: TrainResult, report: string): void {
   const { logDir } = result;
   const last = result.history.at(-1);
-  if (last && config.proxy) {
+  if (last && proxy) {
     console.log(
       `step ${last.step}: ${last["proxy/turns"]} turns, reward ` +
         `${last["proxy/reward/mean"].toFixed(3)}; records: ${logDir}/records/`,

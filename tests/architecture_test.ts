@@ -8,6 +8,7 @@
 
 import { assert } from "./assert.ts";
 import { importGraph, importLoops } from "./import_graph.ts";
+import { TrainConfigSchema } from "../lib/config/mod.ts";
 
 const DOC = new URL("../docs/architecture.md", import.meta.url);
 
@@ -71,9 +72,13 @@ Deno.test("architecture: each lib/ folder imports exactly what the folder table 
 
 /**
  * The trainer's core (lib/trainer/) and what it may never reach, directly or through another
- * folder: the integrations and everything built on the core. Sources live above it.
+ * folder: the integrations (the backend and the servers among them) and everything built on the
+ * core. Sources live above it; the backend's model check and the proxy's port check are
+ * functions `train` passes to `prepareRun`.
  */
 const CORE_NEVER_REACHES = [
+  "local",
+  "http",
   "proxy",
   "openreward",
   "sources",
@@ -195,4 +200,44 @@ Deno.test("architecture: the viewer's import closure holds no trainer or integra
   }
   const forbidden = ["trainer", "train", "sources", "openreward", "proxy", "runs", "tracking"];
   assert.deepEqual([...seen].filter((f) => forbidden.includes(f.split("/")[1])), []);
+});
+
+/**
+ * Following `train`'s config (docs/architecture.md, "Following `train`'s config"): the lib/ files
+ * `train` reaches that read the config, by naming its type or reading one of its sections off a
+ * `config` or `cfg` value. lib/config, where it is defined and loaded, is left aside. Everything
+ * else gets plain values `prepareRun` resolved. A run's trace crosses a subset of these (an
+ * environment run neither the mix's files nor the proxy's).
+ */
+const CONFIG_READERS = [
+  "lib/proxy/source.ts",
+  "lib/sources/mix.ts",
+  "lib/sources/mix_environments.ts",
+  "lib/tracking/openreward_rollouts.ts",
+  "lib/tracking/tracker.ts",
+  "lib/train/train.ts",
+  "lib/trainer/prepare.ts",
+  "lib/trainer/run.ts",
+];
+
+Deno.test("architecture: following train's config crosses at most 8 lib/ files", async () => {
+  const graph = await importGraph(["lib"]);
+  const seen = new Set(["lib/train/train.ts"]);
+  const queue = [...seen];
+  while (queue.length) {
+    for (const dep of graph.get(queue.shift()!) ?? []) {
+      if (!seen.has(dep)) seen.add(dep) && queue.push(dep);
+    }
+  }
+  // `seed` aside: the backend's and the faults' own configs have one too.
+  const sections = Object.keys(TrainConfigSchema.shape).filter((k) => k !== "seed").join("|");
+  const readsSection = new RegExp(`\\b(?:config|cfg)\\??\\.(?:${sections})\\b`);
+  const readers: string[] = [];
+  for (const file of seen) {
+    if (file.startsWith("lib/config/")) continue;
+    const text = await Deno.readTextFile(new URL(`../${file}`, import.meta.url));
+    if (/\bTrainConfig\b/.test(text) || readsSection.test(text)) readers.push(file);
+  }
+  assert.deepEqual(readers.sort(), CONFIG_READERS);
+  assert.ok(CONFIG_READERS.length <= 8);
 });

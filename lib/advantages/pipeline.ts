@@ -77,11 +77,11 @@ export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
 export interface EpisodeRewards {
   turnRewards: number[];
   /**
-   * The episode's reward when its environment shaped it already (`Episode.reward`, a mix's
-   * per-environment rules): used instead of reducing `turnRewards` by the episode modes; the
-   * discounted modes (`group_discounted` too) still use the turn rewards.
+   * The episode's reward when its environment shaped it already (`Episode.shapedReward`, a
+   * mix's per-environment rules): used instead of reducing `turnRewards` by the episode modes;
+   * the discounted modes (`group_discounted` too) still use the turn rewards.
    */
-  reward?: number;
+  shapedReward?: number;
 }
 
 /** Summary of a batch's advantages and group outcomes, for logging. */
@@ -131,7 +131,7 @@ export function computeAdvantages(
   const shaping: RewardShaping = { nonFinalTurnReward: cfg.nonFinalTurnReward };
   const turnRewards = groups.map((g) => g.map((e) => shapeTurnRewards(e.turnRewards, shaping)));
   const episodeRewards = turnRewards.map((g, i) =>
-    g.map((turns, e) => groups[i][e].reward ?? reduceRewards(turns, cfg.rewardReduction))
+    g.map((turns, e) => groups[i][e].shapedReward ?? reduceRewards(turns, cfg.rewardReduction))
   );
 
   const constant = episodeRewards.map(isConstantGroup);

@@ -41,7 +41,8 @@ export interface EpisodeOutcome {
     next_state?: unknown[];
     evidence?: { hint?: string | null; errors?: string[] };
     tokens?: { advantages?: number[] | null; teacher_logprobs?: number[] };
-    score?: { reward?: number; rl_advantage?: number; trained?: boolean };
+    /** `reward` is a version 2 record's name of `rl_reward` (lib/rl/records.ts). */
+    score?: { rl_reward?: number; reward?: number; rl_advantage?: number; trained?: boolean };
   }[];
 }
 
@@ -76,7 +77,8 @@ function failed(e: EpisodeOutcome): boolean {
 
 /** The reward the RL term compared an episode on: the sum of its turns' scored rewards. */
 function scoredReward(e: EpisodeOutcome): number {
-  const rs = e.turns.map((t) => t.score?.reward).filter((r): r is number => r !== undefined);
+  const rs = e.turns.map((t) => t.score?.rl_reward ?? t.score?.reward)
+    .filter((r): r is number => r !== undefined);
   return rs.length ? rs.reduce((a, b) => a + b, 0) : e.total_reward;
 }
 

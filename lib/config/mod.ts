@@ -10,3 +10,4 @@ export * from "./aliases.ts";
 export * from "./fields.ts";
 export * from "./load.ts";
 export * from "./describe.ts";
+export * from "./redact.ts";

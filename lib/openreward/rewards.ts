@@ -37,7 +37,7 @@ export function rewardShaping(s: RewardSettings): RewardShaping {
  *   max_reward: null }); // sum of the tool rewards, or 0 when it did not finish
  */
 export function episodeReward(e: Episode, s: RewardSettings): number | null {
-  return shapeEpisodeReward(e.turns.flatMap((t) => t.rewards ?? [t.reward]), rewardShaping(s), {
+  return shapeEpisodeReward(e.turns.flatMap((t) => t.rewardParts ?? [t.reward]), rewardShaping(s), {
     finished: e.stopReason === "completed",
   });
 }

@@ -218,7 +218,7 @@ export function scoreRecord(
     turn_index: c.index,
     sampler_version: c.turn.samplerVersion,
     step: o.step,
-    reward: s.score.reward,
+    reward: s.score.rlReward,
     rewarded: c.rewarded,
     prm_score: ev.prm?.score ?? null,
     votes: ev.prm?.votes ?? null,

@@ -3,12 +3,17 @@
  * written from the scored records as they are, with a schema and a version number so readers
  * (benchmarks, notebooks, the run API) can check what they read.
  *
- * Version 2 (this one): messages instead of bare texts, per-turn sampler version and stop
- * reason, the turn's evidence and score. Version 1 (before): untagged, `observation`, `action`
- * and `next_observation` as strings. Added later within version 2, as optional fields older
- * records lack: a turn's `tokens` (the sampled ids with their sampler log-probs, per-token
- * advantages and, for OPD, teacher log-probs), so the run viewer can colour every sampled token;
- * and `excluded_reason` on groups left out of training and on failed episodes.
+ * Version 3 (this one): one name per reward. A turn's `reward` is its environment's;
+ * `score.rl_reward` is what the RL term used (the env's, success-only or the PRM score, as
+ * `scoring.rl_reward` chose); the episode's `total_reward` sums its turns' rewards, and
+ * `shaped_reward`, when its environment's rules shaped one (a mix), is what its group compared.
+ * Version 2: the same but `score.reward` for `score.rl_reward` and no `shaped_reward`; this
+ * module still reads it ({@link parseRolloutRecord}). Version 2 brought messages instead of bare
+ * texts, per-turn sampler version and stop reason, the turn's evidence and score, and later, as
+ * optional fields older records lack: a turn's `tokens` (the sampled ids with their sampler
+ * log-probs, per-token advantages and, for OPD, teacher log-probs), so the run viewer can colour
+ * every sampled token; and `excluded_reason` on groups left out of training and on failed
+ * episodes. Version 1: untagged, `observation`, `action` and `next_observation` as strings.
  *
  * @module
  */
@@ -17,7 +22,7 @@ import { z } from "zod";
 import type { ScoredEpisode, ScoredGroup } from "./types.ts";
 
 /** The version written by {@link rolloutRecords}. */
-export const ROLLOUT_SCHEMA_VERSION = 2;
+export const ROLLOUT_SCHEMA_VERSION = 3;
 
 const MessageSchema = z.object({
   role: z.enum(["system", "user", "assistant", "tool"]),
@@ -57,7 +62,7 @@ const TurnRecordSchema = z.object({
     teacher_logprobs: z.array(z.number()).optional(),
   }).optional(),
   score: z.object({
-    reward: z.number(),
+    rl_reward: z.number(),
     rl_advantage: z.number(),
     opd_mean: z.number().optional(),
     dispatch: z.enum(["opd+rl", "opd", "rl"]).nullable(),
@@ -71,7 +76,8 @@ export const DOWNSAMPLED_REASON =
 
 /** One episode of the rollout store. */
 export const RolloutRecordSchema = z.object({
-  schema_version: z.literal(ROLLOUT_SCHEMA_VERSION),
+  /** The version the record was written as (a version 2 record is read into these fields). */
+  schema_version: z.union([z.literal(2), z.literal(ROLLOUT_SCHEMA_VERSION)]),
   step: z.number().int(),
   group_id: z.string(),
   group_kept: z.boolean(),
@@ -81,7 +87,10 @@ export const RolloutRecordSchema = z.object({
   env_seed: z.number().int().nullable(),
   tags: z.array(z.string()),
   episode: z.number().int(),
+  /** The sum of its turns' rewards. */
   total_reward: z.number(),
+  /** The episode's shaped reward, when its environment's rules gave one (a mix). */
+  shaped_reward: z.number().optional(),
   success: z.boolean(),
   stop_reason: z.string(),
   error: z.string().optional(),
@@ -113,6 +122,7 @@ export function rolloutRecords(
       tags: group.tags,
       episode: i,
       total_reward: e.totalReward,
+      ...(e.shapedReward !== undefined ? { shaped_reward: e.shapedReward } : {}),
       success: succeeded(e),
       stop_reason: e.stopReason,
       ...(e.error ? { error: e.error } : {}),
@@ -143,7 +153,7 @@ export function rolloutRecords(
           ...(ev.teacherLogprobs ? { teacher_logprobs: ev.teacherLogprobs } : {}),
         },
         score: {
-          reward: s.reward,
+          rl_reward: s.rlReward,
           rl_advantage: s.rlAdvantage,
           ...(s.opdMean !== undefined ? { opd_mean: s.opdMean } : {}),
           dispatch: s.dispatch,
@@ -155,14 +165,34 @@ export function rolloutRecords(
 }
 
 /**
- * Parses one line of the rollout store; a record of another version is an error naming it.
+ * Parses one line of the rollout store. A version 2 record reads into this version's fields (its
+ * `score.reward` as `score.rl_reward`); a record of another version is an error naming it.
+ *
+ * @example
+ * const { turns } = parseRolloutRecord(JSON.parse(line));
+ * turns[0].score.rl_reward; // the RL term's reward, from a version 2 or 3 record
  */
 export function parseRolloutRecord(row: unknown): RolloutRecord {
   const v = (row as { schema_version?: unknown })?.schema_version;
+  if (v === 2) return RolloutRecordSchema.parse(fromVersion2(row as Record<string, unknown>));
   if (v !== ROLLOUT_SCHEMA_VERSION) {
     throw new Error(
-      `rollout record of schema version ${v ?? 1}; this reader needs ${ROLLOUT_SCHEMA_VERSION}`,
+      `rollout record of schema version ${
+        v ?? 1
+      }; this reader reads 2 and ${ROLLOUT_SCHEMA_VERSION}`,
     );
   }
   return RolloutRecordSchema.parse(row);
+}
+
+/** A version 2 record with its turns' `score.reward` renamed `score.rl_reward`. */
+function fromVersion2(row: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(row.turns)) return row;
+  const turns = row.turns.map((t: Record<string, unknown>) => {
+    const score = t?.score as Record<string, unknown> | undefined;
+    if (!score || typeof score !== "object" || !("reward" in score)) return t;
+    const { reward, ...rest } = score;
+    return { ...t, score: { rl_reward: reward, ...rest } };
+  });
+  return { ...row, turns };
 }

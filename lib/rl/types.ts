@@ -58,10 +58,10 @@ export interface Turn {
   /** The turn's reward from its environment (or the client, through the proxy). */
   reward: number;
   /**
-   * The rewards that make up `reward` when the environment gave them separately, one per tool
+   * The parts that make up `reward` when the environment gave them separately, one per tool
    * call that gave one (a tool may give none); absent means `[reward]`.
    */
-  rewards?: number[];
+  rewardParts?: number[];
   /**
    * The messages that followed the action: the env's reply or tool results, or the agent's next
    * user message (its next state, read by the PRM judge and the OPD hint); [] when nothing did.
@@ -76,6 +76,7 @@ export interface Turn {
 export interface Episode {
   envId: string;
   turns: Turn[];
+  /** The sum of its turns' rewards (metrics, the success rule, the viewer). */
   totalReward: number;
   /**
    * The episode's reward when its environment's rules shaped it (a mix's reduction, unfinished
@@ -83,7 +84,7 @@ export interface Episode {
    * the turn rewards by the advantage settings. It travels with the episode, so any execution
    * mode can train it.
    */
-  reward?: number;
+  shapedReward?: number;
   stopReason: EpisodeStopReason;
   error?: string;
   /** Set when the episode ended because it ran past its wall-clock limit (stop reason "error"). */
@@ -152,8 +153,11 @@ export type Dispatch = "opd+rl" | "opd" | "rl" | null;
 
 /** What composition decided about a turn. */
 export interface TurnScore {
-  /** The reward the RL term used (the env's or the PRM score). */
-  reward: number;
+  /**
+   * The reward the RL term used: the env's, success-only or the PRM score (the
+   * `scoring.rl_reward` setting chooses which).
+   */
+  rlReward: number;
   /** The turn's RL advantage (0 when unused). */
   rlAdvantage: number;
   /** Mean teacher − student log-prob over the action (OPD turns). */

@@ -203,7 +203,7 @@ export async function runEpisode(
         actionTokens: seq.tokens,
         logprobs: seq.logprobs ?? [],
         reward: step.reward,
-        ...(step.rewards ? { rewards: step.rewards } : {}),
+        ...(step.rewards ? { rewardParts: step.rewards } : {}),
         nextState: step.messages,
         stopReason: parsed.ok ? "stop" : "length",
         samplerVersion: opts.samplerVersion ?? 0,

@@ -155,7 +155,7 @@ export function composeAdvantages(
       groups.map((g) =>
         g.episodes.map((e) => ({
           turnRewards: e.turns.map(reward),
-          reward: s.rewardSource === "env" ? e.reward : undefined,
+          shapedReward: s.rewardSource === "env" ? e.shapedReward : undefined,
         }))
       ),
       s.advantages,
@@ -181,7 +181,7 @@ export function composeAdvantages(
           const evid = ev(turn);
           const rlAdvantage = rl?.[g]?.[e]?.[t] ?? 0;
           const base = { turn, evidence: evid };
-          const score = { reward: reward(turn), rlAdvantage, dispatch: null as Dispatch };
+          const score = { rlReward: reward(turn), rlAdvantage, dispatch: null as Dispatch };
           // A down-sampled episode is left out whole, OPD's term included.
           if (!kept.has(g) || downsampled[g]?.[e]) {
             return { ...base, score: { ...score, trained: false }, advantages: null };

@@ -16,8 +16,9 @@
  *   so the step's every record is given, not just the group's;
  * - a KL penalty needs the reference log-probs, which are not stored: a what-if with
  *   `klCoef > 0` is refused;
- * - an environment's own reward shaping (a mix's `Episode.reward`) is not stored: the turn
- *   rewards are reduced by the advantage settings instead;
+ * - an environment's own reward shaping (a mix's): exact from version 3 records, which store the
+ *   episode's `shaped_reward`; a version 2 record did not, so its turn rewards are reduced by
+ *   the advantage settings instead;
  * - the loss's clip and ratio settings: the records hold the sampler's log-probs only, so at
  *   the step's first pass every token's ratio is 1 (inside any clip range around 1) and the
  *   per-token gradient weight is its advantage, whatever the clip.
@@ -110,6 +111,7 @@ export function recordsToGroups(
     episodes: [...eps].sort((a, b) => a.episode - b.episode).map((r) => ({
       envId: r.env_id,
       totalReward: r.total_reward,
+      ...(r.shaped_reward !== undefined ? { shapedReward: r.shaped_reward } : {}),
       stopReason: r.stop_reason as EpisodeGroup["episodes"][number]["stopReason"],
       ...(r.error ? { error: r.error } : {}),
       turns: r.turns.map((t) => {

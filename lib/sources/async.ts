@@ -16,7 +16,6 @@ import { lastUsableStep, offPolicySteps } from "../rl/staleness.ts";
 import type { GroupSpec, Sampler } from "../rollout/mod.ts";
 import {
   collectOptions,
-  episodeConcurrency,
   type GroupSource,
   type RolloutContext,
   type StepGroups,
@@ -60,12 +59,10 @@ export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implemen
   ) {
     this.#sampler = sampler;
     this.#version = version;
-    this.#perStep = ctx.cfg.rollout.groups_per_batch;
+    const { groupsPerBatch, collect } = ctx.rollouts;
+    this.#perStep = groupsPerBatch;
     // As many groups in flight as the episode concurrency allows, at least one.
-    this.#maxInFlight = Math.max(
-      1,
-      Math.floor(episodeConcurrency(ctx.cfg) / ctx.cfg.rollout.group_size),
-    );
+    this.#maxInFlight = Math.max(1, Math.floor(collect.maxConcurrency / collect.groupSize));
     this.#lastStep = plan.steps;
     this.#next = { step: firstStep, g: 0 };
     this.#pump();
@@ -93,7 +90,7 @@ export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implemen
         if (!flight || !done) return null;
         const { play, end } = done;
         this.#flights.delete(key(step, g));
-        if (offPolicySteps(flight.version, step) > this.ctx.cfg.pipeline.max_steps_off_policy) {
+        if (offPolicySteps(flight.version, step) > this.ctx.rollouts.maxStepsOffPolicy) {
           // Pacing should prevent this; if it did not, replay the group rather than train stale.
           requeued++;
           this.requeued++;
@@ -136,7 +133,7 @@ export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implemen
       !this.#closed &&
       this.#inFlight < this.#maxInFlight &&
       this.#next.step <= this.#lastStep &&
-      this.#next.step <= lastUsableStep(this.#version, this.ctx.cfg.pipeline.max_steps_off_policy)
+      this.#next.step <= lastUsableStep(this.#version, this.ctx.rollouts.maxStepsOffPolicy)
     ) {
       this.#start(this.#next.step, this.#next.g);
       this.#next = this.#next.g + 1 < this.#perStep
@@ -149,10 +146,11 @@ export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implemen
     this.#inFlight++;
     const version = this.#version;
     const start = performance.now() - this.ctx.t0;
+    const { maxConcurrency, groupSize } = this.ctx.rollouts.collect;
     const options = {
       ...collectOptions(this.ctx, step, version),
       // One group's episodes at a time per flight.
-      maxConcurrency: Math.min(episodeConcurrency(this.ctx.cfg), this.ctx.cfg.rollout.group_size),
+      maxConcurrency: Math.min(maxConcurrency, groupSize),
       signal: this.#stop.signal,
     };
     const specs = this.#specs.get(step) ?? this.plan.groupSpecs(step);

@@ -1,6 +1,6 @@
 /**
  * The plan of a run on one environment (`rollout.env_id`): each step plays
- * `rollout.groups_per_batch` groups of it, with env seeds from (seed, step, group), and trains
+ * `rollout.groups_per_batch` groups of it (the run's resolved {@link RolloutSettings}), with env seeds from (seed, step, group), and trains
  * every group the rollout kept; the held-out evaluation plays the same environment (a task
  * list's held-out split).
  *
@@ -8,7 +8,6 @@
  */
 
 import { type HeldOutEvaluation } from "../rundir/mod.ts";
-import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import {
   collectGroups,
@@ -19,7 +18,12 @@ import {
   stepSeeds,
 } from "../rollout/mod.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
-import { evaluateRun, heldOutEnvironment, type StepGroups } from "../trainer/mod.ts";
+import {
+  evaluateRun,
+  heldOutEnvironment,
+  type RolloutSettings,
+  type StepGroups,
+} from "../trainer/mod.ts";
 import { collectionMetrics, failedEpisodes, groupId } from "./collection.ts";
 import type { Plan, PlanEvaluationInput } from "./plan.ts";
 
@@ -34,23 +38,23 @@ export interface EnvironmentPlay {
  * One environment as a plan.
  *
  * @example
- * const plan = new EnvironmentPlan(cfg, () => make("game:GuessTheNumber-v0-easy"));
+ * const plan = new EnvironmentPlan(prepared.rollouts, prepared.steps, prepared.makeEnv!);
  * plan.groupSpecs(1); // step 1's groups
  */
 export class EnvironmentPlan implements Plan<GroupSpec, EnvironmentPlay> {
-  constructor(readonly cfg: TrainConfig, readonly makeEnv: () => AnyEnv) {}
+  constructor(
+    readonly rollouts: RolloutSettings,
+    readonly steps: number,
+    readonly makeEnv: () => AnyEnv,
+  ) {}
 
   get name(): string {
-    return this.cfg.rollout.env_id;
-  }
-
-  get steps(): number {
-    return this.cfg.max_steps;
+    return this.rollouts.envId;
   }
 
   groupSpecs(step: number): GroupSpec[] {
-    const seeds = stepSeeds(this.cfg.seed, step);
-    return Array.from({ length: this.cfg.rollout.groups_per_batch }, (_, g) => ({
+    const seeds = stepSeeds(this.rollouts.seed, step);
+    return Array.from({ length: this.rollouts.groupsPerBatch }, (_, g) => ({
       makeEnv: this.makeEnv,
       envSeed: seeds.envSeed(g),
       id: groupId(step, g),
@@ -72,7 +76,7 @@ export class EnvironmentPlan implements Plan<GroupSpec, EnvironmentPlay> {
     const groups = plays.flatMap((p) => p.kept);
     return {
       groups,
-      failed: plays.flatMap((p) => failedEpisodes(p.res, p.specs, this.cfg.rollout.env_id)),
+      failed: plays.flatMap((p) => failedEpisodes(p.res, p.specs, this.rollouts.envId)),
       metrics: collectionMetrics(plays.map((p) => p.res), groups, step),
     };
   }

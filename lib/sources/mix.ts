@@ -3,7 +3,7 @@
  * names each environment (./mix_environments.ts), its splits, group size (`num_rollouts`), sampling and
  * reward settings. Each step splits the batch's task groups among the environments by `weight`,
  * plays them, shapes each episode's reward by its environment's rules (lib/advantages/shaping.ts;
- * the reward travels with the episode as `Episode.reward`), leaves out a group with more than
+ * the reward travels with the episode as `Episode.shapedReward`), leaves out a group with more than
  * `max_failing_rollouts` failed episodes (dropping the failures of the others) and constant
  * groups (the shaping module's rule), recorded with the reason, and reports metrics per
  * environment. Draws are functions of (seed, step), so a resumed run draws what it would have.
@@ -30,17 +30,21 @@ import {
 import { type ExcludedGroup, rolloutMetrics, type StepGroups } from "../trainer/mod.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { type GroupOutcome, mixMetrics } from "./mix_metrics.ts";
-import {
-  type MixEnvironment,
-  mixSampling,
-  resolveEnvironment,
-  type TaskPool,
-} from "./mix_environments.ts";
+import { type MixEnvironment, resolveEnvironment, type TaskPool } from "./mix_environments.ts";
 import { collectionMetrics, failedEpisodes, groupId } from "./collection.ts";
 import { evaluateMixRun } from "./mix_evaluate.ts";
 import type { Plan, PlanEvaluationInput } from "./plan.ts";
 
 export type { MixEnvironment } from "./mix_environments.ts";
+
+/** The mix's settings from the run's config, read once when it opens. */
+interface MixSettings {
+  seed: number;
+  groupsPerBatch: number;
+  /** Passes over the task groups (`num_epochs`); null: `maxSteps` steps. */
+  numEpochs: number | null;
+  maxSteps: number;
+}
 
 /** A group spec of the mix: which environment it plays. */
 export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
@@ -48,10 +52,10 @@ export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
 /** The environments of a run's `environments:` map, with their tasks: a plan. */
 export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
   readonly environments: MixEnvironment[];
-  readonly #cfg: TrainConfig;
+  readonly #s: MixSettings;
 
-  private constructor(cfg: TrainConfig, environments: MixEnvironment[]) {
-    this.#cfg = cfg;
+  private constructor(s: MixSettings, environments: MixEnvironment[]) {
+    this.#s = s;
     this.environments = environments;
   }
 
@@ -67,11 +71,17 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
   static async open(cfg: TrainConfig): Promise<EnvironmentMix | null> {
     const entries = Object.entries(cfg.environments);
     if (entries.length === 0) return null;
+    const s: MixSettings = {
+      seed: cfg.seed,
+      groupsPerBatch: cfg.rollout.groups_per_batch,
+      numEpochs: cfg.num_epochs,
+      maxSteps: cfg.max_steps,
+    };
     const clients = new Map<string, OrsClient>();
     const envs = await Promise.all(
       entries.map(([name, entry], e) => resolveEnvironment(cfg, name, entry, e, clients)),
     );
-    return new EnvironmentMix(cfg, envs);
+    return new EnvironmentMix(s, envs);
   }
 
   /** The environments' names, joined. */
@@ -81,8 +91,8 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
 
   /** Steps of the run: `num_epochs` passes over the task groups, else `max_steps`. */
   get steps(): number {
-    const epochs = this.#cfg.num_epochs;
-    if (epochs === null) return this.#cfg.max_steps;
+    const epochs = this.#s.numEpochs;
+    if (epochs === null) return this.#s.maxSteps;
     const tasks = this.environments.flatMap((e) => e.pools).reduce((n, p) => n + p.size, 0);
     if (!Number.isFinite(tasks)) {
       throw new ConfigError(
@@ -90,7 +100,7 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
           "its splits' num_samples, or use max_steps",
       );
     }
-    return Math.max(1, epochs * Math.floor(tasks / this.#cfg.rollout.groups_per_batch));
+    return Math.max(1, epochs * Math.floor(tasks / this.#s.groupsPerBatch));
   }
 
   /**
@@ -98,15 +108,15 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
    * remainders, ties broken at random per step), tasks drawn without repeats within a step.
    */
   groupSpecs(step: number): MixGroupSpec[] {
-    const cfg = this.#cfg;
+    const { seed, groupsPerBatch } = this.#s;
     const counts = allocate(
-      cfg.rollout.groups_per_batch,
-      this.environments.map((e) => e.entry.weight),
-      new Rng(deriveSeed(cfg.seed, step, -7)),
+      groupsPerBatch,
+      this.environments.map((e) => e.weight),
+      new Rng(deriveSeed(seed, step, -7)),
     );
     const specs: MixGroupSpec[] = [];
     this.environments.forEach((env, e) => {
-      const draws = new Rng(deriveSeed(cfg.seed, step, e, -8));
+      const draws = new Rng(deriveSeed(seed, step, e, -8));
       for (const [split, task] of drawTasks(env.pools, counts[e], draws)) {
         const g = specs.length;
         specs.push({
@@ -117,7 +127,7 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
           id: groupId(step, g),
           tags: [env.name, split],
           seedIndex: g,
-          sampling: mixSampling(env.entry),
+          sampling: env.sampling,
         });
       }
     });
@@ -126,7 +136,7 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
 
   /**
    * A played group by its environment's rules: the kept group (its failures dropped, each kept
-   * episode's shaped reward set on it as `Episode.reward`) or null when it is left out, and
+   * episode's shaped reward set on it as `Episode.shapedReward`) or null when it is left out, and
    * what happened, for metrics and the rollout store.
    */
   judge(
@@ -134,15 +144,15 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
     g: EpisodeGroup | null,
   ): { kept: EpisodeGroup | null; outcome: GroupOutcome } {
     const env = spec.env;
-    const scored = (g?.episodes ?? []).map((e) => ({ e, r: episodeReward(e, env.entry) }));
+    const scored = (g?.episodes ?? []).map((e) => ({ e, r: episodeReward(e, env.rewards) }));
     const ok = scored.filter((x) => x.r !== null && (x.e.sampledTokens ?? 0) > 0);
     const failed = env.groupSize - ok.length;
     let excluded: GroupOutcome["excluded"] = null;
-    if (ok.length === 0 || failed > env.entry.max_failing_rollouts) excluded = "failing";
+    if (ok.length === 0 || failed > env.maxFailingRollouts) excluded = "failing";
     else if (ok.length > 1 && isConstantGroup(ok.map((x) => x.r!))) excluded = "constant";
     const outcome = { env: env.name, episodes: scored, failed, excluded };
     if (excluded) return { kept: null, outcome };
-    const episodes: Episode[] = ok.map((x) => ({ ...x.e, reward: x.r! }));
+    const episodes: Episode[] = ok.map((x) => ({ ...x.e, shapedReward: x.r! }));
     return { kept: { ...g!, episodes }, outcome };
   }
 
@@ -234,7 +244,7 @@ export interface MixPlay {
 function excludedReason(o: GroupOutcome, env: MixEnvironment): string {
   return o.excluded === "constant"
     ? "constant reward (every episode of the group had the same reward)"
-    : `failing: ${o.failed} of ${env.groupSize} episodes failed (max_failing_rollouts ${env.entry.max_failing_rollouts})`;
+    : `failing: ${o.failed} of ${env.groupSize} episodes failed (max_failing_rollouts ${env.maxFailingRollouts})`;
 }
 
 /** `total` split in proportion to `weights`: floors, then the largest remainders (random ties). */

@@ -16,6 +16,7 @@ import type { AnyEnv } from "../envs/types.ts";
 import type { GroupSpec } from "../rollout/mod.ts";
 import { OrsClient } from "../openreward/client.ts";
 import { OrsError } from "../openreward/errors.ts";
+import type { RewardSettings } from "../openreward/rewards.ts";
 import { deriveSeed, Rng } from "../util/random.ts";
 import { type HeldOutSplit, heldOutSplit } from "../trainer/mod.ts";
 
@@ -34,7 +35,14 @@ export interface TaskPool {
 export interface MixEnvironment {
   /** Its name in the config (metrics are `env/<name>/...`). */
   name: string;
-  entry: EnvironmentEntry;
+  /** Its share of each step's groups (`weight`). */
+  weight: number;
+  /** Its own sampling settings (unset ones fall back to the run's). */
+  sampling: NonNullable<GroupSpec["sampling"]>;
+  /** How its episodes' rewards are shaped (reduction, unfinished reward, clamps). */
+  rewards: RewardSettings;
+  /** Failed episodes a group may have and still train (`max_failing_rollouts`). */
+  maxFailingRollouts: number;
   /** Where its episodes come from. */
   source: "registry" | "tool" | "ors" | "hosted";
   groupSize: number;
@@ -132,7 +140,15 @@ export async function resolveEnvironment(
   }
   return {
     name,
-    entry,
+    weight: entry.weight,
+    sampling: mixSampling(entry),
+    rewards: {
+      reward_reduction: entry.reward_reduction,
+      unfinished_reward: entry.unfinished_reward,
+      min_reward: entry.min_reward,
+      max_reward: entry.max_reward,
+    },
+    maxFailingRollouts: entry.max_failing_rollouts,
     source,
     groupSize,
     pools,

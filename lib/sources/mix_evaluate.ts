@@ -8,7 +8,7 @@
 import { type HeldOutEvaluation, type PolicyScore } from "../rundir/mod.ts";
 import { evaluateRun, HELD_OUT_SAMPLER_SEED } from "../trainer/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
-import { type MixEnvironment, mixSampling } from "./mix_environments.ts";
+import type { MixEnvironment } from "./mix_environments.ts";
 import type { PlanEvaluationInput } from "./plan.ts";
 
 /** What {@link evaluateMixRun} needs of a finished multi-environment run. */
@@ -23,10 +23,10 @@ export type MixEvaluationInput = PlanEvaluationInput & { environments: MixEnviro
  */
 export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEvaluation> {
   const t0 = performance.now();
-  const cfg = i.config;
+  const h = i.heldOut;
   const environments: NonNullable<HeldOutEvaluation["environments"]> = {};
   const played = i.environments.filter((e) => "split" in e.heldOut);
-  const total = 2 * cfg.eval.episodes * played.length;
+  const total = 2 * h.episodes * played.length;
   let done = 0;
   const scores: { base: PolicyScore; trained: PolicyScore }[] = [];
   for (const env of i.environments) {
@@ -38,7 +38,7 @@ export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEval
     const one = await evaluateRun({
       ...i,
       makeEnv: env.makeEnv(env.heldOut.split),
-      sampling: mixSampling(env.entry),
+      sampling: env.sampling,
       onProgress: (p) => i.onProgress?.({ done: done = before + p.done, total }),
     });
     environments[env.name] = {
@@ -56,11 +56,11 @@ export async function evaluateMixRun(i: MixEvaluationInput): Promise<HeldOutEval
   };
   return {
     env_id: `mix:${i.environments.map((e) => e.name).join("+")}`,
-    model: cfg.policy.model,
-    episodes: cfg.eval.episodes,
-    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + cfg.eval.episodes - 1],
+    model: h.model,
+    episodes: h.episodes,
+    env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + h.episodes - 1],
     sampler_seed: HELD_OUT_SAMPLER_SEED,
-    temperature: cfg.rollout.temperature,
+    temperature: h.collect.temperature,
     step: i.step,
     base: pool((s) => s.base),
     trained: pool((s) => s.trained),

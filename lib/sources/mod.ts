@@ -2,7 +2,7 @@
  * Sources of groups on environments, above the trainer's core: a plan says what a step plays
  * and how its groups are judged (one environment, ./environment.ts, or an `environments:` mix,
  * ./mix.ts), and a scheduler says when (./sync.ts for `sync` and `stream`, ./async.ts for
- * `async`). {@link scheduleRollouts} puts a plan on the scheduler of the config's mode.
+ * `async`). {@link scheduleRollouts} puts a plan on the scheduler of the run's `pipeline.mode`.
  *
  * @module
  */

@@ -2,17 +2,20 @@
  * `train(config, hooks)`: one RL run from its config, whatever it trains on. It is the one place
  * that puts the integrations together: the trainer's core (lib/trainer/: `prepareRun`, the run,
  * the loop), the environments' plans and schedulers (lib/sources/), the proxy's sessions
- * (lib/proxy/source.ts), the backend (lib/local/connect.ts) and tracking (lib/tracking/).
+ * (lib/proxy/source.ts), the backend (lib/local/connect.ts, and its check of the model) and the
+ * proxy's address check (lib/http/), which `prepareRun` gets as functions, and tracking.
  * `deno task train`, the benches and the tests all start runs here.
  *
  * @module
  */
 
 import { type CheckpointRecord } from "../rundir/mod.ts";
-import type { TrainConfig } from "../config/mod.ts";
+import { redactSecrets, type TrainConfig } from "../config/mod.ts";
+import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
+import { toModelSpec } from "../local/backend/wire.ts";
 import { connectTinker } from "../local/connect.ts";
 import { ProxySessions } from "../proxy/source.ts";
-import { EnvironmentPlan, openPlan, type Plan, scheduleRollouts } from "../sources/mod.ts";
+import { EnvironmentMix, EnvironmentPlan, type Plan, scheduleRollouts } from "../sources/mod.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/mod.ts";
 import { runNames, RunTracking } from "../tracking/mod.ts";
 import {
@@ -21,7 +24,6 @@ import {
   openScoring,
   type PreparedRun,
   prepareRun,
-  redactSecrets,
   restartRun,
   type RunOptions,
   type RunResult,
@@ -103,13 +105,33 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
       branchFrom: hooks.branchFrom,
       apiKey: hooks.apiKey,
       onNotice: notice,
+      // The local backend serves a few models: one line listing them.
+      checkModel: (model) => {
+        if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(model);
+      },
+      checkProxyAddress: (host, port, hasKey) => {
+        const warning = openDoorWarning(
+          host,
+          port,
+          hasKey,
+          "--api-key KEY, or --proxy-host 127.0.0.1",
+        );
+        // Said at once: a taken port ends the run on the next line.
+        if (warning) notice(warning);
+        ensurePortFree(host, port, "--proxy-port");
+      },
     });
     const { logDir } = prepared;
+    // What an environment run plays: its `environments:` mix (each entry resolved; a mistake is
+    // a ConfigError naming it), else its one environment.
     const plan: Plan | null = prepared.config.proxy || hooks.source
       ? null
-      : await openPlan(prepared);
+      : prepared.makeEnv
+      ? new EnvironmentPlan(prepared.rollouts, prepared.steps, prepared.makeEnv)
+      : await EnvironmentMix.open(prepared.config);
     // A mix's num_epochs sets the steps.
-    const cfg = plan ? { ...prepared.config, max_steps: plan.steps } : prepared.config;
+    const steps = plan?.steps ?? prepared.steps;
+    const cfg = { ...prepared.config, max_steps: steps };
     // Started over before tracking reads the directory (a W&B run to resume).
     if (hooks.restart) await restartRun(logDir);
     tracking = await RunTracking.open({
@@ -135,12 +157,12 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
       },
     });
     let result = run.result;
-    if (run.startStep < cfg.max_steps) {
+    if (run.startStep < steps) {
       const scoring = await openScoring(prepared, service);
       const t0 = performance.now();
       // Sampler version v carries the weights after v training steps: the run's steps so far.
       const sampler = await run.training.saveWeightsAndGetSamplingClient();
-      const ctx = { cfg, renderer: prepared.renderer, t0 };
+      const ctx = { rollouts: prepared.rollouts, renderer: prepared.renderer, t0 };
       const version = run.startStep;
       const source: GroupSource = hooks.source
         ? await hooks.source({ prepared, service, sampler, version, t0 })
@@ -157,11 +179,12 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
           onNotice: notice,
         });
       // A proxy run is held out on `eval.env_id`'s environment when it names one.
-      const heldOut = hooks.source
-        ? null
-        : plan ?? (prepared.makeEnv ? new EnvironmentPlan(cfg, prepared.makeEnv) : null);
+      const heldOut = hooks.source ? null : plan ??
+        (prepared.makeEnv ? new EnvironmentPlan(prepared.rollouts, steps, prepared.makeEnv) : null);
       result = await runSteps({
-        config: cfg,
+        steps,
+        settings: prepared.loop,
+        heldOutEpisodes: prepared.heldOut.episodes,
         service,
         logDir,
         signal: hooks.signal,
@@ -175,14 +198,11 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
         source,
         sampler,
         scoring,
-        minibatchGroups: cfg.pipeline.mode === "stream"
-          ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
-          : Infinity,
         t0,
         evaluate: heldOut
           ? (trained, step) =>
             heldOut.evaluate({
-              config: cfg,
+              heldOut: prepared.heldOut,
               service,
               trained,
               step,

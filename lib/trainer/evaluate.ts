@@ -10,7 +10,6 @@
  * @module
  */
 
-import type { TrainConfig } from "../config/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { HELD_OUT_ENV_SEEDS, heldOutEnvSeeds } from "../util/random.ts";
@@ -22,10 +21,10 @@ import {
   type Sampler,
 } from "../rollout/mod.ts";
 import { episodeSucceeded } from "./metrics.ts";
-import { episodeConcurrency, toolUseOptions } from "./rollout_options.ts";
 import { type TaskProvider, ToolTaskEnv } from "../envs/tool_task_env.ts";
 import type { TaskSplit } from "../envs/tool_env.ts";
 import type { HeldOutEvaluation, PolicyScore } from "../rundir/mod.ts";
+import type { RolloutSettings } from "./rollout_options.ts";
 
 /** Base sampler seed of held-out episodes. */
 export const HELD_OUT_SAMPLER_SEED = 5_000_000;
@@ -102,9 +101,21 @@ export async function evaluateHeldOut(
   };
 }
 
+/** A run's held-out settings, resolved from its config by `prepareRun`. */
+export interface HeldOutSettings {
+  /** Episodes each policy plays (`eval.episodes`). */
+  episodes: number;
+  /** The environment's id, as `eval.json` records it. */
+  envId: string;
+  /** The base model, as `eval.json` records it. */
+  model: string;
+  /** The run's rollout options: held-out episodes play with its limits, temperature, tools. */
+  collect: RolloutSettings["collect"];
+}
+
 /** What {@link evaluateRun} needs of a finished run. */
 export interface RunEvaluationInput {
-  config: TrainConfig;
+  heldOut: HeldOutSettings;
   service: ServiceClient;
   /** The trained policy's sampler (weights after the last step). */
   trained: Sampler;
@@ -127,22 +138,22 @@ export interface RunEvaluationInput {
  * trained policy, at the rollouts' temperature and token limits.
  */
 export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluation> {
-  const cfg = i.config;
+  const { envId, model, episodes, collect: c } = i.heldOut;
   const t0 = performance.now();
   const options: HeldOutOptions = {
-    episodes: cfg.eval.episodes,
-    maxTokensPerTurn: cfg.rollout.max_tokens_per_turn,
-    maxTokensPerEpisode: cfg.rollout.max_tokens_per_episode ?? undefined,
-    maxTotalTokens: cfg.rollout.max_total_tokens ?? undefined,
-    toolUse: toolUseOptions(cfg),
+    episodes,
+    maxTokensPerTurn: c.maxTokensPerTurn,
+    maxTokensPerEpisode: c.maxTokensPerEpisode,
+    maxTotalTokens: c.maxTotalTokens,
+    toolUse: c.toolUse,
+    temperature: c.temperature,
+    maxConcurrency: c.maxConcurrency,
     sampling: i.sampling,
-    temperature: cfg.rollout.temperature,
-    maxConcurrency: episodeConcurrency(cfg),
     renderer: i.renderer,
     signal: i.signal,
   };
   const total = 2 * options.episodes;
-  const base = await i.service.createSamplingClient({ baseModel: cfg.policy.model });
+  const base = await i.service.createSamplingClient({ baseModel: model });
   const baseScore = await evaluateHeldOut(base, i.makeEnv, {
     ...options,
     onProgress: ({ done }) => i.onProgress?.({ done, total }),
@@ -152,8 +163,8 @@ export async function evaluateRun(i: RunEvaluationInput): Promise<HeldOutEvaluat
     onProgress: ({ done }) => i.onProgress?.({ done: options.episodes + done, total }),
   });
   return {
-    env_id: cfg.eval.env_id ?? cfg.rollout.env_id,
-    model: cfg.policy.model,
+    env_id: envId,
+    model,
     episodes: options.episodes,
     env_seeds: [HELD_OUT_ENV_SEEDS.first, HELD_OUT_ENV_SEEDS.first + options.episodes - 1],
     sampler_seed: HELD_OUT_SAMPLER_SEED,

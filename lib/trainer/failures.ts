@@ -11,7 +11,6 @@
  */
 
 import { explainStep } from "../advantages/untrained.ts";
-import type { TrainConfig } from "../config/mod.ts";
 import { ROLLOUT_SCHEMA_VERSION, type RolloutRecord, rolloutRecords } from "../rl/records.ts";
 import type { ScoredGroup } from "../rl/types.ts";
 import { teacherGap, WorseTeacherCheck } from "../scoring/teacher_check.ts";
@@ -36,7 +35,7 @@ export function excludedGroupRecords(step: number, excluded: ExcludedGroup[]): R
         turns: episode.turns.map((turn) => ({
           turn,
           evidence: { errors: [] },
-          score: { reward: turn.reward, rlAdvantage: 0, dispatch: null, trained: false },
+          score: { rlReward: turn.reward, rlAdvantage: 0, dispatch: null, trained: false },
           advantages: null,
         })),
       })),
@@ -85,6 +84,16 @@ function allSolved(taken: StepGroups): boolean {
   return eps.length > 0 && eps.every(episodeSucceeded) && !taken.excluded?.length;
 }
 
+/** The failure rules' settings, resolved from the config by `prepareRun`. */
+export interface FailureSettings {
+  /** Steps in a row with nothing to train before the run stops (`pipeline.max_steps_without_datums`). */
+  maxStepsWithoutDatums: number;
+  /** The worse-teacher rule (`scoring.worse_teacher_frac`, `scoring.worse_teacher_steps`). */
+  worseTeacher: { negativeFrac: number; steps: number };
+  /** Episodes per group, named in the fix for constant groups. */
+  groupSize: number;
+}
+
 /** The failure rules of a run, fed each step (see the module doc). */
 export class StepFailures {
   #idle = 0;
@@ -92,13 +101,10 @@ export class StepFailures {
   readonly #teacher: WorseTeacherCheck;
   readonly #groupSize: number;
 
-  constructor(cfg: TrainConfig) {
-    this.#limit = cfg.pipeline.max_steps_without_datums;
-    this.#teacher = new WorseTeacherCheck({
-      negativeFrac: cfg.scoring.worse_teacher_frac,
-      steps: cfg.scoring.worse_teacher_steps,
-    });
-    this.#groupSize = cfg.rollout.group_size;
+  constructor(s: FailureSettings) {
+    this.#limit = s.maxStepsWithoutDatums;
+    this.#teacher = new WorseTeacherCheck(s.worseTeacher);
+    this.#groupSize = s.groupSize;
   }
 
   /** What to change, for the reason the steps trained nothing. */

@@ -16,19 +16,12 @@
 
 import type { EpisodeGroup } from "../rl/types.ts";
 import { rolloutRecords } from "../rl/records.ts";
-import type { EvidencePlan, EvidenceSources, MethodSettings } from "../scoring/mod.ts";
-
-/** What a run scores with: the method, the evidence it needs, and the judge and teacher. */
-export interface Scoring {
-  method: MethodSettings;
-  plan: EvidencePlan;
-  sources: EvidenceSources;
-}
 import type { SamplingClient } from "../tinker/mod.ts";
 import { type HeldOutEvaluation, writeEvaluation } from "../rundir/mod.ts";
 import {
   excludedGroupRecords,
   failedEpisodeRecords,
+  type FailureSettings,
   nothingTrainedReason,
   StepFailures,
 } from "./failures.ts";
@@ -41,18 +34,31 @@ import {
   saveCheckpoint,
   type StepMetrics,
 } from "./run.ts";
-import { optimizerSettings, StepUpdate } from "./update.ts";
+import { type OptimizerSettings, type Scoring, StepUpdate } from "./update.ts";
+
+/** The loop's settings, resolved from the config by `prepareRun`. */
+export interface LoopSettings {
+  optimizer: OptimizerSettings;
+  failures: FailureSettings;
+  /** A periodic checkpoint every this many steps (`checkpoints.save_every`; 0: none). */
+  saveEvery: number;
+  /** Groups per forward_backward as they come in (`stream`); Infinity: one per step. */
+  minibatchGroups: number;
+}
 
 /** What the loop needs besides the run's options. */
 export interface LoopOptions extends RunOptions {
+  /** Steps the run trains in all (resumed steps included). */
+  steps: number;
+  settings: LoopSettings;
+  /** Held-out episodes (`eval.episodes`; 0: no held-out evaluation). */
+  heldOutEpisodes: number;
   run: OpenedRun;
   source: GroupSource;
   /** The sampler of the starting weights (version `run.startStep`). */
   sampler: SamplingClient;
   /** The method, the evidence it needs and where it comes from. */
   scoring: Scoring;
-  /** Groups per forward_backward as they come in (`stream`); default: one per step. */
-  minibatchGroups?: number;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
   /** The held-out evaluation of the trained sampler, or why there is none. */
@@ -64,9 +70,9 @@ export interface LoopOptions extends RunOptions {
  * held-out evaluation.
  *
  * @example
- * const run = await openRun(cfg, o);
- * await runSteps({ ...o, run, source: new SyncRollouts(ctx, sampler, run.startStep), sampler,
- *   scoring, t0, evaluate: "no environment" });
+ * const run = await openRun(prepared.config, o);
+ * await runSteps({ ...o, steps: prepared.steps, settings: prepared.loop, heldOutEpisodes: 0,
+ *   run, source, sampler, scoring, t0, evaluate: "no environment" });
  */
 export async function runSteps(o: LoopOptions): Promise<RunResult> {
   const { log, result } = o.run;
@@ -86,13 +92,13 @@ export async function runSteps(o: LoopOptions): Promise<RunResult> {
 }
 
 async function trainSteps(o: LoopOptions): Promise<void> {
-  const { config: cfg, run: { log, training, startStep, result }, source, t0 } = o;
-  const optimizer = optimizerSettings(cfg);
-  const failures = new StepFailures(cfg);
-  const minibatch = o.minibatchGroups ?? Infinity;
+  const { steps, settings, run: { log, training, startStep, result }, source, t0 } = o;
+  const { optimizer, saveEvery } = settings;
+  const failures = new StepFailures(settings.failures);
+  const minibatch = settings.minibatchGroups;
   let sampler = o.sampler;
   try {
-    for (let step = startStep + 1; step <= cfg.max_steps; step++) {
+    for (let step = startStep + 1; step <= steps; step++) {
       if (o.signal?.aborted) {
         result.interrupted = true;
         break;
@@ -122,7 +128,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
       const row: StepMetrics = {
         step,
         "progress/batch": step,
-        "progress/done_frac": step / cfg.max_steps,
+        "progress/done_frac": step / steps,
         "optim/lr": optimizer.adam.learning_rate,
         "optim/weight_decay": optimizer.adam.weight_decay,
         ...rolloutMetrics(taken.groups),
@@ -159,8 +165,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
       failures.check(step, taken, idle, out.groups);
 
       if (
-        cfg.checkpoints.save_every > 0 && step % cfg.checkpoints.save_every === 0 &&
-        step < cfg.max_steps
+        saveEvery > 0 && step % saveEvery === 0 && step < steps
       ) {
         result.checkpoint = await saveCheckpoint(log, training, step, "periodic");
       }
@@ -179,7 +184,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
   }
   if (result.interrupted || result.steps === startStep) return;
   if (typeof o.evaluate === "string") result.evaluationSkipped = o.evaluate;
-  else if (cfg.eval.episodes === 0) result.evaluationSkipped = "eval.episodes is 0";
+  else if (o.heldOutEpisodes === 0) result.evaluationSkipped = "eval.episodes is 0";
   else {
     const evaluation = await o.evaluate(sampler, result.steps);
     // Ctrl-C during the evaluation: a partial score is not written as the run's.

@@ -4,23 +4,23 @@
  * the environment (its module, id and wrappers: checked once), the held-out environment, the
  * method's settings and judge, the proxy's port, the renderer, the model's context, and the
  * branch point. A mistake is one {@link ConfigError} naming the setting, raised before a run
- * directory is made; what it resolves (a {@link PreparedRun}) is what the sources and the loop
- * are built from.
+ * directory is made. What it resolves (a {@link PreparedRun}) is what the sources, the loop, the
+ * update, the failure rules and the evaluator are built from: plain values, each read from the
+ * config here and nowhere else (the config itself goes on only to the run's record, tracking, an
+ * `environments:` mix and the proxy). Checks of an integration (the backend's models, the
+ * proxy's address) are functions passed in, so the core imports none.
  *
  * @module
  */
 
 import { type CheckpointRecord } from "../rundir/mod.ts";
 import { resolve } from "node:path";
-import { advantageConfig, type TrainConfig } from "../config/mod.ts";
+import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/load.ts";
-import { make, UnknownEnvError } from "../envs/registry.ts";
-import { wrapAll } from "../envs/wrappers.ts";
 import type { AnyEnv } from "../envs/types.ts";
-import { EnvModuleError, importEnvModule } from "../envs/modules.ts";
+import { envFactory, importEnvModuleChecked } from "./environment.ts";
 import { localModelMismatch } from "../envs/local_models.ts";
-import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
-import { toModelSpec } from "../local/backend/wire.ts";
+import { make } from "../envs/registry.ts";
 import { modelInfo } from "../models/mod.ts";
 import { getRenderer, type Renderer } from "../renderers/mod.ts";
 import {
@@ -28,11 +28,18 @@ import {
   type MethodSettings,
   methodSettingsOf,
   openEvidenceSources,
+  type SourceSettings,
 } from "../scoring/mod.ts";
 import type { ServiceClient } from "../tinker/mod.ts";
 import { prepareTokenizer } from "../tokenizers/mod.ts";
-import type { Scoring } from "./loop.ts";
-import { branchPoint, defaultLogDir } from "./run.ts";
+import type { CollectOptions } from "../rollout/mod.ts";
+import { templateDeclaration } from "../rollout/tool_prompt.ts";
+import type { HeldOutSettings } from "./evaluate.ts";
+import type { FailureSettings } from "./failures.ts";
+import type { LoopSettings } from "./loop.ts";
+import type { RolloutSettings } from "./rollout_options.ts";
+import { branchPoint } from "./run.ts";
+import type { OptimizerSettings, Scoring } from "./update.ts";
 
 /** What {@link prepareRun} needs besides the config. */
 export interface PrepareOptions {
@@ -47,12 +54,30 @@ export interface PrepareOptions {
   apiKey?: string | null;
   /** Lines the user should see as the checks run (a proxy open to the network); stderr. */
   onNotice?: (line: string) => void;
+  /** The backend's check of the policy model (after the tokenizer's): throws naming its models. */
+  checkModel?: (model: string) => void;
+  /** The check of the proxy's address: warns of an open door, throws when the port is taken. */
+  checkProxyAddress?: (host: string, port: number, hasKey: boolean) => void;
 }
 
 /** A run's settings, checked and resolved. */
 export interface PreparedRun {
-  /** The config, fitted to the model's context (and, for a branch, its `resume_from`). */
+  /**
+   * The config, fitted to the model's context (and, for a branch, its `resume_from`): the run's
+   * record (config.json, tracking) and what an `environments:` mix and the proxy read of their
+   * own sections. Nothing in the core reads it: it reads the resolved values below.
+   */
   config: TrainConfig;
+  /** Steps the run trains (`max_steps`; a mix's `num_epochs` may set them otherwise). */
+  steps: number;
+  /** What the run's rollouts play with (training and held-out alike). */
+  rollouts: RolloutSettings;
+  /** The loop's settings: optimizer, failure rules, checkpoints, minibatches. */
+  loop: LoopSettings;
+  /** The held-out evaluation's settings (on the rollouts' options). */
+  heldOut: HeldOutSettings;
+  /** Where the method's judge and teacher come from ({@link openScoring}). */
+  evidence: SourceSettings;
   logDir: string;
   /** The policy's renderer for the run's episodes (the proxy's: chat). */
   renderer: Renderer;
@@ -96,9 +121,7 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
       throw new ConfigError(`policy.model: ${(e as Error).message}`);
     });
   }
-  // The local backend serves a few models: one line listing them (after the tokenizer, so that a
-  // lineup model names what it lacks here besides the cloud).
-  if (!Deno.env.get("TINKER_API_KEY")) toModelSpec(cfg.policy.model);
+  o.checkModel?.(cfg.policy.model);
   checkPipeline(cfg);
   if (!cfg.proxy && cfg.eval.env_id !== null) {
     throw new ConfigError(
@@ -109,16 +132,8 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
   if (cfg.proxy) {
     checkNoDownsampling(cfg);
     checkJudge(cfg, method);
-    const warning = openDoorWarning(
-      cfg.proxy.host,
-      cfg.proxy.port,
-      (o.apiKey ?? null) !== null,
-      "--api-key KEY, or --proxy-host 127.0.0.1",
-    );
-    // Said at once: a taken port ends the run on the next line.
-    if (warning) (o.onNotice ?? ((l: string) => console.error(l)))(warning);
     // Before a run directory is made (or restarted).
-    ensurePortFree(cfg.proxy.host, cfg.proxy.port, "--proxy-port");
+    o.checkProxyAddress?.(cfg.proxy.host, cfg.proxy.port, (o.apiKey ?? null) !== null);
   }
   // The one environment, checked once: an env run's own, or the one a proxy run is held out on.
   const envId = cfg.proxy ? cfg.eval.env_id : mix ? null : cfg.rollout.env_id;
@@ -151,7 +166,121 @@ export async function prepareRun(config: TrainConfig, o: PrepareOptions): Promis
     branchedFrom = await branchPoint(o.branchFrom);
     fitted.checkpoints.resume_from = branchedFrom.state_path;
   }
-  return { config: fitted, logDir, renderer, chat, method, makeEnv, branchedFrom };
+  const rollouts = rolloutSettings(fitted);
+  return {
+    config: fitted,
+    steps: fitted.max_steps,
+    rollouts,
+    loop: loopSettings(fitted),
+    heldOut: {
+      episodes: fitted.eval.episodes,
+      envId: fitted.eval.env_id ?? fitted.rollout.env_id,
+      model: fitted.policy.model,
+      collect: rollouts.collect,
+    },
+    evidence: {
+      teacherModel: fitted.teacher.model ?? fitted.policy.model,
+      judgeBaseUrl: fitted.judge.base_url,
+      judgeModel: fitted.judge.model,
+      judgeSampling: {
+        m: fitted.judge.votes,
+        temperature: fitted.judge.temperature,
+        maxTokens: fitted.judge.max_tokens,
+        seed: fitted.seed,
+      },
+    },
+    logDir,
+    renderer,
+    chat,
+    method,
+    makeEnv,
+    branchedFrom,
+  };
+}
+
+/** What every collection of a run shares, from its config (see {@link RolloutSettings}). */
+export function rolloutSettings(cfg: TrainConfig): RolloutSettings {
+  const r = cfg.rollout;
+  return {
+    envId: r.env_id,
+    seed: cfg.seed,
+    groupsPerBatch: r.groups_per_batch,
+    mode: cfg.pipeline.mode,
+    maxStepsOffPolicy: cfg.pipeline.max_steps_off_policy,
+    collect: {
+      groupSize: r.group_size,
+      maxConcurrency: r.max_concurrency,
+      maxTokensPerTurn: r.max_tokens_per_turn,
+      maxTokensPerEpisode: r.max_tokens_per_episode ?? undefined,
+      maxTotalTokens: r.max_total_tokens ?? undefined,
+      timeoutMs: r.timeout_s === null ? undefined : r.timeout_s * 1000,
+      temperature: r.temperature,
+      failures: { onError: r.on_error, maxRetries: r.max_retries },
+      toolUse: toolUseOptions(cfg),
+    },
+  };
+}
+
+/** How a run's episodes declare tools and score invalid calls (rollouts and held-out alike). */
+export function toolUseOptions(cfg: TrainConfig): NonNullable<CollectOptions["toolUse"]> {
+  const r = cfg.rollout;
+  return {
+    invalidCallReward: r.invalid_tool_call_reward,
+    endOnInvalidCall: r.on_invalid_tool_call === "end",
+    ...(r.system_prompt_template
+      ? { declareTools: templateDeclaration(r.system_prompt_template) }
+      : {}),
+  };
+}
+
+/** The loop's settings from the config (see {@link LoopSettings}). */
+export function loopSettings(cfg: TrainConfig): LoopSettings {
+  return {
+    optimizer: optimizerSettings(cfg),
+    failures: failureSettings(cfg),
+    saveEvery: cfg.checkpoints.save_every,
+    minibatchGroups: cfg.pipeline.mode === "stream"
+      ? Math.ceil(cfg.rollout.groups_per_batch / cfg.pipeline.num_minibatches)
+      : Infinity,
+  };
+}
+
+/**
+ * Every optimizer setting of a run, from its config: the RL step loop builds each step's update
+ * from this alone, so no source of groups can leave a setting out.
+ *
+ * @example
+ * optimizerSettings(cfg).adam; // { learning_rate: 1e-3, weight_decay: 0 }
+ */
+export function optimizerSettings(cfg: TrainConfig): OptimizerSettings {
+  return {
+    lossFn: cfg.optimizer.loss_fn,
+    lossFnConfig: cfg.optimizer.loss_fn_config,
+    adam: { learning_rate: resolveLearningRate(cfg), weight_decay: cfg.optimizer.weight_decay },
+    epochs: cfg.optimizer.train_epochs,
+  };
+}
+
+/** The failure rules' settings from the config (see {@link FailureSettings}). */
+export function failureSettings(cfg: TrainConfig): FailureSettings {
+  return {
+    maxStepsWithoutDatums: cfg.pipeline.max_steps_without_datums,
+    worseTeacher: {
+      negativeFrac: cfg.scoring.worse_teacher_frac,
+      steps: cfg.scoring.worse_teacher_steps,
+    },
+    groupSize: cfg.rollout.group_size,
+  };
+}
+
+/** The default run directory of a configuration, so that rerunning a command resumes it. */
+export function defaultLogDir(cfg: TrainConfig): string {
+  const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
+  const names = Object.keys(cfg.environments);
+  const env = cfg.proxy ? "proxy" : names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
+  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(env)}-${
+    slug(cfg.policy.model)
+  }-seed${cfg.seed}`;
 }
 
 /** Stream minibatches are composed apart: batch-normalised advantages would differ per minibatch. */
@@ -187,35 +316,6 @@ export async function fitToContext(cfg: TrainConfig, service: ServiceClient): Pr
   }
   const total = Math.min(cfg.rollout.max_total_tokens ?? context, context);
   return { ...cfg, rollout: { ...cfg.rollout, max_total_tokens: total } };
-}
-
-/** Imports `rollout.env_module`; a module that fails to load is a config error. */
-async function importEnvModuleChecked(path: string): Promise<void> {
-  try {
-    await importEnvModule(path);
-  } catch (e) {
-    if (e instanceof EnvModuleError) throw new ConfigError(`rollout.${e.message}`);
-    throw e;
-  }
-}
-
-/**
- * A maker of `envId` wrapped in `wrappers`, checked once now: an unknown id or wrapper is a
- * config error naming `setting` (the key that gave the id).
- */
-function envFactory(envId: string, wrappers: string, setting: string): () => AnyEnv {
-  try {
-    make(envId);
-  } catch (e) {
-    if (e instanceof UnknownEnvError) throw new ConfigError(`${setting}: ${e.message}`);
-    throw e;
-  }
-  try {
-    wrapAll(make(envId), wrappers);
-  } catch (e) {
-    throw new ConfigError(`rollout.env_wrappers: ${(e as Error).message}`);
-  }
-  return () => wrapAll(make(envId), wrappers);
 }
 
 /**
@@ -286,22 +386,10 @@ function checkJudge(cfg: TrainConfig, m: MethodSettings): void {
 
 /** A prepared run's scoring: the method's evidence plan, and the judge and teacher it needs. */
 export async function openScoring(p: PreparedRun, service: ServiceClient): Promise<Scoring> {
-  const cfg = p.config;
   const plan = evidencePlan(p.method);
   const sources = await openEvidenceSources(
     plan,
-    {
-      teacherModel: cfg.teacher.model ?? cfg.policy.model,
-      judgeBaseUrl: cfg.judge.base_url,
-      judgeModel: cfg.judge.model,
-      judgeApiKey: Deno.env.get("JUDGE_API_KEY"),
-      judgeSampling: {
-        m: cfg.judge.votes,
-        temperature: cfg.judge.temperature,
-        maxTokens: cfg.judge.max_tokens,
-        seed: cfg.seed,
-      },
-    },
+    { ...p.evidence, judgeApiKey: Deno.env.get("JUDGE_API_KEY") },
     service,
     p.chat,
   );

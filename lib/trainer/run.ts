@@ -6,7 +6,7 @@
  * @module
  */
 
-import { loadTrainConfig, type TrainConfig } from "../config/mod.ts";
+import { loadTrainConfig, redactSecrets, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/mod.ts";
 import { RunLog } from "./run_log.ts";
@@ -23,7 +23,6 @@ export type { StepMetrics } from "../rundir/mod.ts";
 
 /** Options every RL run takes, whatever feeds it groups. */
 export interface RunOptions {
-  config: TrainConfig;
   service: ServiceClient;
   /** The run directory (metrics, checkpoints, rollouts). */
   logDir: string;
@@ -173,16 +172,6 @@ export function configChanges(before: unknown, after: unknown): string[] {
     .sort();
 }
 
-/** The default run directory of a configuration, so that rerunning a command resumes it. */
-export function defaultLogDir(cfg: TrainConfig): string {
-  const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
-  const names = Object.keys(cfg.environments);
-  const env = cfg.proxy ? "proxy" : names.length ? `mix_${names.join("+")}` : cfg.rollout.env_id;
-  return `.tinkerbench/runs/${cfg.scoring.method}-${slug(env)}-${
-    slug(cfg.policy.model)
-  }-seed${cfg.seed}`;
-}
-
 /**
  * Empties a run directory so the run starts over (`--restart`); a directory that is not a run's
  * (no config.json, no checkpoints.jsonl) is refused rather than deleted.
@@ -235,17 +224,4 @@ export async function saveCheckpoint(
   };
   await log.appendCheckpoint(rec);
   return rec;
-}
-
-/** The config with secret values hidden (for config.json and trackers). */
-export function redactSecrets(cfg: TrainConfig): TrainConfig {
-  const hide = (s: Record<string, string | null> | null) =>
-    s && Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v === null ? null : "***"]));
-  return {
-    ...cfg,
-    secrets: hide(cfg.secrets)!,
-    environments: Object.fromEntries(
-      Object.entries(cfg.environments).map(([k, e]) => [k, { ...e, secrets: hide(e.secrets) }]),
-    ),
-  };
 }

@@ -12,7 +12,6 @@ import type { ForwardBackwardOutput } from "../protocol/mod.ts";
 import type { Datum } from "../protocol/mod.ts";
 import { scoredGroupsToDatums } from "../datums/mod.ts";
 import type { EpisodeGroup, ScoredGroup } from "../rl/types.ts";
-import { resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import {
   composeAdvantages,
   type ComposedBatch,
@@ -26,7 +25,7 @@ import type { SamplingClient, TrainingClient } from "../tinker/mod.ts";
 import { klMetrics } from "./metrics.ts";
 import type { LossFnType } from "../protocol/mod.ts";
 
-/** The optimizer's settings of a run, read from its config in this one place. */
+/** The optimizer's settings of a run, resolved from its config by `prepareRun`. */
 export interface OptimizerSettings {
   lossFn: LossFnType;
   lossFnConfig: Record<string, number>;
@@ -36,20 +35,11 @@ export interface OptimizerSettings {
   epochs: number;
 }
 
-/**
- * Every optimizer setting of a run, from its config: the RL step loop builds each step's update
- * from this alone, so no source of groups can leave a setting out.
- *
- * @example
- * optimizerSettings(cfg).adam; // { learning_rate: 1e-3, weight_decay: 0 }
- */
-export function optimizerSettings(cfg: TrainConfig): OptimizerSettings {
-  return {
-    lossFn: cfg.optimizer.loss_fn,
-    lossFnConfig: cfg.optimizer.loss_fn_config,
-    adam: { learning_rate: resolveLearningRate(cfg), weight_decay: cfg.optimizer.weight_decay },
-    epochs: cfg.optimizer.train_epochs,
-  };
+/** What a run scores with: the method, the evidence it needs, and the judge and teacher. */
+export interface Scoring {
+  method: MethodSettings;
+  plan: EvidencePlan;
+  sources: EvidenceSources;
 }
 
 /** What the update needs besides its groups. */

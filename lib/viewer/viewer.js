@@ -986,13 +986,17 @@
       turns.map((t, i) => {
         const values = tokenValues(t, state.mode);
         const s = t.score || {};
+        // The RL term's reward (a version 2 record called it `reward`), shown where it differs.
+        const rl = s.rl_reward ?? s.reward;
         return el(
           "div",
           { class: "turn", "data-turn": i },
           el(
             "div",
             { class: "meta" },
-            `turn ${i} · reward ${fmt(t.reward)} · ${t.ac_tokens ?? "?"} action tokens ` +
+            `turn ${i} · reward ${fmt(t.reward)}` +
+              (rl !== undefined && rl !== t.reward ? ` · RL reward ${fmt(rl)}` : "") +
+              ` · ${t.ac_tokens ?? "?"} action tokens ` +
               `(${t.stop_reason || "?"}) · sampler v${t.sampler_version ?? "?"} · ` +
               `RL advantage ${fmt(s.rl_advantage)}` +
               (s.opd_mean !== undefined ? ` · OPD mean ${fmt(s.opd_mean)}` : "") +

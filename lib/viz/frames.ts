@@ -30,7 +30,8 @@ export type EpisodeBatch = Episode[] | Episode[][];
 
 /**
  * One row per episode: who played (`env_id`), where it sits (`group`, `episode`), how it went
- * (`total_reward`, `n_turns`, `stop_reason`), its size in tokens and its mean sampler
+ * (`total_reward`, the sum of its turns' rewards; `shaped_reward`, what its group compared when
+ * its environment's rules shaped one, a mix's, else null; `n_turns`, `stop_reason`), its size in tokens and its mean sampler
  * log-prob, the quantities a GRPO batch is judged by.
  */
 export function episodesToFrame(episodes: EpisodeBatch): DataFrame {
@@ -42,6 +43,7 @@ export function episodesToFrame(episodes: EpisodeBatch): DataFrame {
       group,
       episode,
       total_reward: e.totalReward,
+      shaped_reward: e.shapedReward ?? null,
       n_turns: e.turns.length,
       stop_reason: e.stopReason,
       action_tokens: tokens.reduce((a, t) => a + t.action, 0),
@@ -58,6 +60,7 @@ const EPISODE_COLUMNS = [
   "group",
   "episode",
   "total_reward",
+  "shaped_reward",
   "n_turns",
   "stop_reason",
   "action_tokens",
@@ -72,6 +75,7 @@ const ENTRY_TYPES: Record<string, ColumnType> = {
   episode: "int",
   turn: "int",
   total_reward: "float",
+  shaped_reward: "float",
   reward: "float",
   n_turns: "int",
   stop_reason: "str",

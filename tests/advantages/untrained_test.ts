@@ -24,7 +24,7 @@ function ep(group: string, reward: number, o: Partial<EpisodeOutcome> = {}, turn
     turns: [{
       next_state: [{ role: "user", content: "lower" }],
       evidence: { errors: [] },
-      score: { reward, rl_advantage: 0, trained: trained ?? false },
+      score: { rl_reward: reward, rl_advantage: 0, trained: trained ?? false },
       ...turn,
     }],
     ...o,
@@ -32,7 +32,7 @@ function ep(group: string, reward: number, o: Partial<EpisodeOutcome> = {}, turn
 }
 
 Deno.test("untrained: a group with a trained turn has no cause; neither has its step", () => {
-  const trained = ep("g0", 1, {}, { score: { reward: 1, rl_advantage: 0.5, trained: true } });
+  const trained = ep("g0", 1, {}, { score: { rl_reward: 1, rl_advantage: 0.5, trained: true } });
   assert.equal(explainGroup([trained, ep("g0", 0)]), null);
   assert.equal(explainStep([trained, ep("g0", 0), ep("g1", 1), ep("g1", 1)]), null);
 });
@@ -100,11 +100,21 @@ Deno.test("untrained: no hint, no next state, masked tokens, failed scoring call
     "no hint: no turn has a next state to take a hint from (opd and combine need the reply " +
       "that followed an action)",
   );
-  const masked = { score: { reward: 1, rl_advantage: 0.5, trained: false } };
+  const masked = { score: { rl_reward: 1, rl_advantage: 0.5, trained: false } };
   assert.match(explainGroup([ep("g", 1, {}, masked), ep("g", 0)])!, /^every token masked/);
   const failedCall = { evidence: { hint: null, errors: ["teacher: context length exceeded"] } };
   assert.match(
     explainGroup([ep("g", 0, {}, failedCall), ep("g", 1, {}, failedCall)])!,
     /scoring failed on 2 turns \(teacher: context length exceeded\)/,
   );
+});
+
+Deno.test("untrained: the RL term's reward is read from score.rl_reward, or a version 2 record's score.reward", () => {
+  // Success-only scoring: a near miss (0.89) and a miss (0) both scored 0, a constant group.
+  const scored = (total: number, score: Turn["score"]) => ep("g", total, {}, { score });
+  const v3 = [0.89, 0].map((r) => scored(r, { rl_reward: 0, rl_advantage: 0, trained: false }));
+  const v2 = [0.89, 0].map((r) => scored(r, { reward: 0, rl_advantage: 0, trained: false }));
+  for (const group of [v3, v2]) {
+    assert.match(explainGroup(group)!, /^constant rewards \(every episode 0\)/);
+  }
 });

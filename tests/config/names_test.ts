@@ -5,7 +5,7 @@ import {
   listConfigFields,
   loadTrainConfig,
 } from "../../lib/config/mod.ts";
-import { episodeConcurrency } from "../../lib/trainer/rollout_options.ts";
+import { rolloutSettings } from "../../lib/trainer/prepare.ts";
 
 const file = (text: string) => loadTrainConfig({ file: { path: "run.yaml", text } });
 const refused = async (p: Promise<unknown>, pattern: RegExp) =>
@@ -67,7 +67,11 @@ Deno.test("names: one concurrency setting, as every seed names it", async () => 
   ) {
     const c = await loadTrainConfig(sources);
     assert.equal(c.rollout.max_concurrency, n, JSON.stringify(sources));
-    assert.equal(episodeConcurrency(c), n, "the description is what the trainer does");
+    assert.equal(
+      rolloutSettings(c).collect.maxConcurrency,
+      n,
+      "the description is what the trainer does",
+    );
   }
   // OpenReward's trainer splits the limit over two keys: given together, the lower.
   const both = (a: unknown, b: unknown) =>

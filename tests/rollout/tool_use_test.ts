@@ -117,7 +117,7 @@ Deno.test("tool rollout: a call that does not parse gets a corrective message, c
     bad.nextState[0].content,
     /^Tool call parse error: malformed tool call .*valid JSON\.$/,
   );
-  assert.deepEqual([bad.reward, bad.rewards], [-0.1, [-0.1]]);
+  assert.deepEqual([bad.reward, bad.rewardParts], [-0.1, [-0.1]]);
   assert.deepEqual([ep.invalidToolCalls, ep.failedToolCalls], [1, 1]);
   assert.equal(ep.toolCalls, ep.turns.length);
   // The environment never saw the bad call: the first real guess is the game's first turn.

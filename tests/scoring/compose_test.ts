@@ -118,7 +118,7 @@ Deno.test("compose rl with PRM rewards: the at-least-one rule keeps one 0-scored
   // raw mode: each turn's advantage is its episode's reward (1 and −1). Turn 0 (score 0) is
   // promoted because nothing was kept before it; turn 1 (score 0) is masked; turn 2 is kept.
   assert.deepEqual(trained, [[true, false, true], [true]]);
-  assert.deepEqual(out.groups[0].episodes[0].turns.map((t) => t.score.reward), [0, 0, 1]);
+  assert.deepEqual(out.groups[0].episodes[0].turns.map((t) => t.score.rlReward), [0, 0, 1]);
   assert.deepEqual(out.groups[0].episodes[1].turns[0].advantages, [-1]);
 });
 

@@ -91,7 +91,7 @@ Deno.test("evidence: PRM votes from an OpenAI-compatible judge, every vote recor
     const settings = { ...RL_SETTINGS, rewardSource: "prm" as const };
     assert.deepEqual(evidencePlan(settings), prmOnly);
     const out = composeAdvantages(groups, ev, settings);
-    assert.deepEqual(out.groups[0].episodes.map((e) => e.turns[0].score.reward), [1, 0]);
+    assert.deepEqual(out.groups[0].episodes.map((e) => e.turns[0].score.rlReward), [1, 0]);
     assert.equal(out.metrics["score/prm_eval_score"], 0.5);
   } finally {
     await server.shutdown();

@@ -85,3 +85,13 @@ Deno.test("what-if: opd weights from the stored teacher log-probs; a KL penalty 
     /reference log-probs/,
   );
 });
+
+Deno.test("what-if: a mix group's shaped rewards are stored, so its what-if gives back what was trained", () => {
+  // Shaped rewards that reverse the turn rewards' order: reducing the turn rewards would not.
+  const shaped = [1, 0, 0.5].map((r, i) => ({ ...episode(r), shapedReward: [0, 1, 0.5][i] }));
+  const { records } = recorded(RL_SETTINGS, new Map(), [group("s000001-g000", shaped)]);
+  assert.deepEqual(records.map((r) => r.shaped_reward), [0, 1, 0.5]);
+  const w = whatIf(records, "s000001-g000", RL_SETTINGS);
+  assert.deepEqual(w.episodes.map((e) => e.rlBefore), [[-0.5], [0.5], [0]]);
+  assert.deepEqual(w.episodes.map((e) => e.after), w.episodes.map((e) => e.before));
+});

@@ -9,6 +9,7 @@ import {
 } from "../../lib/scoring/teacher_check.ts";
 import { TrainConfigSchema } from "../../lib/config/mod.ts";
 import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
+import { failureSettings } from "../../lib/trainer/prepare.ts";
 import { group, RL_SETTINGS, turn } from "../rl/fixtures.ts";
 
 const SETTINGS = { negativeFrac: 0.9, steps: 3 };
@@ -83,7 +84,7 @@ Deno.test("worse teacher, fed step by step: the check and the run's failure rule
 
   // StepFailures (lib/trainer/failures.ts) calls the rule with each step's scored groups.
   const cfg = TrainConfigSchema.parse({ scoring: { method: "opd" } });
-  const failures = new StepFailures(cfg);
+  const failures = new StepFailures(failureSettings(cfg));
   const bad = scoredStep([-0.1, -0.2, -0.3], [-2, -3, -4]);
   const taken: Parameters<StepFailures["check"]>[1] = {
     groups: [bad[0].group],
@@ -97,6 +98,6 @@ Deno.test("worse teacher, fed step by step: the check and the run's failure rule
     (e) => e instanceof RunFailedError && /^steps 1-3: the teacher is worse/.test(e.message),
   );
   const good = scoredStep([-0.1, -0.2, -0.3], [-0.05, -0.3, -0.1]);
-  const patient = new StepFailures(cfg);
+  const patient = new StepFailures(failureSettings(cfg));
   for (let step = 1; step <= 5; step++) patient.check(step, taken, null, good);
 });

@@ -48,7 +48,7 @@ class SayASource implements GroupSource {
     signal?: AbortSignal,
   ): Promise<StepGroups | null> {
     const start = performance.now() - this.ctx.t0;
-    const specs = Array.from({ length: this.ctx.cfg.rollout.groups_per_batch }, (_, g) => ({
+    const specs = Array.from({ length: this.ctx.rollouts.groupsPerBatch }, (_, g) => ({
       makeEnv: () => new SayA(),
       envSeed: step * 1000 + g,
       id: `s${step}-g${g}`,
@@ -83,7 +83,11 @@ Deno.test("sources: a source written from scratch trains through train's source 
       service,
       logDir,
       source: ({ prepared, sampler, version, t0 }) =>
-        new SayASource({ cfg: prepared.config, renderer: prepared.renderer, t0 }, sampler, version),
+        new SayASource(
+          { rollouts: prepared.rollouts, renderer: prepared.renderer, t0 },
+          sampler,
+          version,
+        ),
     });
     assert.equal(result.steps, 2);
     assert.equal(result.checkpoint?.kind, "final");

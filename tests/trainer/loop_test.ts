@@ -14,7 +14,7 @@ import { runAgent } from "../../lib/proxy/agent.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { RunFailedError, StepFailures } from "../../lib/trainer/failures.ts";
 import { TrainConfigSchema } from "../../lib/config/mod.ts";
-import { fitToContext } from "../../lib/trainer/mod.ts";
+import { failureSettings, fitToContext } from "../../lib/trainer/mod.ts";
 import { train, type TrainHooks } from "../../lib/train/mod.ts";
 import { readJsonl } from "../../lib/rundir/mod.ts";
 import { tinyConfig, withService } from "./fixtures.ts";
@@ -354,12 +354,10 @@ Deno.test("loop: an abort mid-step stops its rollouts at once; the step is not t
 });
 
 Deno.test("loop: a mix step whose groups all failed stops the run like one whose rollouts all did", () => {
-  const failures = new StepFailures(
-    TrainConfigSchema.parse({
-      pipeline: { max_steps_without_datums: 5 },
-      rollout: { group_size: 4 },
-    }),
-  );
+  const failures = new StepFailures(failureSettings(TrainConfigSchema.parse({
+    pipeline: { max_steps_without_datums: 5 },
+    rollout: { group_size: 4 },
+  })));
   const group = { id: "s000001-g000", envId: "coin", envSeed: 3, tags: ["coin"], episodes: [] };
   const taken = {
     groups: [],

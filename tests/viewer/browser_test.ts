@@ -342,6 +342,8 @@ Deno.test({
           // excluded group with its reason, a failed episode.
           const dir = await fixtureRun(1);
           const judged = record(2, 0, 0, 1);
+          // The RL term's reward was the judge's, not the environment's.
+          judged.turns[0].score.rl_reward = 0.5;
           judged.turns[0].evidence = {
             prm: {
               score: 1,
@@ -362,7 +364,7 @@ Deno.test({
             const r = record(2, 2, e, 0);
             r.turns[0].tokens.advantages = null as never;
             r.turns[0].score = {
-              reward: 0,
+              rl_reward: 0,
               rl_advantage: 0,
               dispatch: null,
               trained: false,
@@ -415,6 +417,10 @@ Deno.test({
           assert.match(ev, /Progress: the guess halves the range\./);
           assert.match(ev, /hint: The number is 5\. \(judge decisions \[1, -1\]\)/);
           assert.match(ev, /error: teacher: context length exceeded/);
+          assert.match(
+            await page.$eval("#pane0 .turn .meta", (e) => e.textContent!),
+            /^turn 0 · reward 1 · RL reward 0\.50* · /,
+          );
         },
       );
       assert.deepEqual(errors, [], "no script errors on any page");

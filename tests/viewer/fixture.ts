@@ -40,7 +40,7 @@ export function record(step: number, g: number, e: number, reward: number, extra
       sampler_version: step - 1,
       evidence: { errors: [] },
       tokens: { ids, logprobs: ids.map(() => -0.1), advantages: ids.map(() => adv) },
-      score: { reward, rl_advantage: adv, dispatch: "rl", trained: true },
+      score: { rl_reward: reward, rl_advantage: adv, dispatch: "rl", trained: true },
     }],
     ...extra,
   };

@@ -23,6 +23,7 @@ Deno.test("episodesToFrame: a row per episode with group, index, reward and toke
     "group",
     "episode",
     "total_reward",
+    "shaped_reward",
     "n_turns",
     "stop_reason",
     "action_tokens",
@@ -38,6 +39,9 @@ Deno.test("episodesToFrame: a row per episode with group, index, reward and toke
   assert.equal(rows[0].total_reward, 1, "a miss (0) then the hidden 5 (1)");
   assert.equal(rows[1].stop_reason, "parse_error");
   assert.equal(rows[1].total_reward, -0.1);
+  assert.deepEqual(rows.map((r) => r.shaped_reward), [null, null, null], "no mix, no shaping");
+  const mixed = episodesToFrame([{ ...groups[1][0], shapedReward: 0.5 }]).toRecords();
+  assert.equal(mixed[0].shaped_reward, 0.5);
   assertClose([rows[1].mean_logprob as number], [-1]);
   // Turn 2's prompt extends turn 1's prompt + action: only its new tokens count.
   const [t1, t2] = two.turns;
