@@ -15,7 +15,9 @@
  *
  * Each arm also gets a per-step breakdown from its spans: rollout, score and train time, the
  * loop's gap between one step's end and the next step's start (recording), forward_backward
- * calls, and how far apart a step's groups arrived (what `stream` can overlap).
+ * calls, and how far apart a step's groups arrived (what `stream` can overlap). Last, the
+ * local learner's cost of a step's datums as one forward_backward and as `stream`'s split
+ * (learnerCallCost): the part of a `stream` step that latency does not explain.
  */
 
 import { loadTrainConfig } from "../lib/config/mod.ts";
@@ -24,6 +26,10 @@ import { ServiceClient } from "../lib/tinker/mod.ts";
 import { train } from "../lib/train/mod.ts";
 import { METRIC, readJsonl, runPath } from "../lib/rundir/mod.ts";
 import type { TimingSpan } from "../lib/viz/mod.ts";
+import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
+import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
+import { LoraSpecSchema } from "../lib/local/model/config.ts";
+import { Rng } from "../lib/util/random.ts";
 
 /** The fixed workload. */
 export const PIPELINE_BENCH = {
@@ -139,6 +145,81 @@ async function runArm(arm: string): Promise<Record<string, number>> {
   }
 }
 
+/**
+ * What a step's forward_backward costs the local learner as one call (sync, async) and as
+ * `num_minibatches` calls over the same datums (stream), each followed by the optim_step,
+ * side by side in alternating order: the workload's model and LoRA rank, one datum per episode
+ * of `tokens` tokens (about a prompt and a reply of this task), cross-entropy.
+ */
+export async function learnerCallCost(
+  { tokens = 40, reps = 6, warmup = 2 } = {},
+): Promise<Record<string, number | number[]>> {
+  const b = PIPELINE_BENCH;
+  const parts = ARMS.stream.num_minibatches as number;
+  const spec = findLocalModel(b.model)!;
+  const learner = await Learner.create({
+    config: spec.config,
+    base: await loadBaseWeights(spec),
+    lora: LoraSpecSchema.parse({ rank: 4 }),
+  });
+  const rng = new Rng(0);
+  const datums: LearnerDatum[] = Array.from({ length: b.groupsPerBatch * b.groupSize }, () => {
+    const toks = Int32Array.from({ length: tokens + 1 }, () => rng.int(spec.config.vocabSize));
+    return {
+      tokens: toks.slice(0, -1),
+      inputs: {
+        target_tokens: { shape: [tokens], data: toks.slice(1) },
+        weights: { shape: [tokens], data: new Float32Array(tokens).fill(1) },
+      },
+    };
+  });
+  const size = Math.ceil(datums.length / parts);
+  const timed = async (calls: LearnerDatum[][]) => {
+    const t0 = performance.now();
+    for (const c of calls) await learner.forwardBackward(c, "cross_entropy", {});
+    await learner.optimStep({ learning_rate: 1e-4 });
+    return performance.now() - t0;
+  };
+  const split = Array.from({ length: parts }, (_, i) => datums.slice(i * size, (i + 1) * size))
+    .filter((c) => c.length > 0);
+  const one: number[] = [], many: number[] = [];
+  const load = Deno.loadavg()[0];
+  try {
+    for (let i = 0; i < warmup + reps; i++) {
+      // Alternating which goes first, since the machine is noisy.
+      let a: number, m: number;
+      if (i % 2 === 0) {
+        a = await timed([datums]);
+        m = await timed(split);
+      } else {
+        m = await timed(split);
+        a = await timed([datums]);
+      }
+      if (i < warmup) continue;
+      one.push(a);
+      many.push(m);
+    }
+  } finally {
+    learner.dispose();
+  }
+  return {
+    datums: datums.length,
+    tokens_per_datum: tokens,
+    calls: split.length,
+    one_call_ms: median(one),
+    split_calls_ms: median(many),
+    split_vs_one: median(many.map((m, i) => m / one[i])),
+    one_call_all_ms: one,
+    split_calls_all_ms: many,
+    load_avg_1m: (load + Deno.loadavg()[0]) / 2,
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b), m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 /** Every arm, `rounds` times in alternating order; medians and ratios to sync. */
 export async function runPipelineBench(log: (m: string) => void): Promise<object> {
   const names = Object.keys(ARMS);
@@ -160,13 +241,16 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
       runs[arm].push(r);
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b), m = Math.floor(s.length / 2);
-    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-  };
   // Ratios within a round (measured minutes apart) are steadier than ratios of medians.
   const vsSync = (n: string, k: string) => runs[n].map((r, i) => r[k] / runs.sync[i][k]);
   const keys = Object.keys(runs.sync[0]);
+  log("pipeline: the learner's cost of one forward_backward vs the stream arm's split");
+  const learnerCalls = await learnerCallCost();
+  log(
+    `  one call ${
+      (learnerCalls.one_call_ms as number).toFixed(0)
+    } ms, ${learnerCalls.calls} calls ${(learnerCalls.split_calls_ms as number).toFixed(0)} ms`,
+  );
   return {
     workload: PIPELINE_BENCH,
     arms: ARMS,
@@ -177,6 +261,7 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
       vs_sync_per_round: vsSync(n, "episodes_per_s"),
       vs_sync: median(vsSync(n, "episodes_per_s")),
     }])),
+    learner_calls: learnerCalls,
     runs,
   };
 }
