@@ -51,9 +51,9 @@ const ARMS: Record<string, Record<string, unknown>> = {
 /**
  * The step loop's measures from a run's spans: over steps 2…N (see the module's doc), episodes
  * per second and the service's busy share; per step, the mean rollout, score and train time,
- * the loop's gap between steps, minibatches (score spans:
- * one forward_backward each that has datums), and the
- * spread of a step's group arrivals (first to last score span start).
+ * the loop's gap between steps, minibatches (score spans), the forward_backward calls they
+ * went out in (the update joins minibatches queued behind a call), and the spread of a step's
+ * group arrivals (first to last score span start).
  */
 export function stepLoopMeasures(
   spans: TimingSpan[],
@@ -84,7 +84,8 @@ export function stepLoopMeasures(
     score_ms: mean((st) => total(of(st, "score"))),
     train_ms: mean((st) => total(of(st, "train"))),
     gap_ms: mean((st) => stepSpan(st).start - stepSpan(steps[steps.indexOf(st) - 1]).end),
-    forward_backward_calls: mean((st) => of(st, "score").length),
+    minibatches: mean((st) => of(st, "score").length),
+    forward_backward_calls: mean((st) => of(st, "forward_backward").length),
     group_arrival_spread_ms: mean((st) => {
       const starts = of(st, "score").map((x) => x.start);
       return Math.max(...starts) - Math.min(...starts);
