@@ -1,9 +1,23 @@
 /**
  * `deno task bench pipeline`: the trainer's execution modes side by side on one fixed RL
- * workload against the local backend with injected latency (150 ms per call, as the cloud adds):
- * episodes per second, and the share of wall time the training service is busy (the sum of the
- * steps' `train` spans, from the first forward_backward sent to the new sampler, over the run's
- * wall time). Rounds alternate the arms' order, since the machine is noisy.
+ * workload against the local backend with injected latency (150 ms per call, as the cloud adds).
+ * Rounds alternate the arms' order, since the machine is noisy; the load average is recorded.
+ *
+ * Two measures per arm:
+ * - **the step loop** (the headline): episodes per second and the share of time the training
+ *   service is busy (the steps' `train` spans, from the first forward_backward sent to the new
+ *   sampler) over steps 2…N, from the end of step 1 to the end of the last step. Step 1 is left
+ *   out because it holds the learner's compilation and, in `async`, the pipeline filling: both
+ *   are once per run, not per step.
+ * - **the whole run**: the same over `train()`'s wall time, set-up and final checkpoint
+ *   included (the held-out evaluation is off: it is the same in every arm and no part of the
+ *   pipeline).
+ *
+ * Each arm also gets a per-step breakdown from its spans: rollout, score and train time, the
+ * loop's gap between one step's end and the next step's start (recording), forward_backward
+ * calls, and how far apart a step's groups arrived (what `stream` can overlap). Last, the
+ * local learner's cost of a step's datums as one forward_backward and as `stream`'s split
+ * (learnerCallCost): the part of a `stream` step that latency does not explain.
  */
 
 import { loadTrainConfig } from "../lib/config/mod.ts";
@@ -12,6 +26,10 @@ import { ServiceClient } from "../lib/tinker/mod.ts";
 import { train } from "../lib/train/mod.ts";
 import { METRIC, readJsonl, runPath } from "../lib/rundir/mod.ts";
 import type { TimingSpan } from "../lib/viz/mod.ts";
+import { Learner, type LearnerDatum } from "../lib/local/train/mod.ts";
+import { findLocalModel, loadBaseWeights } from "../lib/local/models.ts";
+import { LoraSpecSchema } from "../lib/local/model/config.ts";
+import { Rng } from "../lib/util/random.ts";
 
 /** The fixed workload. */
 export const PIPELINE_BENCH = {
@@ -30,9 +48,55 @@ const ARMS: Record<string, Record<string, unknown>> = {
   async: { execution: "async", max_steps_off_policy: 1 },
 };
 
-/** One arm's run: wall time, episodes, and how busy training kept the service. */
+/**
+ * The step loop's measures from a run's spans: over steps 2…N (see the module's doc), episodes
+ * per second and the service's busy share; per step, the mean rollout, score and train time,
+ * the loop's gap between steps, minibatches (score spans), the forward_backward calls they
+ * went out in (the update joins minibatches queued behind a call), and the spread of a step's
+ * group arrivals (first to last score span start).
+ */
+export function stepLoopMeasures(
+  spans: TimingSpan[],
+  episodesPerStep: number,
+): Record<string, number> {
+  const steps = [...new Set(spans.map((s) => s.step))].sort((a, b) => a - b);
+  const of = (step: number, name: string | RegExp) =>
+    spans.filter((s) =>
+      s.step === step && (typeof name === "string" ? s.name === name : name.test(s.name))
+    );
+  const total = (xs: TimingSpan[]) => xs.reduce((a, s) => a + s.end - s.start, 0);
+  const stepSpan = (step: number) => of(step, "step")[0];
+  const later = steps.slice(1);
+  if (later.length === 0) throw new Error("pipeline bench: the step loop needs 2 steps or more");
+  const wall = stepSpan(steps.at(-1)!).end - stepSpan(steps[0]).end;
+  const mean = (f: (step: number) => number) =>
+    later.reduce((a, st) => a + f(st), 0) / later.length;
+  return {
+    loop_wall_s: wall / 1000,
+    loop_episodes_per_s: (episodesPerStep * later.length) / (wall / 1000),
+    loop_service_busy_frac: later.reduce((a, st) => a + total(of(st, "train")), 0) / wall,
+    step_ms: wall / later.length,
+    rollout_ms: mean((st) => {
+      // async groups play before their step starts: their own spans, merged per step.
+      const r = of(st, /^rollout/);
+      return r.length ? Math.max(...r.map((x) => x.end)) - Math.min(...r.map((x) => x.start)) : 0;
+    }),
+    score_ms: mean((st) => total(of(st, "score"))),
+    train_ms: mean((st) => total(of(st, "train"))),
+    gap_ms: mean((st) => stepSpan(st).start - stepSpan(steps[steps.indexOf(st) - 1]).end),
+    minibatches: mean((st) => of(st, "score").length),
+    forward_backward_calls: mean((st) => of(st, "forward_backward").length),
+    group_arrival_spread_ms: mean((st) => {
+      const starts = of(st, "score").map((x) => x.start);
+      return Math.max(...starts) - Math.min(...starts);
+    }),
+  };
+}
+
+/** One arm's run: the step loop's measures, and the whole run's. */
 async function runArm(arm: string): Promise<Record<string, number>> {
   const b = PIPELINE_BENCH;
+  const load = Deno.loadavg()[0];
   const server = await startLocalServer({
     dataDir: await Deno.makeTempDir({ prefix: "tb-bench-pipe-" }),
     faults: { latencyMs: [b.latencyMs, b.latencyMs] },
@@ -52,6 +116,7 @@ async function runArm(arm: string): Promise<Record<string, number>> {
         lora_rank: 4,
         save_every: 0,
         seed: 1,
+        "eval.episodes": 0,
         ...ARMS[arm],
       },
     });
@@ -65,6 +130,7 @@ async function runArm(arm: string): Promise<Record<string, number>> {
     );
     const episodes = run.history.reduce((a, m) => a + m[METRIC.totalEpisodes], 0);
     return {
+      ...stepLoopMeasures(spans, b.groupsPerBatch * b.groupSize),
       wall_s: wall,
       episodes,
       episodes_per_s: episodes / wall,
@@ -72,11 +138,87 @@ async function runArm(arm: string): Promise<Record<string, number>> {
       off_policy_max: Math.max(...run.history.map((m) => m["async/off_policy_max"] ?? 0)),
       requeued: run.history.reduce((a, m) => a + (m["async/requeued"] ?? 0), 0),
       final_reward: run.history.at(-1)![METRIC.reward],
+      load_avg_1m: (load + Deno.loadavg()[0]) / 2,
     };
   } finally {
     service.close();
     await server.close();
   }
+}
+
+/**
+ * What a step's forward_backward costs the local learner as one call (sync, async) and as
+ * `num_minibatches` calls over the same datums (stream), each followed by the optim_step,
+ * side by side in alternating order: the workload's model and LoRA rank, one datum per episode
+ * of `tokens` tokens (about a prompt and a reply of this task), cross-entropy.
+ */
+export async function learnerCallCost(
+  { tokens = 40, reps = 6, warmup = 2 } = {},
+): Promise<Record<string, number | number[]>> {
+  const b = PIPELINE_BENCH;
+  const parts = ARMS.stream.num_minibatches as number;
+  const spec = findLocalModel(b.model)!;
+  const learner = await Learner.create({
+    config: spec.config,
+    base: await loadBaseWeights(spec),
+    lora: LoraSpecSchema.parse({ rank: 4 }),
+  });
+  const rng = new Rng(0);
+  const datums: LearnerDatum[] = Array.from({ length: b.groupsPerBatch * b.groupSize }, () => {
+    const toks = Int32Array.from({ length: tokens + 1 }, () => rng.int(spec.config.vocabSize));
+    return {
+      tokens: toks.slice(0, -1),
+      inputs: {
+        target_tokens: { shape: [tokens], data: toks.slice(1) },
+        weights: { shape: [tokens], data: new Float32Array(tokens).fill(1) },
+      },
+    };
+  });
+  const size = Math.ceil(datums.length / parts);
+  const timed = async (calls: LearnerDatum[][]) => {
+    const t0 = performance.now();
+    for (const c of calls) await learner.forwardBackward(c, "cross_entropy", {});
+    await learner.optimStep({ learning_rate: 1e-4 });
+    return performance.now() - t0;
+  };
+  const split = Array.from({ length: parts }, (_, i) => datums.slice(i * size, (i + 1) * size))
+    .filter((c) => c.length > 0);
+  const one: number[] = [], many: number[] = [];
+  const load = Deno.loadavg()[0];
+  try {
+    for (let i = 0; i < warmup + reps; i++) {
+      // Alternating which goes first, since the machine is noisy.
+      let a: number, m: number;
+      if (i % 2 === 0) {
+        a = await timed([datums]);
+        m = await timed(split);
+      } else {
+        m = await timed(split);
+        a = await timed([datums]);
+      }
+      if (i < warmup) continue;
+      one.push(a);
+      many.push(m);
+    }
+  } finally {
+    learner.dispose();
+  }
+  return {
+    datums: datums.length,
+    tokens_per_datum: tokens,
+    calls: split.length,
+    one_call_ms: median(one),
+    split_calls_ms: median(many),
+    split_vs_one: median(many.map((m, i) => m / one[i])),
+    one_call_all_ms: one,
+    split_calls_all_ms: many,
+    load_avg_1m: (load + Deno.loadavg()[0]) / 2,
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b), m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Every arm, `rounds` times in alternating order; medians and ratios to sync. */
@@ -91,32 +233,36 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
       log(`pipeline round ${round + 1}: ${arm}`);
       const r = await runArm(arm);
       log(
-        `  ${r.episodes_per_s.toFixed(2)} episodes/s, service busy ${
-          (100 * r.service_busy_frac).toFixed(0)
-        } %, off-policy max ${r.off_policy_max}`,
+        `  step loop ${r.loop_episodes_per_s.toFixed(2)} episodes/s, service busy ${
+          (100 * r.loop_service_busy_frac).toFixed(0)
+        } %; whole run ${
+          r.episodes_per_s.toFixed(2)
+        } episodes/s; off-policy max ${r.off_policy_max}; load ${r.load_avg_1m.toFixed(1)}`,
       );
       runs[arm].push(r);
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b), m = Math.floor(s.length / 2);
-    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-  };
-  const summary = Object.fromEntries(names.map((n) => [n, {
-    episodes_per_s: median(runs[n].map((r) => r.episodes_per_s)),
-    service_busy_frac: median(runs[n].map((r) => r.service_busy_frac)),
-  }]));
   // Ratios within a round (measured minutes apart) are steadier than ratios of medians.
-  const vsSync = (n: string) =>
-    runs[n].map((r, i) => r.episodes_per_s / runs.sync[i].episodes_per_s);
+  const vsSync = (n: string, k: string) => runs[n].map((r, i) => r[k] / runs.sync[i][k]);
+  const keys = Object.keys(runs.sync[0]);
+  log("pipeline: the learner's cost of one forward_backward vs the stream arm's split");
+  const learnerCalls = await learnerCallCost();
+  log(
+    `  one call ${
+      (learnerCalls.one_call_ms as number).toFixed(0)
+    } ms, ${learnerCalls.calls} calls ${(learnerCalls.split_calls_ms as number).toFixed(0)} ms`,
+  );
   return {
     workload: PIPELINE_BENCH,
     arms: ARMS,
-    summary: Object.fromEntries(
-      names.map((
-        n,
-      ) => [n, { ...summary[n], vs_sync_per_round: vsSync(n), vs_sync: median(vsSync(n)) }]),
-    ),
+    summary: Object.fromEntries(names.map((n) => [n, {
+      ...Object.fromEntries(keys.map((k) => [k, median(runs[n].map((r) => r[k]))])),
+      loop_vs_sync_per_round: vsSync(n, "loop_episodes_per_s"),
+      loop_vs_sync: median(vsSync(n, "loop_episodes_per_s")),
+      vs_sync_per_round: vsSync(n, "episodes_per_s"),
+      vs_sync: median(vsSync(n, "episodes_per_s")),
+    }])),
+    learner_calls: learnerCalls,
     runs,
   };
 }

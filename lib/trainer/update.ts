@@ -3,7 +3,7 @@
  * (evidence, then composition) and its forward_backward submitted as soon as it is ready; then
  * the optimizer step, further epochs over the whole batch, and the next sampler's save, all
  * pipelined (submitted together, awaited once). `sync` and `async` steps are one minibatch;
- * `stream` steps several.
+ * `stream` steps several, joined into as few forward_backward calls as their timing allows.
  *
  * @module
  */
@@ -53,10 +53,10 @@ export interface UpdateContext {
   t0: number;
 }
 
-interface Minibatch {
-  composed: ComposedBatch;
+/** One forward_backward of the step's first epoch: the datums it carried, paired with its output. */
+interface Call {
   datums: Datum[];
-  fb: Promise<ForwardBackwardOutput> | null;
+  fb: Promise<ForwardBackwardOutput>;
 }
 
 /** What a finished update gives the trainer. */
@@ -73,12 +73,33 @@ export interface UpdateResult {
   spans: { name: string; start: number; end: number }[];
 }
 
-/** A step's update, fed minibatch by minibatch. */
+/** How long a step's first forward_backward waits for more minibatches to join it, in ms. */
+export const JOIN_MS = 50;
+
+/**
+ * A step's update, fed minibatch by minibatch.
+ *
+ * At most one forward_backward of a step is in flight. Minibatches scored while one is queue,
+ * and go out together as one call when it returns. The step's first call waits up to
+ * {@link JOIN_MS} for more minibatches, or until the last one is in ({@link finish}). Why: on a
+ * one-turn task a step's groups arrive within 2 to 22 ms of each other, and a call per
+ * minibatch cost the local learner twice one call of the same datums, plus a round trip each
+ * (docs/learner.md); the wait costs a step at most a fraction of one such round trip. Joining them changes no update: gradients add up across calls until the
+ * step's one optim_step (the loss is a sum), so one call of the queued datums gives the same
+ * gradient up to float rounding (tests/trainer/update_test.ts checks it on the local backend).
+ * A call still starts on the first groups while the rest play, so streaming keeps its overlap.
+ */
 export class StepUpdate {
   readonly #ctx: UpdateContext;
-  readonly #minibatches: Promise<Minibatch>[] = [];
-  /** Serializes submissions, so forward_backward calls go out in minibatch order. */
-  #chain: Promise<unknown> = Promise.resolve();
+  /** Every minibatch's composition, in the order they were added. */
+  readonly #composed: Promise<ComposedBatch>[] = [];
+  /** Scored minibatches' datums waiting for the call in flight to return. */
+  readonly #queue: Datum[][] = [];
+  readonly #calls: Call[] = [];
+  /** The call in flight (or the first call's wait), settled once the next call (if any) went out. */
+  #inFlight: Promise<void> | null = null;
+  /** Ends the first call's wait early (all minibatches are in); null once it ended. */
+  #endJoin: (() => void) | null = null;
   readonly #spans: UpdateResult["spans"] = [];
   #trainStart: number | null = null;
 
@@ -88,43 +109,69 @@ export class StepUpdate {
 
   /**
    * Scores a minibatch of groups (gathering their evidence, unless the source gathered it
-   * already) and submits its forward_backward.
+   * already) and submits its forward_backward, joined with any other minibatch still queued.
    */
   add(groups: EpisodeGroup[], gathered?: EvidenceByTurn): void {
     const c = this.#ctx;
     const start = performance.now() - c.t0;
-    this.#submit((async () => {
+    const composing = (async () => {
       const evidence = gathered ?? await gatherEvidence(groups, c.plan, c.sources);
       const composed = composeAdvantages(groups, evidence, c.method);
       this.#spans.push({ name: "score", start, end: performance.now() - c.t0 });
+      const datums = scoredGroupsToDatums(composed.groups);
+      if (datums.length > 0) {
+        this.#queue.push(datums);
+        this.#send();
+      }
       return composed;
-    })());
+    })();
+    // A failed scoring surfaces in finish(); this keeps it from being unhandled meanwhile.
+    composing.catch(() => {});
+    this.#composed.push(composing);
   }
 
-  #submit(composing: Promise<ComposedBatch>): void {
+  /** Sends every queued minibatch as one forward_backward, unless a call is in flight. */
+  #send(): void {
+    if (this.#inFlight !== null || this.#queue.length === 0) return;
+    if (this.#calls.length === 0 && this.#endJoin === null) {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      const timer = setTimeout(resolve, JOIN_MS);
+      this.#endJoin = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#inFlight = promise.then(() => {
+        this.#inFlight = null;
+        this.#send();
+      });
+      return;
+    }
     const c = this.#ctx;
-    const scored = composing.then((composed) => ({
-      composed,
-      datums: scoredGroupsToDatums(composed.groups),
-    }));
-    const mb = this.#chain.then(() => scored).then(({ composed, datums }): Minibatch => {
-      if (datums.length === 0) return { composed, datums, fb: null };
-      this.#trainStart ??= performance.now() - c.t0;
-      const { lossFn, lossFnConfig } = c.optimizer;
-      const fb = c.training.forwardBackward(datums, lossFn, lossFnConfig).result();
-      return { composed, datums, fb };
+    const datums = this.#queue.splice(0).flat();
+    const sent = performance.now() - c.t0;
+    this.#trainStart ??= sent;
+    const { lossFn, lossFnConfig } = c.optimizer;
+    const fb = c.training.forwardBackward(datums, lossFn, lossFnConfig).result();
+    this.#calls.push({ datums, fb });
+    this.#inFlight = fb.then(() => {}, () => {}).then(() => {
+      this.#spans.push({ name: "forward_backward", start: sent, end: performance.now() - c.t0 });
+      this.#inFlight = null;
+      this.#send();
     });
-    this.#chain = mb.catch(() => {});
-    this.#minibatches.push(mb);
   }
 
   /** Submits the optimizer step (and further epochs), then waits for the new sampler. */
   async finish(): Promise<UpdateResult> {
     const c = this.#ctx;
-    const mbs = await Promise.all(this.#minibatches);
-    const datums = mbs.flatMap((m) => m.datums);
-    const groups = mbs.flatMap((m) => m.composed.groups);
-    const composed = mergeComposed(mbs.map((m) => m.composed), groups);
+    const parts = await Promise.all(this.#composed);
+    // Every minibatch is in: the first call waits no longer; the rest go out when the call in
+    // flight returns.
+    this.#endJoin?.();
+    while (this.#queue.length > 0) await this.#inFlight;
+    const calls = this.#calls;
+    const datums = calls.flatMap((m) => m.datums);
+    const groups = parts.flatMap((p) => p.groups);
+    const composed = mergeComposed(parts, groups);
     const metrics: Record<string, number> = {};
     let sampler: SamplingClient | null = null;
     if (datums.length > 0) {
@@ -138,13 +185,12 @@ export class StepUpdate {
         later.push(c.training.optimStep(adam).result());
       }
       const next = c.training.saveWeightsAndGetSamplingClient().result();
-      const fbs = await Promise.all(mbs.filter((m) => m.fb).map((m) => m.fb!));
+      const fbs = await Promise.all(calls.map((m) => m.fb));
       await Promise.all(later);
       // The first epoch's passes saw the weights that sampled: their drift is the sampler's.
-      const withFb = mbs.filter((m) => m.fb);
       Object.assign(
         metrics,
-        klMetrics(withFb.flatMap((m) => m.datums), {
+        klMetrics(datums, {
           ...fbs[0],
           loss_fn_outputs: fbs.flatMap((f) => f.loss_fn_outputs),
         }),
