@@ -12,6 +12,7 @@
  */
 
 import { join } from "node:path";
+import { assert } from "../assert.ts";
 import { readJsonl } from "../../lib/rundir/mod.ts";
 import { type Train, train } from "../proxy/train_process.ts";
 
@@ -171,6 +172,38 @@ export async function readAgentRun(dir: string): Promise<AgentRunRecords> {
     turns: (await readJsonl(join(dir, "records", "conversations.jsonl"))) as never,
     metrics: (await readJsonl(join(dir, "metrics.jsonl"))) as never,
   };
+}
+
+/**
+ * What every CLI's test checks once the CLI is done: the run ended cleanly, both turns of the one
+ * session landed in its records, the first (rewarded by the second request) trained, and a cut
+ * prompt says so on the turn and in the metrics. Logs the measured line.
+ */
+export async function assertSessionTrained(
+  run: AgentRun,
+  log: string,
+  name: string,
+  t0: number,
+): Promise<void> {
+  const out = await run.output;
+  assert.equal(out.code, 0, out.stderr);
+  const { turns, metrics } = await readAgentRun(run.dir);
+  const main = turns.filter((t) => t.turn_type === "main");
+  assert.equal(main.length, 2, "both turns landed in the run's records");
+  assert.equal(new Set(main.map((t) => t.session_id)).size, 1, "one session");
+  const trained = main.find((t) => t.turn_index === 0)!;
+  assert.equal(trained.status, "trained", JSON.stringify(trained));
+  assert.equal(trained.reward, 1);
+  assert.ok(metrics[0]["train/datums"] > 0, `the run trained on ${name}'s turn`);
+  if (AGENT_TRUNCATE) {
+    assert.ok((trained.truncated_tokens ?? 0) > 0, "the cut is recorded on the turn");
+    assert.ok(metrics[0]["proxy/truncated_tokens"] > 0);
+  }
+  console.log(
+    `${log}: ${main.length} turns, datums ${metrics[0]["train/datums"]}, prompt ` +
+      `${trained.prompt_tokens} tokens (+${trained.truncated_tokens ?? 0} cut), ` +
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 /**

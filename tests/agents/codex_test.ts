@@ -11,9 +11,8 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import {
   AGENT_MODEL,
-  AGENT_TRUNCATE,
+  assertSessionTrained,
   installAgentClis,
-  readAgentRun,
   runCli,
   withAgentRun,
 } from "./clis.ts";
@@ -90,25 +89,7 @@ apps = false
       assert.equal(second.code, 0, `codex turn 2: ${second.stderr}\n${second.stdout}`);
       assert.match(second.stdout, /"type":"turn.completed"/);
 
-      const out = await run.output;
-      assert.equal(out.code, 0, out.stderr);
-      const { turns, metrics } = await readAgentRun(run.dir);
-      const main = turns.filter((t) => t.turn_type === "main");
-      assert.equal(main.length, 2, "both turns landed in the run's records");
-      assert.equal(new Set(main.map((t) => t.session_id)).size, 1, "one session");
-      const trained = main.find((t) => t.turn_index === 0)!;
-      assert.equal(trained.status, "trained", JSON.stringify(trained));
-      assert.equal(trained.reward, 1);
-      assert.ok(metrics[0]["train/datums"] > 0, "the run trained on Codex's turn");
-      if (AGENT_TRUNCATE) {
-        assert.ok((trained.truncated_tokens ?? 0) > 0, "the cut is recorded on the turn");
-        assert.ok(metrics[0]["proxy/truncated_tokens"] > 0);
-      }
-      console.log(
-        `codex: ${main.length} turns, datums ${metrics[0]["train/datums"]}, prompt ` +
-          `${trained.prompt_tokens} tokens (+${trained.truncated_tokens ?? 0} cut), ` +
-          `${((performance.now() - t0) / 1000).toFixed(1)} s`,
-      );
+      await assertSessionTrained(run, "codex", "Codex", t0);
     });
   },
 });
