@@ -19,6 +19,7 @@
 
 import { z } from "zod";
 import { formatZodError } from "../util/zod.ts";
+import { concatBytes } from "./body.ts";
 
 /** The limits every server enforces; each one is a setting with its range, written once. */
 export const ConnectionLimitsSchema = z.object({
@@ -228,16 +229,6 @@ const MAX_HEADER_BYTES = 64 * 1024;
 const END_OF_HEADERS = [13, 10, 13, 10];
 const DECODER = new TextDecoder();
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /**
  * Follows a connection's requests as the client sends them, just enough to know when one's
  * headers are awaited (the header timeout runs) and when a whole request waits for its answer
@@ -358,7 +349,7 @@ export class RequestTracker {
       this.#matched = b === END_OF_HEADERS[this.#matched] ? this.#matched + 1 : b === 13 ? 1 : 0;
       if (this.#matched === 4) {
         this.#header.push(chunk.subarray(from, i));
-        const head = this.#header.length === 1 ? this.#header[0] : concat(this.#header);
+        const head = this.#header.length === 1 ? this.#header[0] : concatBytes(this.#header);
         this.#header = [];
         this.#headerBytes = 0;
         this.#matched = 0;
