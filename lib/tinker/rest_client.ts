@@ -11,10 +11,14 @@ import {
   CheckpointSchema,
   CursorSchema,
   parseTinkerPath,
+  type TrainingRun,
   TrainingRunSchema,
   WeightsInfoResponseSchema,
 } from "../protocol/mod.ts";
 import type { TinkerHttp } from "./http.ts";
+
+/** One training run (the protocol's type, named by the client's signatures). */
+export type { TrainingRun };
 
 const TrainingRunsSchema: z.ZodObject<{
   training_runs: z.ZodArray<typeof TrainingRunSchema>;
@@ -50,8 +54,6 @@ const Empty = z.unknown();
 export type TrainingRunsPage = z.infer<typeof TrainingRunsSchema>;
 /** A page of checkpoints. */
 export type CheckpointsPage = z.infer<typeof CheckpointsSchema>;
-/** One training run. */
-export type TrainingRun = z.infer<typeof TrainingRunSchema>;
 /** Session ids. */
 export type SessionsPage = z.infer<typeof SessionsSchema>;
 /** What a session created. */
