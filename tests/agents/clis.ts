@@ -175,6 +175,36 @@ export async function readAgentRun(dir: string): Promise<AgentRunRecords> {
 }
 
 /**
+ * One CLI's test: the CLIs installed (skipped with the reason when npm cannot install them), a
+ * training run on the proxy started, `drive` run against its URL (the CLI's session, the second
+ * request rewarding the first), then {@link assertSessionTrained}.
+ */
+export async function agentTest(
+  log: string,
+  name: string,
+  title: string,
+  drive: (run: AgentRun, url: string, clis: AgentClis) => Promise<void>,
+): Promise<void> {
+  const clis = await installAgentClis();
+  if ("skip" in clis) console.warn(`agents/${log}: skipped: ${clis.skip}`);
+  Deno.test({
+    name: title,
+    ignore: "skip" in clis,
+    sanitizeResources: false,
+    async fn() {
+      if ("skip" in clis) return;
+      const t0 = performance.now();
+      await withAgentRun(log, async (run) => {
+        const url = await run.url;
+        assert.ok(url, "the proxy listens");
+        await drive(run, url, clis);
+        await assertSessionTrained(run, log, name, t0);
+      });
+    },
+  });
+}
+
+/**
  * What every CLI's test checks once the CLI is done: the run ended cleanly, both turns of the one
  * session landed in its records, the first (rewarded by the second request) trained, and a cut
  * prompt says so on the turn and in the metrics. Logs the measured line.

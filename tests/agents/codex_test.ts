@@ -9,36 +9,21 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import {
-  AGENT_MODEL,
-  assertSessionTrained,
-  installAgentClis,
-  runCli,
-  withAgentRun,
-} from "./clis.ts";
+import { AGENT_MODEL, agentTest, runCli } from "./clis.ts";
 
-const clis = await installAgentClis();
-if ("skip" in clis) console.warn(`agents/codex: skipped: ${clis.skip}`);
-
-Deno.test({
-  name:
-    `agents: Codex (Responses API) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
-  ignore: "skip" in clis,
-  sanitizeResources: false,
-  async fn() {
-    if ("skip" in clis) return;
-    const t0 = performance.now();
-    await withAgentRun("codex", async (run) => {
-      const url = await run.url;
-      assert.ok(url, "the proxy listens");
-      const home = join(run.home, "codex-home");
-      const codexHome = join(run.home, "codex");
-      const work = join(run.home, "work");
-      for (const d of [home, codexHome, work]) await Deno.mkdir(d, { recursive: true });
-      // The settings docs/proxy.md gives (Codex's own config keys), pointed at this run's proxy.
-      await Deno.writeTextFile(
-        join(codexHome, "config.toml"),
-        `model = "${AGENT_MODEL}"
+await agentTest(
+  "codex",
+  "Codex",
+  `agents: Codex (Responses API) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
+  async (run, url, clis) => {
+    const home = join(run.home, "codex-home");
+    const codexHome = join(run.home, "codex");
+    const work = join(run.home, "work");
+    for (const d of [home, codexHome, work]) await Deno.mkdir(d, { recursive: true });
+    // The settings docs/proxy.md gives (Codex's own config keys), pointed at this run's proxy.
+    await Deno.writeTextFile(
+      join(codexHome, "config.toml"),
+      `model = "${AGENT_MODEL}"
 model_provider = "tb"
 approval_policy = "never"
 sandbox_mode = "read-only"
@@ -62,34 +47,31 @@ plugins = false
 remote_plugin = false
 apps = false
 `,
-      );
-      const env = {
-        PATH: `${clis.nodeBin}:/usr/bin:/bin`,
-        HOME: home,
-        CODEX_HOME: codexHome,
-        TB_API_KEY: "none",
-      };
-      const codex = [
-        clis.bin("codex"),
-        "exec",
-        "--strict-config",
-        "--skip-git-repo-check",
-        "--json",
-      ];
-      const first = await runCli("node", [...codex, "Say hello in one word."], { env, cwd: work });
-      assert.equal(first.code, 0, `codex turn 1: ${first.stderr}\n${first.stdout}`);
-      const thread = /"thread_id":"([^"]+)"/.exec(first.stdout)?.[1];
-      assert.ok(thread, `codex printed its thread id: ${first.stdout}`);
-      assert.match(first.stdout, /"type":"turn.completed"/);
-      // The second turn's request rewards the first (X-Turn-Reward: 1 from Codex's own setting).
-      const second = await runCli("node", [...codex, "resume", thread, "Now say bye."], {
-        env: { ...env, TB_TURN_REWARD: "1" },
-        cwd: work,
-      });
-      assert.equal(second.code, 0, `codex turn 2: ${second.stderr}\n${second.stdout}`);
-      assert.match(second.stdout, /"type":"turn.completed"/);
-
-      await assertSessionTrained(run, "codex", "Codex", t0);
+    );
+    const env = {
+      PATH: `${clis.nodeBin}:/usr/bin:/bin`,
+      HOME: home,
+      CODEX_HOME: codexHome,
+      TB_API_KEY: "none",
+    };
+    const codex = [
+      clis.bin("codex"),
+      "exec",
+      "--strict-config",
+      "--skip-git-repo-check",
+      "--json",
+    ];
+    const first = await runCli("node", [...codex, "Say hello in one word."], { env, cwd: work });
+    assert.equal(first.code, 0, `codex turn 1: ${first.stderr}\n${first.stdout}`);
+    const thread = /"thread_id":"([^"]+)"/.exec(first.stdout)?.[1];
+    assert.ok(thread, `codex printed its thread id: ${first.stdout}`);
+    assert.match(first.stdout, /"type":"turn.completed"/);
+    // The second turn's request rewards the first (X-Turn-Reward: 1 from Codex's own setting).
+    const second = await runCli("node", [...codex, "resume", thread, "Now say bye."], {
+      env: { ...env, TB_TURN_REWARD: "1" },
+      cwd: work,
     });
+    assert.equal(second.code, 0, `codex turn 2: ${second.stderr}\n${second.stdout}`);
+    assert.match(second.stdout, /"type":"turn.completed"/);
   },
-});
+);

@@ -10,16 +10,7 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import {
-  AGENT_MODEL,
-  assertSessionTrained,
-  installAgentClis,
-  runCli,
-  withAgentRun,
-} from "./clis.ts";
-
-const clis = await installAgentClis();
-if ("skip" in clis) console.warn(`agents/openclaw: skipped: ${clis.skip}`);
+import { AGENT_MODEL, agentTest, runCli } from "./clis.ts";
 
 /**
  * OpenClaw's own start-up before it sends its request (workspace, plugins, its SQLite state) took
@@ -52,53 +43,44 @@ function config(url: string, headers: Record<string, string>): string {
   });
 }
 
-Deno.test({
-  name:
-    `agents: OpenClaw (chat completions) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
-  ignore: "skip" in clis,
-  sanitizeResources: false,
-  async fn() {
-    if ("skip" in clis) return;
-    const t0 = performance.now();
-    await withAgentRun("openclaw", async (run) => {
-      const url = await run.url;
-      assert.ok(url, "the proxy listens");
-      const home = join(run.home, "openclaw-home");
-      const work = join(run.home, "work");
-      for (const d of [home, work]) await Deno.mkdir(d, { recursive: true });
-      const cfg = join(run.home, "openclaw.json5");
-      const env = {
-        PATH: `${clis.nodeBin}:/usr/bin:/bin`,
-        HOME: home,
-        OPENCLAW_CONFIG_PATH: cfg,
-      };
-      const openclaw = clis.bin("openclaw");
-      const turn = (text: string) => [
-        "agent",
-        "--local",
-        "--session-id",
-        "tb-test",
-        "--message",
-        text,
-        "--json",
-      ];
-      await Deno.writeTextFile(cfg, config(url, {}));
-      const first = await runCli(openclaw, turn("Say hello in one word."), {
-        env,
-        cwd: work,
-        timeoutMs: OPENCLAW_TURN_MS,
-      });
-      assert.equal(first.code, 0, `openclaw turn 1: ${first.stderr}\n${first.stdout}`);
-      // The second turn's request rewards the first (X-Turn-Reward: 1, the provider's headers).
-      await Deno.writeTextFile(cfg, config(url, { "X-Turn-Reward": "1" }));
-      const second = await runCli(openclaw, turn("Now say bye."), {
-        env,
-        cwd: work,
-        timeoutMs: OPENCLAW_TURN_MS,
-      });
-      assert.equal(second.code, 0, `openclaw turn 2: ${second.stderr}\n${second.stdout}`);
-
-      await assertSessionTrained(run, "openclaw", "OpenClaw", t0);
+await agentTest(
+  "openclaw",
+  "OpenClaw",
+  `agents: OpenClaw (chat completions) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
+  async (run, url, clis) => {
+    const home = join(run.home, "openclaw-home");
+    const work = join(run.home, "work");
+    for (const d of [home, work]) await Deno.mkdir(d, { recursive: true });
+    const cfg = join(run.home, "openclaw.json5");
+    const env = {
+      PATH: `${clis.nodeBin}:/usr/bin:/bin`,
+      HOME: home,
+      OPENCLAW_CONFIG_PATH: cfg,
+    };
+    const openclaw = clis.bin("openclaw");
+    const turn = (text: string) => [
+      "agent",
+      "--local",
+      "--session-id",
+      "tb-test",
+      "--message",
+      text,
+      "--json",
+    ];
+    await Deno.writeTextFile(cfg, config(url, {}));
+    const first = await runCli(openclaw, turn("Say hello in one word."), {
+      env,
+      cwd: work,
+      timeoutMs: OPENCLAW_TURN_MS,
     });
+    assert.equal(first.code, 0, `openclaw turn 1: ${first.stderr}\n${first.stdout}`);
+    // The second turn's request rewards the first (X-Turn-Reward: 1, the provider's headers).
+    await Deno.writeTextFile(cfg, config(url, { "X-Turn-Reward": "1" }));
+    const second = await runCli(openclaw, turn("Now say bye."), {
+      env,
+      cwd: work,
+      timeoutMs: OPENCLAW_TURN_MS,
+    });
+    assert.equal(second.code, 0, `openclaw turn 2: ${second.stderr}\n${second.stdout}`);
   },
-});
+);

@@ -10,16 +10,7 @@
 
 import { join } from "node:path";
 import { assert } from "../assert.ts";
-import {
-  AGENT_MODEL,
-  assertSessionTrained,
-  installAgentClis,
-  runCli,
-  withAgentRun,
-} from "./clis.ts";
-
-const clis = await installAgentClis();
-if ("skip" in clis) console.warn(`agents/pi: skipped: ${clis.skip}`);
+import { AGENT_MODEL, agentTest, runCli } from "./clis.ts";
 
 /** pi's `models.json`: the proxy as a custom provider (docs/proxy.md), with extra headers. */
 function modelsJson(url: string, headers: Record<string, string>): string {
@@ -36,43 +27,34 @@ function modelsJson(url: string, headers: Record<string, string>): string {
   });
 }
 
-Deno.test({
-  name:
-    `agents: pi (chat completions) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
-  ignore: "skip" in clis,
-  sanitizeResources: false,
-  async fn() {
-    if ("skip" in clis) return;
-    const t0 = performance.now();
-    await withAgentRun("pi", async (run) => {
-      const url = await run.url;
-      assert.ok(url, "the proxy listens");
-      const home = join(run.home, "pi-home");
-      const agentDir = join(run.home, "pi-agent");
-      const sessions = join(run.home, "pi-sessions");
-      const work = join(run.home, "work");
-      for (const d of [home, agentDir, sessions, work]) await Deno.mkdir(d, { recursive: true });
-      const env = {
-        PATH: `${clis.nodeBin}:/usr/bin:/bin`,
-        HOME: home,
-        PI_CODING_AGENT_DIR: agentDir,
-        PI_OFFLINE: "1",
-        PI_SKIP_VERSION_CHECK: "1",
-      };
-      const pi = clis.bin("pi");
-      const opts = ["--provider", "tinkerbench", "--model", AGENT_MODEL, "--session-dir", sessions];
-      await Deno.writeTextFile(join(agentDir, "models.json"), modelsJson(url, {}));
-      const first = await runCli(pi, ["-p", "Say hello in one word.", ...opts], { env, cwd: work });
-      assert.equal(first.code, 0, `pi turn 1: ${first.stderr}\n${first.stdout}`);
-      // The second turn's request rewards the first (X-Turn-Reward: 1, pi's provider headers).
-      await Deno.writeTextFile(
-        join(agentDir, "models.json"),
-        modelsJson(url, { "X-Turn-Reward": "1" }),
-      );
-      const second = await runCli(pi, ["-p", "Now say bye.", "-c", ...opts], { env, cwd: work });
-      assert.equal(second.code, 0, `pi turn 2: ${second.stderr}\n${second.stdout}`);
-
-      await assertSessionTrained(run, "pi", "pi", t0);
-    });
+await agentTest(
+  "pi",
+  "pi",
+  `agents: pi (chat completions) completes a session through train --source proxy (${AGENT_MODEL}), which trains on it`,
+  async (run, url, clis) => {
+    const home = join(run.home, "pi-home");
+    const agentDir = join(run.home, "pi-agent");
+    const sessions = join(run.home, "pi-sessions");
+    const work = join(run.home, "work");
+    for (const d of [home, agentDir, sessions, work]) await Deno.mkdir(d, { recursive: true });
+    const env = {
+      PATH: `${clis.nodeBin}:/usr/bin:/bin`,
+      HOME: home,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PI_SKIP_VERSION_CHECK: "1",
+    };
+    const pi = clis.bin("pi");
+    const opts = ["--provider", "tinkerbench", "--model", AGENT_MODEL, "--session-dir", sessions];
+    await Deno.writeTextFile(join(agentDir, "models.json"), modelsJson(url, {}));
+    const first = await runCli(pi, ["-p", "Say hello in one word.", ...opts], { env, cwd: work });
+    assert.equal(first.code, 0, `pi turn 1: ${first.stderr}\n${first.stdout}`);
+    // The second turn's request rewards the first (X-Turn-Reward: 1, pi's provider headers).
+    await Deno.writeTextFile(
+      join(agentDir, "models.json"),
+      modelsJson(url, { "X-Turn-Reward": "1" }),
+    );
+    const second = await runCli(pi, ["-p", "Now say bye.", "-c", ...opts], { env, cwd: work });
+    assert.equal(second.code, 0, `pi turn 2: ${second.stderr}\n${second.stdout}`);
   },
-});
+);
