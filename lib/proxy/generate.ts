@@ -10,6 +10,7 @@
 
 import type { SampleResponse } from "../protocol/mod.ts";
 import type { InputChunk, Message, Renderer } from "../renderers/types.ts";
+import { stopTexts } from "../renderers/parse.ts";
 import type { Sampler } from "../rollout/mod.ts";
 import { RequestFailedError } from "../tinker/mod.ts";
 import { TinkerAPIError } from "../tinker/http.ts";
@@ -220,13 +221,6 @@ async function topLogprobs(
   const top = res.topk_prompt_logprobs ?? [];
   const at = top.length - fits;
   return completion.map((_, i) => (i < fits ? top[at + i] ?? [] : []));
-}
-
-/** The renderer's stops as text (stop token ids decoded). */
-function stopTexts(renderer: Renderer): string[] {
-  return renderer.stopSequences().map((x) =>
-    typeof x === "number" ? renderer.tokenizer.decode([x]) : x
-  );
 }
 
 async function samplerCall(call: () => PromiseLike<SampleResponse>): Promise<SampleResponse> {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Message, ParsedResponse, ToolCall } from "./types.ts";
+import type { Message, ParsedResponse, Renderer, ToolCall } from "./types.ts";
 
 const TOOL_CALL = /<tool_call>(.*?)<\/tool_call>/gs;
 
@@ -128,4 +128,14 @@ export function leadingThinking(text: string): { thinking: string; rest: string 
     thinking: text.slice(0, end).replace(/^<think>/, ""),
     rest: text.slice(end + "</think>".length),
   };
+}
+
+/**
+ * A renderer's stop sequences as text: a stop token decoded, a text stop (role_colon's
+ * `\n\nUser:`) as it is. What a sampler given text stops (the proxy's, with a client's own) needs.
+ */
+export function stopTexts(renderer: Renderer): string[] {
+  return (renderer.stopSequences() as (number | string)[]).map((x) =>
+    typeof x === "number" ? renderer.tokenizer.decode([x]) : x
+  );
 }

@@ -12,6 +12,7 @@ import type { AnyEnv, MessageEnv, MessageStepResult } from "../envs/types.ts";
 import type { SampleResponse } from "../protocol/mod.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message, Renderer, ToolSpec } from "../renderers/types.ts";
+import { stopTexts } from "../renderers/parse.ts";
 import type { Episode, EpisodeStopReason, Turn } from "../rl/types.ts";
 import { ModelInput, type SampleArgs } from "../tinker/mod.ts";
 
@@ -278,7 +279,7 @@ function toolCallStop(
   if (ends.length === 0) return null;
   const close = renderer.tokenizer.encode("</tool_call>");
   const ids = ends.filter((e): e is number => typeof e === "number");
-  const texts = ends.map((e) => typeof e === "number" ? renderer.tokenizer.decode([e]) : e);
+  const texts = stopTexts(renderer);
   const stop = close.length === 1 && ids.length === ends.length
     ? [...ids, close[0]]
     : [...texts, "</tool_call>"];
