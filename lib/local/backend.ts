@@ -131,9 +131,13 @@ export class LocalBackend {
     }
   }
 
-  /** Stops timers and frees every model and sampler. */
+  /**
+   * Stops timers and frees every model and sampler, once the queued training work has run
+   * (queued generation is dropped: no client will read it).
+   */
   async close(): Promise<void> {
     clearInterval(this.#sweepTimer);
+    this.#sampling.stopSampling("the local backend is closing");
     await this.queue.idle();
     this.#training.dropAll();
     await this.#sampling.close();
@@ -258,6 +262,14 @@ export class LocalBackend {
   /** Queues a sample request; concurrent requests on the same weights run as one batch. */
   sample(req: wire.SampleRequest, print: string): Promise<string> {
     return this.#sampling.sample(req, print);
+  }
+
+  /**
+   * The run using this backend is stopping: queued and later generation fails with `reason`,
+   * so its last step and checkpoint run next (see {@link SamplingService.stopSampling}).
+   */
+  stopSampling(reason: string): number {
+    return this.#sampling.stopSampling(reason);
   }
 
   // ---- futures ----

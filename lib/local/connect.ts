@@ -18,6 +18,11 @@ export interface TinkerConnection {
   url: string;
   /** Closes the session and, for the local backend, stops the server. */
   close(): Promise<void>;
+  /**
+   * The run is stopping (Ctrl-C, SIGTERM): the local backend drops the sample requests queued
+   * for it, so its last step and checkpoint run next. The cloud's queue is not ours: a no-op.
+   */
+  stopSampling(reason: string): void;
 }
 
 /**
@@ -38,6 +43,7 @@ export async function connectTinker(
       backend: "cloud",
       url: service.http.baseUrl,
       close: () => Promise.resolve(service.close()),
+      stopSampling: () => {},
     };
   }
   // Imported lazily so that cloud runs never load the local engine.
@@ -56,5 +62,6 @@ export async function connectTinker(
       service.close();
       await server.close();
     },
+    stopSampling: (reason) => void server.backend.stopSampling(reason),
   };
 }

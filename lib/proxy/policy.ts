@@ -29,6 +29,7 @@ export interface PolicyVersion {
 export class Policy {
   #current: PolicyVersion;
   #paused: PromiseWithResolvers<void> | null = null;
+  #stopping = false;
 
   constructor(sampler: Sampler, version = 0) {
     this.#current = { sampler, version };
@@ -52,6 +53,20 @@ export class Policy {
   /** Serves new weights from now on (requests already sampling finish on the old ones). */
   swap(sampler: Sampler, version: number): void {
     this.#current = { sampler, version };
+  }
+
+  /** Whether the run is stopping ({@link stop}). */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /**
+   * The run is stopping (Ctrl-C, SIGTERM): new requests get a 503, and a request whose sampling
+   * fails from now on (its backend drops queued samples) says why in a 503 too.
+   */
+  stop(): void {
+    this.#stopping = true;
+    this.resume();
   }
 
   /** Holds new requests until {@link resume} (the seed's pause-and-503 mode). */
@@ -88,6 +103,16 @@ export class Policy {
         );
       }
     }
+    if (this.#stopping) throw stoppingError();
     return this.#current;
   }
+}
+
+/** The answer to a turn the proxy cannot serve because its run is stopping. */
+export function stoppingError(): ProxyError {
+  return new ProxyError(
+    503,
+    "shutting down: the training run is stopping (Ctrl-C or SIGTERM) and serves no more turns",
+    { code: "shutting_down" },
+  );
 }

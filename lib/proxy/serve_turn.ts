@@ -11,6 +11,7 @@ import type { TurnStopReason } from "../rl/types.ts";
 import { finishReason, type SampledChoice, usageOf } from "./completion.ts";
 import { ProxyError } from "./errors.ts";
 import { renderPrompt, sampleChoices } from "./generate.ts";
+import { stoppingError } from "./policy.ts";
 import type { ProxyOptions, ProxyStats } from "./options.ts";
 import type { SessionMatch } from "./session_types.ts";
 import type { AgentSessions } from "./sessions.ts";
@@ -82,7 +83,8 @@ export function turnServer(
       samplerMs = performance.now() - t0;
     } catch (e) {
       if (match) sessions.abandon(match);
-      throw e;
+      // Stopping, the backend drops the samples queued: the client is told why.
+      throw o.policy.stopping ? stoppingError() : e;
     }
     const usage = usageOf(prompt.tokens.length, choices);
     const first = choices[0];

@@ -248,6 +248,7 @@ export class ProxySessions implements GroupSource {
 
   /** Stops taking requests; those in flight get a grace period, then their sessions close. */
   #stopServing(): void {
+    this.parts.policy.stop();
     this.#closing ??= settlesWithin(this.proxy.close(), CLOSE_GRACE_MS).then((closed) => {
       if (!closed) this.proxy.sessions.close();
       return closed;

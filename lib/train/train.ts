@@ -95,6 +95,11 @@ export interface TrainResult extends RunResult {
 export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promise<TrainResult> {
   const own = hooks.service ? null : await connectTinker();
   const service = hooks.service ?? own!.service;
+  // Stopping: samples queued on our own backend will not be read; the step in training and
+  // the checkpoint run next instead of behind them.
+  const stopSampling = () => own?.stopSampling("the run is stopping (Ctrl-C or SIGTERM)");
+  if (hooks.signal?.aborted) stopSampling();
+  hooks.signal?.addEventListener("abort", stopSampling, { once: true });
   let tracking: RunTracking | null = null;
   try {
     const notice = hooks.onNotice ?? ((line: string) => console.error(line));
@@ -221,6 +226,7 @@ export async function train(config: TrainConfig, hooks: TrainHooks = {}): Promis
     await tracking?.finish({ exitCode: 1, timeoutMs: 10_000 });
     throw e;
   } finally {
+    hooks.signal?.removeEventListener("abort", stopSampling);
     await own?.close();
   }
 }

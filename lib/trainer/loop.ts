@@ -118,7 +118,19 @@ async function trainSteps(o: LoopOptions): Promise<void> {
       if (minibatch === Infinity) pending = taken.groups;
       if (pending.length > 0 || taken.groups.length === 0) update.add(pending, taken.evidence);
       const tSampled = performance.now();
-      const out = await update.finish();
+      const out = await update.finish().catch(async (e) => {
+        // Stopping, the step's scoring can fail: its backend drops the samples queued when the
+        // run stops (a judge's among them). Before its optimizer step the weights are the last
+        // step's, so the step is left untrained and the run saves the steps it recorded.
+        if (!o.signal?.aborted || update.optimizing) throw e;
+        const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+        await log.appendEvent(step, "step_not_trained", `the run stopped while scoring it: ${why}`);
+        return null;
+      });
+      if (out === null) {
+        result.interrupted = true;
+        break;
+      }
       const tTrained = performance.now();
       // A step with nothing to train leaves the weights as they were: same sampler, next version.
       sampler = out.sampler ?? sampler;

@@ -102,9 +102,18 @@ export class StepUpdate {
   #endJoin: (() => void) | null = null;
   readonly #spans: UpdateResult["spans"] = [];
   #trainStart: number | null = null;
+  #optimizing = false;
 
   constructor(ctx: UpdateContext) {
     this.#ctx = ctx;
+  }
+
+  /**
+   * Whether the step's optimizer step was submitted: until then the weights are those of the
+   * step before (forward_backward only adds up gradients), so a failed step left them as saved.
+   */
+  get optimizing(): boolean {
+    return this.#optimizing;
   }
 
   /**
@@ -177,6 +186,7 @@ export class StepUpdate {
     if (datums.length > 0) {
       this.#trainStart ??= performance.now() - c.t0;
       const { adam, lossFn, lossFnConfig, epochs } = c.optimizer;
+      this.#optimizing = true;
       const later: Promise<unknown>[] = [
         c.training.optimStep(adam).result(),
       ];

@@ -170,3 +170,26 @@ Deno.test("errors: a failing sampler is a 502 naming it; a paused policy is a 50
     options: { pauseTimeoutS: 0.2 },
   });
 });
+
+Deno.test("errors: a stopping run answers 503 shutting_down, also to a turn whose sample its backend dropped", async () => {
+  let stopping: (() => void) | null = null;
+  await withProxy(async ({ proxy, policy }) => {
+    // Ctrl-C while the turn samples: the run stops serving and its backend drops the sample.
+    stopping = () => policy.stop();
+    const dropped = await raw(proxy.url, JSON.stringify({ messages: hi }));
+    assert.equal(dropped.status, 503);
+    assert.equal(dropped.error.code, "shutting_down");
+    assert.match(dropped.error.message, /^shutting down: the training run is stopping/);
+    stopping = null;
+    const later = await raw(proxy.url, JSON.stringify({ messages: hi }));
+    assert.equal(later.status, 503, "no new turn is served");
+    assert.equal(later.error.code, "shutting_down");
+  }, {
+    wrap: () => ({
+      sample: () => {
+        stopping?.();
+        return Promise.reject(new Error("sample request dropped: the run is stopping"));
+      },
+    }),
+  });
+});

@@ -1,7 +1,9 @@
 /**
  * The sampling service of the local backend: sampling sessions (on a base model, a saved
  * `sampler_weights/` checkpoint, or an in-memory snapshot of a training model) and sample
- * requests, which run as one batch per set of weights on the compute queue.
+ * requests, which run as one batch per set of weights on the compute queue. When the run that
+ * samples stops ({@link SamplingService.stopSampling}), queued generation is dropped with a clear
+ * error, so the step in training and its checkpoint do not wait behind samples nobody will read.
  *
  * @module
  */
@@ -12,6 +14,7 @@ import type { LoraSpec } from "../model/config.ts";
 import type { NamedTensors } from "../tensors.ts";
 import type { CheckpointStore } from "../checkpoints.ts";
 import type { Requests } from "../runtime/requests.ts";
+import { ShuttingDownError } from "../runtime/futures.ts";
 import type { Trainable } from "../train/mod.ts";
 import {
   type SampleJob,
@@ -87,6 +90,8 @@ export class SamplingService {
   readonly #snapshotsOf = new Map<string, string[]>();
   readonly #expiredSnapshots = new Set<string>();
   #snapshots = 0;
+  /** Why generation stopped ({@link stopSampling}); null while it runs. */
+  #stopped: ShuttingDownError | null = null;
 
   constructor(opts: SamplingServiceOptions) {
     this.#sessions = opts.sessions;
@@ -175,14 +180,34 @@ export class SamplingService {
         job = toSampleJob(req, target.spec);
         validateSampleJob(target.spec.config, job);
       },
-      schedule: (requestId) =>
+      schedule: (requestId) => {
+        // Scoring (prompt log-probs) is what a step in training may still need: it always runs.
+        const generates = !job.promptLogprobs;
+        if (generates && this.#stopped) {
+          return this.#requests.futures.reject(requestId, this.#stopped);
+        }
         this.#requests.queue.pushBatchable<QueuedSample>(
           samplerKey(target.spec, target.weights),
           { requestId, job },
           job.numSamples,
           (items) => this.#runSamples(target.spec, target.weights, items),
-        ),
+          generates
+            ? (item, reason) => this.#requests.futures.reject(item.requestId, reason)
+            : undefined,
+        );
+      },
     });
+  }
+
+  /**
+   * Stops generation: queued sample requests that generate fail at once with `reason` (the batch
+   * decoding now finishes), and so do later ones; scoring requests (prompt log-probs, which a
+   * step in training may need) still run. The trainer calls it when its run stops (Ctrl-C,
+   * SIGTERM), so the step in flight and the checkpoint run next. Returns how many were dropped.
+   */
+  stopSampling(reason: string): number {
+    this.#stopped ??= new ShuttingDownError(`sample request dropped: ${reason}`);
+    return this.#requests.queue.dropQueued(this.#stopped);
   }
 
   /** Frees every sampler. */

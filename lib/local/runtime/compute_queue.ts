@@ -2,7 +2,9 @@
  * The local engine runs one computation at a time (it already uses every core), so all work
  * goes through one FIFO queue. Sampling requests that target the same weights are merged into
  * one batch when they meet in the queue: with 32 rollouts in flight, one batched decode is far
- * cheaper than 32 separate ones.
+ * cheaper than 32 separate ones. A queued task may say how it is answered if dropped: when a run
+ * stops, the samples it will never read are dropped (see {@link ComputeQueue.dropQueued}) so the
+ * work it still needs (the step in training, its checkpoint) runs next.
  *
  * @module
  */
@@ -15,6 +17,8 @@ type Task =
     rows: number;
     item: unknown;
     runBatch: (items: unknown[]) => Promise<void>;
+    /** Answers the item when it is dropped unrun; absent: the item is never dropped. */
+    drop?: (item: unknown, reason: Error) => void;
   };
 
 /** A serial work queue with batching of compatible tasks. */
@@ -43,16 +47,42 @@ export class ComputeQueue {
   /**
    * Queues an item that may run together with other items of the same `key`. `runBatch` of the
    * first item of a batch receives all merged items (at most `maxBatchRows` rows in total).
+   * With `drop`, the item may be dropped unrun by {@link dropQueued}, and `drop` answers it.
    */
-  pushBatchable<T>(key: string, item: T, rows: number, runBatch: (items: T[]) => Promise<void>) {
+  pushBatchable<T>(
+    key: string,
+    item: T,
+    rows: number,
+    runBatch: (items: T[]) => Promise<void>,
+    drop?: (item: T, reason: Error) => void,
+  ): void {
     this.#tasks.push({
       type: "batchable",
       key,
       rows,
       item,
       runBatch: runBatch as (items: unknown[]) => Promise<void>,
+      drop: drop as ((item: unknown, reason: Error) => void) | undefined,
     });
     this.#pump();
+  }
+
+  /**
+   * Drops every queued item that was given a `drop` answer (the one running finishes), answering
+   * each with `reason`; the rest of the queue keeps its order. Returns how many were dropped.
+   */
+  dropQueued(reason: Error): number {
+    const dropped = this.#tasks.filter((t) => t.type === "batchable" && t.drop);
+    this.#tasks = this.#tasks.filter((t) => !(t.type === "batchable" && t.drop));
+    for (const t of dropped) {
+      if (t.type !== "batchable") continue;
+      try {
+        t.drop!(t.item, reason);
+      } catch (e) {
+        console.error("compute queue: dropping a task threw", e);
+      }
+    }
+    return dropped.length;
   }
 
   /** Resolves when the queue is empty and nothing is running. */

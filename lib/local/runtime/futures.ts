@@ -76,10 +76,13 @@ export class FutureStore {
    */
   describeServerError?: (err: unknown) => string;
 
-  /** Fails a future; a {@link UserInputError} is the client's fault, anything else the server's. */
+  /**
+   * Fails a future; a {@link UserInputError} is the client's fault, anything else the server's
+   * (a {@link ShuttingDownError} is said as it is: nothing failed, so nothing is logged).
+   */
   reject(id: string, err: unknown): void {
     const user = err instanceof UserInputError || err instanceof InvalidTinkerPathError;
-    const error = !user && this.describeServerError
+    const error = !user && !(err instanceof ShuttingDownError) && this.describeServerError
       ? this.describeServerError(err)
       : err instanceof Error
       ? err.message
@@ -169,4 +172,12 @@ export class FutureStore {
 /** A future that existed but whose result was dropped after the retention period (HTTP 410). */
 export class ExpiredFutureError extends Error {
   override name = "ExpiredFutureError";
+}
+
+/**
+ * A request dropped unrun because the backend is stopping its sampling (the run that asked for
+ * it is stopping: Ctrl-C, SIGTERM, or the server closing). Its future fails with this message.
+ */
+export class ShuttingDownError extends Error {
+  override name = "ShuttingDownError";
 }

@@ -44,3 +44,27 @@ Deno.test("ComputeQueue: a throwing task does not stop the queue", async () => {
   console.error = errors;
   assert.ok(ran);
 });
+
+Deno.test("ComputeQueue: dropQueued answers the droppable items unrun; the rest keep their order", async () => {
+  const q = new ComputeQueue();
+  const ran: string[] = [];
+  const dropped: string[] = [];
+  const { promise: release, resolve } = Promise.withResolvers<void>();
+  const run = (items: string[]) => {
+    ran.push(...items);
+    return items.includes("first") ? release : Promise.resolve();
+  };
+  const drop = (item: string, reason: Error) => dropped.push(`${item}: ${reason.message}`);
+  q.pushBatchable("w", "first", 1, run, drop);
+  await new Promise((r) => setTimeout(r, 10)); // "first" is running now
+  q.pushBatchable("w", "sample", 1, run, drop);
+  q.push(() => Promise.resolve(void ran.push("train")));
+  q.pushBatchable("w", "score", 1, run); // no drop answer: never dropped
+  q.pushBatchable("v", "other", 1, run, drop);
+  assert.equal(q.dropQueued(new Error("stopping")), 2);
+  assert.deepEqual(dropped, ["sample: stopping", "other: stopping"]);
+  assert.equal(q.pending, 2);
+  resolve();
+  await q.idle();
+  assert.deepEqual(ran, ["first", "train", "score"], "the running item finished; none dropped ran");
+});

@@ -1,0 +1,143 @@
+/**
+ * Ctrl-C (SIGINT) and SIGTERM stop `deno task train --source proxy` with a checkpoint in every
+ * state a proxy run can be in: waiting for turns (the agents stopped, or one request in flight),
+ * mid-rollout (live agents' turns sampling, no step yet), mid-step (a step training on live
+ * agents, their next turns queued) and during the held-out evaluation. Each runs the real
+ * script as a process on the local backend, with the reference agents playing through it. The
+ * environment mode's states are in ./signals_test.ts; the timing rules in ./signal_run.ts.
+ */
+
+import { join } from "node:path";
+import { assert } from "../assert.ts";
+import { agents, marks, rows, SLOW_ENV, start, stop, until } from "./signal_run.ts";
+
+const PROXY_RUN = ["--source", "proxy", "--proxy-host", "127.0.0.1", "--proxy-port", "0"];
+
+Deno.test({
+  name: "signals, proxy mode: SIGTERM waiting for turns, a request in flight, saves and exits",
+  sanitizeResources: false,
+  async fn() {
+    const t = await start([...PROXY_RUN, "--method", "opd", "--max-steps", "3"]);
+    const url = await t.url;
+    assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
+    const pending = fetch(`${url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "local/tiny",
+        messages: [{ role: "user", content: "Guess a number between 1 and 10." }],
+        max_tokens: 8,
+      }),
+    }).then((r) => r.body?.cancel(), () => {});
+    await stop(t, "SIGTERM", "interrupted", {
+      mode: "proxy",
+      state: "waiting, a request in flight",
+    });
+    await pending;
+    const status = JSON.parse(await Deno.readTextFile(join(t.dir, "status.json")));
+    assert.equal(status.state, "interrupted");
+  },
+});
+
+Deno.test({
+  name: "signals, proxy mode: Ctrl-C waiting for turns after the agents stopped saves and exits",
+  sanitizeResources: false,
+  async fn() {
+    // More turns than the agents play: the run waits, with every turn scored or being scored.
+    const t = await start([
+      ...PROXY_RUN,
+      "--method",
+      "opd",
+      "--max-steps",
+      "3",
+      "--batch-size",
+      "500",
+    ]);
+    const url = await t.url;
+    assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
+    await agents(url, new AbortController().signal, { episodes: 8 });
+    await stop(t, "SIGINT", "interrupted", { mode: "proxy", state: "waiting, agents stopped" });
+  },
+});
+
+Deno.test({
+  name: "signals, proxy mode: SIGTERM mid-rollout (live agents' turns sampling) saves and exits",
+  sanitizeResources: false,
+  async fn() {
+    // No step comes (500 turns a step): the backend only samples the agents' turns.
+    const t = await start([
+      ...PROXY_RUN,
+      "--method",
+      "rl",
+      "--max-steps",
+      "3",
+      "--batch-size",
+      "500",
+    ]);
+    const url = await t.url;
+    assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
+    const halt = new AbortController();
+    let ended = 0;
+    const playing = agents(url, halt.signal, { episodes: 400, onEpisode: () => ended++ });
+    await until(t, "two episodes played", () => Promise.resolve(ended >= 2));
+    await stop(t, "SIGTERM", "interrupted", { mode: "proxy", state: "mid-rollout" });
+    halt.abort();
+    await playing;
+  },
+});
+
+Deno.test({
+  name: "signals, proxy mode: Ctrl-C mid-step on live agents saves the step and exits",
+  sanitizeResources: false,
+  async fn() {
+    // A step a turn: once a step is recorded the next one, its turn already in, trains while
+    // the agents' next turns queue on the backend. The signal lands there.
+    const t = await start([
+      ...PROXY_RUN,
+      "--method",
+      "rl",
+      "--max-steps",
+      "200",
+      "--batch-size",
+      "1",
+    ]);
+    const url = await t.url;
+    assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
+    const halt = new AbortController();
+    const playing = agents(url, halt.signal, { episodes: 400 });
+    await until(t, "two trained steps", async () => (await rows(t)) >= 2);
+    const recorded = await rows(t);
+    await until(t, "the next step", async () => (await rows(t)) > recorded);
+    await stop(t, "SIGINT", "interrupted", { mode: "proxy", state: "mid-step" });
+    halt.abort();
+    await playing;
+  },
+});
+
+Deno.test({
+  name: "signals, proxy mode: SIGTERM during the held-out evaluation exits, the run saved",
+  sanitizeResources: false,
+  async fn() {
+    const t = await start([
+      ...PROXY_RUN,
+      ...SLOW_ENV,
+      "--method",
+      "rl",
+      "--max-steps",
+      "1",
+      "--batch-size",
+      "1",
+      "eval.env_id=test:Slow-v0",
+      "eval.episodes=64",
+    ]);
+    const url = await t.url;
+    assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
+    const halt = new AbortController();
+    const playing = agents(url, halt.signal, { episodes: 40 });
+    await until(t, "the evaluation", async () => (await marks(t)).includes("eval"));
+    halt.abort();
+    const { out } = await stop(t, "SIGTERM", "final", { mode: "proxy", state: "evaluation" });
+    await playing;
+    assert.match(out.stdout, /no held-out evaluation: interrupted/);
+  },
+});
