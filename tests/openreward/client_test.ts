@@ -283,8 +283,8 @@ Deno.test("ors client: hosted-style routing (X-Deployment, throwaway sessions, X
 
 Deno.test("ors client: a deleted or reaped session is lost (410, and failed pings)", async () => {
   // Generous margins: a loaded CI machine can delay a timer by tens of milliseconds.
-  await withServer({ staleMs: 400, reapEveryMs: 50 }, async (url, server) => {
-    const client = new OrsClient({ baseUrl: url, retry: FAST, pingMs: 1000 });
+  await withServer({ staleMs: 2000, reapEveryMs: 50 }, async (url, server) => {
+    const client = new OrsClient({ baseUrl: url, retry: FAST, pingMs: 20_000 });
     const env = client.environment("probe");
     const s = await env.open({ split: "train", index: 0 });
     await server.app.sessions.end(s.sid);
@@ -296,8 +296,10 @@ Deno.test("ors client: a deleted or reaped session is lost (410, and failed ping
       .environment("probe").open({ split: "train", index: 0 });
     // ... and without pings it is reaped.
     const idle = await env.open({ split: "train", index: 1 });
-    // Past the idle limit (400 ms), before the idle client's own first ping (1 s).
-    await new Promise((r) => setTimeout(r, 700));
+    // Past the idle limit (2 s; pings every 40 ms keep the other one), before the reaped id is
+    // forgotten (2 s later: then it is a 404) and the idle client's own first ping (20 s). A
+    // 400 ms limit and a 700 ms wait left a loaded machine too little room either side.
+    await new Promise((r) => setTimeout(r, 3_000));
     assert.ok((await pinged.prompt()).length === 1);
     await rejection(() => idle.prompt(), OrsSessionLostError, "410");
     await pinged.close();

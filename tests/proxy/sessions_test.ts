@@ -235,7 +235,7 @@ Deno.test("sessions: a session ended by X-Session-Done takes a late reward throu
     assert.ok(ends[0].late_reward);
     // Without a reward, the held turn completes unrewarded when the window closes.
     await askFor(client, [{ role: "user", content: "Another." }], { "X-Session-Done": "1" });
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 30_000;
     while (c.completed.length < 2 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -244,7 +244,8 @@ Deno.test("sessions: a session ended by X-Session-Done takes a late reward throu
     assert.equal(ends.length, 2);
     assert.ok(!ends[1].late_reward);
   }, {
-    options: { ...c.options, lateRewardS: 0.4, onSessionEnd: (e: SessionEnd) => ends.push(e) },
+    // Wide enough for a loaded machine between the answer and the /done that follows (0.4 s was not).
+    options: { ...c.options, lateRewardS: 3, onSessionEnd: (e: SessionEnd) => ends.push(e) },
   });
 });
 
@@ -275,9 +276,11 @@ Deno.test("sessions: a client that goes away before its answer loses that turn a
           new TextEncoder().encode(body).length
         }\r\n\r\n${body}`,
     ));
-    await new Promise((r) => setTimeout(r, 100));
+    // Gone once the request is in (its sampling takes 300 ms more); the proxy notices when the
+    // answer cannot be delivered. Waited for, not timed: a loaded machine takes its time.
+    await until(() => proxy.stats.requests === 2);
     conn.close();
-    await new Promise((r) => setTimeout(r, 600));
+    await until(() => proxy.stats.disconnected > 0);
     assert.equal(proxy.stats.disconnected, 1);
     // Turn 0 still got its next state (the request said it); the lost turn is not in the session.
     assert.equal(c.completed.length, 1);
@@ -376,7 +379,7 @@ Deno.test("sessions: closing the proxy (a run at --max-steps) answers the reques
         return n;
       }),
     ];
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => proxy.stats.requests === 2); // both in flight (sampling takes 400 ms)
     closed = proxy.close();
     const [a, chunks] = await Promise.all(inFlight);
     assert.equal(a, 1);
@@ -388,3 +391,10 @@ Deno.test("sessions: closing the proxy (a run at --max-steps) answers the reques
     assert.ok(after instanceof TypeError, "then it stops listening");
   }, { options: c.options, wrap: slow });
 });
+
+/** Waits until `cond` holds (30 s at most, then the assertion after it fails). */
+async function until(cond: () => boolean): Promise<void> {
+  for (const end = Date.now() + 30_000; !cond() && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -326,7 +326,9 @@ Deno.test("server: a session without heartbeats expires and its models are unloa
   await withServer(async (h) => {
     const modelId = await h.newModel();
     const live = await h.post("create_session", { tags: [] });
-    for (let i = 0; i < 6; i++) {
+    // Heartbeats every 100 ms keep it for 5 s, over twice its 2 s expiry; the other expires.
+    // (A 300 ms expiry left a loaded machine 200 ms for each heartbeat's round trip.)
+    for (const end = Date.now() + 5_000; Date.now() < end;) {
       await new Promise((r) => setTimeout(r, 100));
       await h.post("session_heartbeat", { session_id: live.body.session_id });
     }
@@ -336,7 +338,7 @@ Deno.test("server: a session without heartbeats expires and its models are unloa
       (await h.post("session_heartbeat", { session_id: live.body.session_id })).status,
       200,
     );
-  }, { sessionTtlMs: 300 });
+  }, { sessionTtlMs: 2_000 });
 });
 
 Deno.test("server: a model keeps its 8 newest unnamed sampler snapshots, with a clear 404 for older", async () => {
