@@ -1,8 +1,8 @@
 /**
  * Ctrl-C (SIGINT) and SIGTERM stop `deno task train --source proxy` with a checkpoint in every
  * state a proxy run can be in: waiting for turns (the agents stopped, or one request in flight),
- * mid-rollout (live agents' turns sampling, no step yet), mid-step (a step training on live
- * agents, their next turns queued) and during the held-out evaluation. Each runs the real
+ * mid-rollout (live agents' turns sampling, no step yet), mid-step (a step training, side
+ * turns sampling) and during the held-out evaluation. Each runs the real
  * script as a process on the local backend, with the reference agents playing through it. The
  * environment mode's states are in ./signals_test.ts; the timing rules in ./signal_run.ts.
  */
@@ -87,11 +87,12 @@ Deno.test({
 });
 
 Deno.test({
-  name: "signals, proxy mode: Ctrl-C mid-step on live agents saves the step and exits",
+  name:
+    "signals, proxy mode: Ctrl-C mid-step, the agents' turns sampling, saves the step and exits",
   sanitizeResources: false,
   async fn() {
-    // A step a turn: once a step is recorded the next one, its turn already in, trains while
-    // the agents' next turns queue on the backend. The signal lands there.
+    // A step a turn. The test ends each turn itself (a reward through /done), so it knows when
+    // the step that trains it starts: the signal lands there, with side turns sampling.
     const t = await start([
       ...PROXY_RUN,
       "--method",
@@ -103,16 +104,45 @@ Deno.test({
     ]);
     const url = await t.url;
     assert.ok(url, `the proxy listens: ${url || (await t.output).stderr}`);
-    const halt = new AbortController();
-    const playing = agents(url, halt.signal, { episodes: 400 });
-    await until(t, "two trained steps", async () => (await rows(t)) >= 2);
-    const recorded = await rows(t);
-    await until(t, "the next step", async () => (await rows(t)) > recorded);
-    await stop(t, "SIGINT", "interrupted", { mode: "proxy", state: "mid-step" });
-    halt.abort();
-    await playing;
+    await rewardedTurn(url);
+    await until(t, "step 1 (its compiles done)", async () => (await rows(t)) >= 1);
+    const sampling = Array.from({ length: 4 }, () => ask(url, { "x-turn-type": "side" }, 48));
+    await rewardedTurn(url); // step 2 trains from now
+    const { checkpoint } = await stop(t, "SIGINT", "interrupted", {
+      mode: "proxy",
+      state: "mid-step",
+    });
+    await Promise.allSettled(sampling);
+    assert.equal(checkpoint.step, 2, "the step in training is finished and saved");
   },
 });
+
+/** One chat request through the proxy; its session headers. */
+async function ask(url: string, headers: Record<string, string> = {}, maxTokens = 8) {
+  const res = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({
+      messages: [{ role: "user", content: "Guess a number between 1 and 10." }],
+      max_tokens: maxTokens,
+    }),
+  });
+  await res.body?.cancel();
+  assert.equal(res.status, 200);
+  return { id: res.headers.get("x-session-id")!, token: res.headers.get("x-session-token")! };
+}
+
+/** A one-turn session ended with a reward: a trainable turn, complete once /done answers. */
+async function rewardedTurn(url: string): Promise<void> {
+  const { id, token } = await ask(url);
+  const done = await fetch(`${url}/sessions/${id}/done`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-session-token": token },
+    body: JSON.stringify({ reward: 1 }),
+  });
+  await done.body?.cancel();
+  assert.equal(done.status, 200);
+}
 
 Deno.test({
   name: "signals, proxy mode: SIGTERM during the held-out evaluation exits, the run saved",

@@ -1,8 +1,8 @@
 /**
  * Ctrl-C (SIGINT) and SIGTERM stop `deno task train` with a checkpoint in every state an
  * environment run can be in: waiting on the environment's turn, mid-rollout (the policy
- * sampling), mid-step (sync, and async with the next step's rollouts sampling) and during the
- * held-out evaluation. Each runs the real script as a process on the local backend;
+ * sampling), mid-step, async with the next step's rollouts in flight, and during the held-out
+ * evaluation. Each runs the real script as a process on the local backend;
  * `test:Slow-v0` (./slow_env.ts) marks what the run is doing so the signal lands in the state
  * named. The proxy mode's states are in ./signals_proxy_test.ts; the timing rules in
  * ./signal_run.ts.
@@ -74,9 +74,10 @@ Deno.test("signals, env mode: SIGTERM mid-step (the step's episodes played) save
   assert.ok(checkpoint.step >= 2, "the step in training is finished and saved");
 });
 
-Deno.test("signals, env mode: Ctrl-C mid-step with the next step's rollouts sampling (async) saves the step and exits", async () => {
-  // Async: the next step's episodes sample while a step trains. Right after a step is
-  // recorded, the next one (its episodes already played) trains: the signal lands there.
+Deno.test("signals, env mode: Ctrl-C in async mode as a step is recorded, the next rollouts in flight, saves and exits", async () => {
+  // Async: the next step's episodes play while a step trains. The signal lands right after a
+  // step is recorded, with the next step's rollouts in flight (measured: it mostly lands before
+  // the next step is taken; the sync test above is the one that lands mid-step).
   const t = await start([
     ...envRun({ batchSize: 2 }),
     "--max-steps",
@@ -87,7 +88,7 @@ Deno.test("signals, env mode: Ctrl-C mid-step with the next step's rollouts samp
   await until(t, "two trained steps", async () => (await rows(t)) >= 2);
   const recorded = await rows(t);
   await until(t, "the next step", async () => (await rows(t)) > recorded);
-  await stop(t, "SIGINT", "interrupted", { mode: "env", state: "mid-step (async)" });
+  await stop(t, "SIGINT", "interrupted", { mode: "env", state: "async, rollouts in flight" });
 });
 
 Deno.test("signals, env mode: Ctrl-C during the held-out evaluation exits, the run saved", async () => {
