@@ -118,13 +118,19 @@ export class TurnScorer {
    * aborts, or scoring failed for good.
    */
   async waitFor(n: number, signal?: AbortSignal): Promise<void> {
-    while (
-      this.#ready.length < n && this.#idle.length < n && !signal?.aborted && !this.failure
-    ) {
-      const aborted = new Promise<void>((resolve) =>
-        signal?.addEventListener("abort", () => resolve(), { once: true })
-      );
-      await Promise.race([this.#wake.promise, aborted]);
+    // One abort listener per wait, removed after it (one per wake-up stayed on the run's
+    // signal for the whole run).
+    const { promise: aborted, resolve } = Promise.withResolvers<void>();
+    const onAbort = () => resolve();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (
+        this.#ready.length < n && this.#idle.length < n && !signal?.aborted && !this.failure
+      ) {
+        await Promise.race([this.#wake.promise, aborted]);
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 
