@@ -93,20 +93,21 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
 ];
 
 /**
- * The mix of `local/hint` (`local/games2` taught to use OPD's hint). Run 1: local/games2's last
- * mix (mostly GuessTheNumber-easy) beside GuessTheNumber transcripts that end in a hinted move
- * (`hint:…`, lib/pretrain/hint_transcripts.ts), so the no-hint play is kept. Run 2 (this mix):
- * a third one-move number tasks whose hint names the answer (`answer:…`,
- * lib/pretrain/answer_transcripts.ts), the rest run 1's mix scaled down.
+ * The mix of `local/hint` (`local/games2` taught to use OPD's hint). Its first run mixed
+ * local/games2's last mix with GuessTheNumber transcripts ending in a hinted move (`hint:…`,
+ * lib/pretrain/hint_transcripts.ts). The shipped runs (this mix) are three quarters one-move
+ * number tasks whose hint names the answer (`answer:…`, lib/pretrain/answer_transcripts.ts),
+ * beside GuessTheNumber-easy, so the no-hint play is kept (models/README.md, local/hint).
  */
 export const HINT_PRETRAIN_MIX: readonly MixEntry[] = [
-  { envId: ANSWER_HINTED_ID, weight: 0.22 },
-  { envId: ANSWER_PLAIN_ID, weight: 0.12 },
-  { envId: "hint:game:GuessTheNumber-v0-easy", weight: 0.2 },
-  { envId: "hint:game:GuessTheNumber-v0-hard", weight: 0.05 },
-  { envId: "game:GuessTheNumber-v0-easy", weight: 0.32 },
-  { envId: "game:GuessTheNumber-v0-hard", weight: 0.04 },
-  ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.05 / OTHER_ENVS.length })),
+  { envId: ANSWER_HINTED_ID, weight: 0.6 },
+  { envId: ANSWER_PLAIN_ID, weight: 0.15 },
+  { envId: "hint:game:GuessTheNumber-v0-easy", weight: 0.05 },
+  { envId: "game:GuessTheNumber-v0-easy", weight: 0.15 },
+  // What `others=0.05` gave the shipped runs: the rest of the first run's environments.
+  ...["hint:game:GuessTheNumber-v0-hard", "game:GuessTheNumber-v0-hard", ...OTHER_ENVS].map((
+    envId,
+  ) => ({ envId, weight: 0.05 / (OTHER_ENVS.length + 2) })),
 ];
 
 /**
