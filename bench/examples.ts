@@ -9,12 +9,15 @@
  * code with the run's `error:` line when it failed. Nothing is scored here that the run did not
  * write.
  *
- * Run: `deno task bench examples` (writes bench/results/examples.json).
+ * Run: `deno task bench examples` (writes bench/results/examples.json);
+ * `TB_BENCH_EXAMPLES=lucky deno task bench examples` runs only the rows whose name contains
+ * "lucky" and keeps the others.
  *
  * @module
  */
 
 import { join } from "node:path";
+import { z } from "zod";
 import { METRIC, readEvaluation, readJsonl, runPath } from "../lib/rundir/mod.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -48,24 +51,40 @@ export function readmeFirstCommand(readme: string): string[] {
   return m[1].trim().split(/\s+/);
 }
 
+/** The README's command for the tutorial's environment, examples/lucky_number.ts. */
+const LUCKY_NUMBER = [
+  "--env-module",
+  "examples/lucky_number.ts",
+  "--env-id",
+  "my:LuckyNumber-v0",
+  "--group-size",
+  "8",
+  "--max-steps",
+  "30",
+];
+
 /** The examples the README and the shipped files offer, in the README's order. */
 export const EXAMPLES: ExampleCase[] = [
   {
     name: "README first command",
     train: readmeFirstCommand(Deno.readTextFileSync(join(ROOT, "README.md"))),
   },
+  {
+    name: "examples/lucky_number.ts",
+    // The README's command for the tutorial's environment (rl on local/games2).
+    train: LUCKY_NUMBER,
+  },
   ...(["opd", "combine"] as const).map((method) => ({
     name: `--method ${method}`,
-    // The command of docs/faq.md ("When do opd and combine help"): GuessTheNumber-easy with the
-    // local model taught to use the hint. No local model learns the game with opd or combine, so
-    // the run stops before it trains, in one line saying to use rl (the row records that line).
+    // The command of docs/faq.md ("When do opd and combine help"): the tutorial's Lucky Number,
+    // whose reply names the number, with the local model taught to copy a number its hint names
+    // (local/hint) as its own teacher.
     train: [
+      ...LUCKY_NUMBER,
       "--method",
       method,
       "--model-name",
       "local/hint",
-      "--max-steps",
-      "30",
       "--eval.episodes",
       "256",
     ],
@@ -153,6 +172,8 @@ export const EXAMPLES: ExampleCase[] = [
 /** What one example's run recorded. */
 export interface ExampleResult {
   name: string;
+  /** When this row was run. */
+  date?: string;
   command: string;
   exit_code: number;
   /** The run's `error:` line when it failed. */
@@ -246,6 +267,7 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
       .find((e) => e.event === "evaluation_skipped");
     const result: ExampleResult = {
       name: c.name,
+      date: new Date().toISOString(),
       command: `deno task train ${c.train.join(" ")}`,
       exit_code: out.code,
       ...(error ? { error } : {}),
@@ -298,20 +320,63 @@ export async function runExample(c: ExampleCase, log: (m: string) => void): Prom
   }
 }
 
-/** Runs every example in turn (or those whose name contains `only`); the record for the JSON. */
+/**
+ * `TB_BENCH_EXAMPLES=<text>`: run only the examples whose name contains it, and keep the other
+ * rows of the existing bench/results/examples.json (each row carries its own date).
+ */
+const OnlyEnv = z.object({ TB_BENCH_EXAMPLES: z.string().min(1).optional() });
+
+/**
+ * Runs every example in turn (or those whose name contains `only`, default
+ * `TB_BENCH_EXAMPLES`); the record for the JSON. With `only`, the rows of `previous` (the
+ * existing record) that were not run are kept, in {@link EXAMPLES}' order.
+ */
 export async function benchExamples(
   log: (m: string) => void,
-  only?: string,
+  only: string | undefined = OnlyEnv.parse(Deno.env.toObject()).TB_BENCH_EXAMPLES,
+  previous: Record<string, unknown> | null = readPrevious(),
 ): Promise<Record<string, unknown>> {
-  const rows: ExampleResult[] = [];
-  for (const c of EXAMPLES.filter((e) => !only || e.name.includes(only))) {
-    rows.push(await runExample(c, log));
+  const rows = new Map<string, ExampleResult>();
+  if (only && previous) {
+    for (const r of (previous.examples ?? []) as ExampleResult[]) rows.set(r.name, r);
   }
+  for (const c of EXAMPLES.filter((e) => !only || e.name.includes(only))) {
+    // What a run records replaces the old row's; notes kept beside it (measured_by_hand) stay.
+    const notes = Object.fromEntries(
+      Object.entries(rows.get(c.name) ?? {}).filter(([k]) => !RESULT_KEYS.includes(k)),
+    );
+    rows.set(c.name, { ...notes, ...await runExample(c, log) });
+  }
+  const order = EXAMPLES.map((e) => e.name);
   return {
+    ...(only && previous ? previous : {}),
     benchmark: "examples",
     date: new Date().toISOString(),
     budget_minutes: EXAMPLE_BUDGET_MINUTES,
     load_average_end: Deno.loadavg(),
-    examples: rows,
+    examples: [...rows.values()].filter((r) => order.includes(r.name))
+      .sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name)),
   };
+}
+
+/** The fields a run writes into its row (anything else in a row is a note kept across runs). */
+const RESULT_KEYS = [
+  "name",
+  "date",
+  "command",
+  "exit_code",
+  "error",
+  "wall_s",
+  "steps",
+  "datums_per_step",
+  "held_out",
+  "held_out_skipped",
+];
+
+function readPrevious(): Record<string, unknown> | null {
+  try {
+    return JSON.parse(Deno.readTextFileSync(join(ROOT, "bench/results/examples.json")));
+  } catch {
+    return null;
+  }
 }

@@ -27,6 +27,7 @@ import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
 import { benchEmbedBackward } from "./embed_backward.ts";
 import { benchLongPrompt } from "./long_prompt.ts";
+import { benchUnseenTools } from "./unseen_tools.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
 import {
@@ -49,7 +50,8 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
  * `embed_backward` times the full fine-tuning embedding gradient both ways; `rl_step` measures what
  * one RL step does to `local/tools` on the tool game; `long_prompt` samples and trains `local/long`
- * on a 55k-token agent prompt (minutes on a loaded machine).
+ * on a 55k-token agent prompt (minutes on a loaded machine); `unseen_tools` asks `local/tools` for
+ * calls of 64 made-up tools.
  */
 const NAMED_ONLY = [
   "learning",
@@ -59,6 +61,7 @@ const NAMED_ONLY = [
   "embed_backward",
   "rl_step",
   "long_prompt",
+  "unseen_tools",
 ];
 const CLI = {
   run: "deno task bench",
@@ -156,6 +159,7 @@ async function runSuites(): Promise<void> {
     embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
     rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
     long_prompt: async () => await writeResult("long_prompt", await benchLongPrompt(log)),
+    unseen_tools: async () => await writeResult("unseen_tools", await benchUnseenTools(log)),
     local_engine: runLocalEngineBench,
   };
   await initEngine();

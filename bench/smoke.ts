@@ -19,6 +19,7 @@ import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { LONG_PROMPT_BENCH } from "./long_prompt.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
+import { UNSEEN_TOOLS_BENCH } from "./unseen_tools.ts";
 import type { LEARNING_BENCH } from "./learning.ts";
 
 /** Rounds of local_engine's side-by-side comparison in a smoke run. */
@@ -81,6 +82,7 @@ export function applySmokeSizes(): void {
     "train-epochs": "1",
     "eval.episodes": "2",
   });
+  set(UNSEEN_TOOLS_BENCH, { tasks: 2, maxTokens: 16 });
   RL_STEP_SETTINGS.splice(1);
   set(RL_STEP_PROBE, {
     transcripts: 2,

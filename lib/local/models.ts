@@ -108,8 +108,8 @@ export const LOCAL_MODELS: readonly LocalModelSpec[] = [
   },
   {
     name: "local/hint",
-    description: "local/games2 pretrained further to use OPD's hindsight hint on " +
-      "GuessTheNumber (the teacher and base model of the opd and combine example)",
+    description: "local/games2 pretrained further to copy a number OPD's hindsight hint " +
+      "names (the teacher and base model of the opd and combine example, Lucky Number)",
     config: ModelConfigSchema.parse({
       vocabSize: loadGamesTokenizer().vocabSize,
       dModel: 128,

@@ -83,7 +83,9 @@ export function fitSteps(
 ): number {
   if (done < FIT_AFTER_STEPS || elapsedSeconds <= 0) return planned;
   const fits = Math.floor(maxSeconds / (elapsedSeconds / done));
-  return Math.max(done + 1, Math.min(planned, fits));
+  // Never above `planned`: a plan raised back to the next step would never end, and the run
+  // would go on at the floor learning rate until the clock stopped it.
+  return Math.min(planned, Math.max(done + 1, fits));
 }
 
 /** The datums of a batch of transcripts, longest first, split into forward_backward calls. */
@@ -118,6 +120,9 @@ export async function pretrain(
   });
   const start = performance.now();
   let planned = opts.steps;
+  // The first step compiles the learner's programs (tens of seconds on a loaded machine): the
+  // pace is measured from its end, or it would shrink the plan to a fraction of what fits.
+  let firstStepEnd: number | null = null;
   return await trainSupervised({
     training,
     steps: opts.steps,
@@ -125,7 +130,12 @@ export async function pretrain(
       const elapsed = (performance.now() - start) / 1000;
       if (opts.maxSeconds !== undefined) {
         if (elapsed > opts.maxSeconds) return null;
-        planned = fitSteps(planned, step - 1, elapsed, opts.maxSeconds);
+        if (step === 2) firstStepEnd = performance.now();
+        if (firstStepEnd !== null) {
+          const first = (firstStepEnd - start) / 1000;
+          const since = (performance.now() - firstStepEnd) / 1000;
+          planned = 1 + fitSteps(planned - 1, step - 2, since, opts.maxSeconds - first);
+        }
       }
       if (step > planned) return null;
       const calls = batchCalls(await stream.next(opts.batchSize), opts.datumsPerCall, renderer);

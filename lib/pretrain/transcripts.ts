@@ -18,6 +18,12 @@ import { checkDatum } from "../datums/mod.ts";
 import { formatPlayer } from "./players.ts";
 import { isToolEnvId, playToolTranscript } from "./tool_transcripts.ts";
 import { isHintEnvId, playHintTranscript } from "./hint_transcripts.ts";
+import {
+  ANSWER_HINTED_ID,
+  ANSWER_PLAIN_ID,
+  isAnswerEnvId,
+  playAnswerTranscript,
+} from "./answer_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 
 export type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -87,16 +93,21 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
 ];
 
 /**
- * The mix of `local/hint` (`local/games2` taught to use OPD's hint): local/games2's last mix
- * (mostly GuessTheNumber-easy) beside GuessTheNumber transcripts that end in a hinted move
- * (`hint:…`, lib/pretrain/hint_transcripts.ts), so the no-hint play is kept.
+ * The mix of `local/hint` (`local/games2` taught to use OPD's hint). Its first run mixed
+ * local/games2's last mix with GuessTheNumber transcripts ending in a hinted move (`hint:…`,
+ * lib/pretrain/hint_transcripts.ts). The shipped runs (this mix) are three quarters one-move
+ * number tasks whose hint names the answer (`answer:…`, lib/pretrain/answer_transcripts.ts),
+ * beside GuessTheNumber-easy, so the no-hint play is kept (models/README.md, local/hint).
  */
 export const HINT_PRETRAIN_MIX: readonly MixEntry[] = [
-  { envId: "hint:game:GuessTheNumber-v0-easy", weight: 0.4 },
-  { envId: "hint:game:GuessTheNumber-v0-hard", weight: 0.05 },
-  { envId: "game:GuessTheNumber-v0-easy", weight: 0.45 },
-  { envId: "game:GuessTheNumber-v0-hard", weight: 0.05 },
-  ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.05 / OTHER_ENVS.length })),
+  { envId: ANSWER_HINTED_ID, weight: 0.6 },
+  { envId: ANSWER_PLAIN_ID, weight: 0.15 },
+  { envId: "hint:game:GuessTheNumber-v0-easy", weight: 0.05 },
+  { envId: "game:GuessTheNumber-v0-easy", weight: 0.15 },
+  // What `others=0.05` gave the shipped runs: the rest of the first run's environments.
+  ...["hint:game:GuessTheNumber-v0-hard", "game:GuessTheNumber-v0-hard", ...OTHER_ENVS].map((
+    envId,
+  ) => ({ envId, weight: 0.05 / (OTHER_ENVS.length + 2) })),
 ];
 
 /**
@@ -243,6 +254,8 @@ export class TranscriptStream {
           ? await playToolTranscript(envId, seed, this.#rng, this.#opts)
           : isHintEnvId(envId)
           ? playHintTranscript(envId, seed, this.#rng, this.#opts)
+          : isAnswerEnvId(envId)
+          ? playAnswerTranscript(envId, seed, this.#rng, this.#opts)
           : playTranscript(envId, seed, this.#rng, this.#opts),
       );
     }

@@ -9,3 +9,14 @@ Deno.test("bench examples: the first row runs the README's first command, read f
   assert.deepEqual(EXAMPLES[0].train, args);
   assert.throws(() => readmeFirstCommand("# nothing here"), Error, "no `deno task train` command");
 });
+
+Deno.test("bench examples: a run of some rows keeps the others and drops rows no example has", async () => {
+  const { benchExamples } = await import("../../bench/examples.ts");
+  const kept = { name: EXAMPLES[1].name, command: "x", measured_by_hand: [1] };
+  const out = await benchExamples(() => {}, "no example is named this", {
+    why: "a note",
+    examples: [{ name: "a removed example" }, kept],
+  });
+  assert.equal(out.why, "a note");
+  assert.deepEqual(out.examples, [kept]);
+});

@@ -20,5 +20,6 @@ Deno.test("bench: the engine, client and server suites run in their smoke size a
     "rl_step",
     "local_engine",
     "long_prompt",
+    "unseen_tools",
   ]);
 });

@@ -264,4 +264,5 @@ Deno.test("fitSteps: the plan shrinks to what the time budget holds, never grows
   assert.equal(fitSteps(400, 10, 80, 1440), 180, "8 s a step in 24 minutes");
   assert.equal(fitSteps(100, 10, 20, 1440), 100, "fits: unchanged");
   assert.equal(fitSteps(180, 170, 1430, 1440), 171, "never before the next step");
+  assert.equal(fitSteps(171, 171, 1439, 1440), 171, "never above the plan: the run ends");
 });
