@@ -35,7 +35,17 @@ import {
 } from "./shaping.ts";
 
 /** How advantages are computed (see the module table). */
-export const AdvantageModeSchema = z.enum([
+export const AdvantageModeSchema: z.ZodEnum<
+  {
+    raw: "raw";
+    group_centered: "group_centered";
+    group_zscore: "group_zscore";
+    batch_zscore: "batch_zscore";
+    discounted: "discounted";
+    discounted_rebn: "discounted_rebn";
+    group_discounted: "group_discounted";
+  }
+> = z.enum([
   "raw",
   "group_centered",
   "group_zscore",
@@ -46,7 +56,22 @@ export const AdvantageModeSchema = z.enum([
 ]);
 
 /** Settings of the advantage pipeline, with the cookbook's defaults. */
-export const AdvantageConfigSchema = z.object({
+export const AdvantageConfigSchema: z.ZodObject<
+  {
+    mode: z.ZodDefault<typeof AdvantageModeSchema>;
+    gamma: z.ZodDefault<z.ZodNumber>;
+    constantGroups: z.ZodDefault<
+      z.ZodEnum<{ keep: "keep"; drop: "drop"; drop_keep_one: "drop_keep_one" }>
+    >;
+    downsampleTo: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    rewardReduction: z.ZodDefault<typeof RewardReductionSchema>;
+    nonFinalTurnReward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clampMin: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clampMax: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    eps: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strip
+> = z.object({
   mode: AdvantageModeSchema.default("group_centered"),
   /** Discount of the `discounted*` and `group_discounted` modes (GEM's default 0.9). */
   gamma: z.number().min(0).max(1).default(0.9),

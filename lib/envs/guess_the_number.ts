@@ -58,7 +58,7 @@ export class GuessTheNumber implements SyncEnv {
     return this.#opts.maxTurns;
   }
 
-  reset(seed?: number) {
+  reset(seed?: number): { observation: string; info: Record<string, unknown> } {
     const rng = new Rng(seed ?? Math.floor(Math.random() * 2 ** 31));
     if (this.#variant === "random") {
       this.#opts = GUESS_THE_NUMBER_VARIANTS[rng.uniform() < 0.5 ? "easy" : "hard"];

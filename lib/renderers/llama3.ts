@@ -35,7 +35,7 @@ export interface Llama3Options {
 }
 
 /** Today as Llama 3.2's template writes it (`strftime_now("%d %b %Y")`, e.g. "05 Mar 2026"). */
-export function llamaToday(now = new Date()): string {
+export function llamaToday(now: Date = new Date()): string {
   const month = now.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
   return `${String(now.getUTCDate()).padStart(2, "0")} ${month} ${now.getUTCFullYear()}`;
 }

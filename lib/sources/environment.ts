@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type HeldOutEvaluation } from "../rundir/mod.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import {
   collectGroups,

@@ -13,10 +13,10 @@
  * @module
  */
 
-import { type HeldOutEvaluation } from "../rundir/mod.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
-import { OrsClient } from "../openreward/client.ts";
+import type { OrsClient } from "../openreward/client.ts";
 import { isConstantGroup } from "../advantages/shaping.ts";
 import { episodeReward } from "../openreward/rewards.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { type CheckpointRecord } from "../rundir/mod.ts";
+import type { CheckpointRecord } from "../rundir/mod.ts";
 import { redactSecrets, type TrainConfig } from "../config/mod.ts";
 import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
 import { toModelSpec } from "../local/backend/wire.ts";

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type CheckpointRecord } from "../rundir/mod.ts";
+import type { CheckpointRecord } from "../rundir/mod.ts";
 import { resolve } from "node:path";
 import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/load.ts";

@@ -12,7 +12,10 @@ import { z } from "zod";
 import { sameSecret } from "../../http/mod.ts";
 
 /** Options of the local server's auth. */
-export const LocalAuthOptionsSchema = z.object({
+export const LocalAuthOptionsSchema: z.ZodObject<
+  { apiKey: z.ZodString; jwtTtlSeconds: z.ZodDefault<z.ZodNumber> },
+  z.core.$strip
+> = z.object({
   /** The one API key the server accepts (to exchange for JWTs). */
   apiKey: z.string().min(1),
   /** Lifetime of an issued JWT (default 1 h). */
@@ -105,7 +108,7 @@ export class LocalAuth {
   }
 
   /** Hono middleware: 401 `{"detail": …}` for a missing, wrong or expired credential. */
-  middleware() {
+  middleware(): (c: Context, next: () => Promise<void>) => Promise<Response | void> {
     return async (c: Context, next: () => Promise<void>) => {
       const path = new URL(c.req.url).pathname;
       if (OPEN_PATHS.has(path)) return await next();

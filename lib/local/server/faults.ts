@@ -14,7 +14,20 @@ import { Rng } from "../../util/random.ts";
 const rate = z.number().min(0).max(1).default(0);
 
 /** Fault injection settings. Rates are per request probabilities. */
-export const FaultConfigSchema = z.object({
+export const FaultConfigSchema: z.ZodObject<
+  {
+    seed: z.ZodDefault<z.ZodNumber>;
+    latencyMs: z.ZodDefault<z.ZodTuple<[z.ZodNumber, z.ZodNumber], null>>;
+    serverError: z.ZodDefault<z.ZodNumber>;
+    rateLimit: z.ZodDefault<z.ZodNumber>;
+    timeout: z.ZodDefault<z.ZodNumber>;
+    expired: z.ZodDefault<z.ZodNumber>;
+    dropBefore: z.ZodDefault<z.ZodNumber>;
+    dropAfter: z.ZodDefault<z.ZodNumber>;
+    paths: z.ZodDefault<z.ZodString>;
+  },
+  z.core.$strip
+> = z.object({
   /** Seed of the fault dice, so a failing test replays the same faults. */
   seed: z.number().int().default(0),
   /** Extra latency per request, uniform in [min, max] milliseconds. */
