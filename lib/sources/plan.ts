@@ -17,6 +17,7 @@ import type { RunEvaluationInput, StepGroups } from "../trainer/mod.ts";
 
 /** What a play hands back: at least the groups to train, judged, in spec order. */
 export interface PlayedGroups {
+  /** The groups to train, judged, in spec order. */
   kept: EpisodeGroup[];
 }
 

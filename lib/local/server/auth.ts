@@ -46,12 +46,15 @@ function fromB64url(s: string): Uint8Array<ArrayBuffer> {
 
 /** Issues and checks HS256 JWTs signed with a secret drawn when the server starts. */
 export class LocalAuth {
+  /** The API key clients must send. */
   readonly apiKey: string;
+  /** Lifetime of the JWTs it issues, in seconds. */
   readonly jwtTtlSeconds: number;
   /** JWTs issued so far (tests watch refreshes with it). */
   issued = 0;
   readonly #key: Promise<CryptoKey>;
 
+  /** Credential checks with `opts` (the key, the JWT lifetime). */
   constructor(opts: LocalAuthOptions) {
     const o = LocalAuthOptionsSchema.parse(opts);
     this.apiKey = o.apiKey;

@@ -59,12 +59,14 @@ export type FaultDecision =
 
 /** Rolls the dice for each request, reproducibly from the seed. */
 export class FaultInjector {
+  /** The injected faults' rates. */
   readonly config: FaultConfig;
   readonly #rng: Rng;
   readonly #paths: RegExp;
   /** How many faults of each type were injected, for tests to check. */
   readonly counts: Record<string, number> = {};
 
+  /** Faults at `config`'s rates (unset ones: 0). */
   constructor(config: Partial<FaultConfig>) {
     this.config = FaultConfigSchema.parse(config);
     this.#rng = new Rng(this.config.seed);
