@@ -122,3 +122,36 @@ export {
   scheduleRollouts,
   SyncRollouts,
 } from "./lib/sources/mod.ts";
+
+// Types and schemas the exports above name (so each is documented where it is used).
+export {
+  AdvantagesSchema,
+  CheckpointsSchema,
+  type ConfigSources,
+  EnvironmentEntrySchema,
+  EvalSchema,
+  JudgeSchema,
+  LoggingSchema,
+  OptimizerSchema,
+  PipelineSchema,
+  PolicySchema,
+  ProxySchema,
+  RolloutSchema,
+  ScoringSchema,
+  SplitEntrySchema,
+  TeacherSchema,
+} from "./lib/config/mod.ts";
+export { AdvantageModeSchema, RewardReductionSchema } from "./lib/advantages/mod.ts";
+export { Rng, type RngState } from "./lib/util/random.ts";
+export { BYTE_SPECIAL_TOKENS, type ByteSpecialToken } from "./lib/tokenizers/byte.ts";
+export type { RewardSettings } from "./lib/openreward/rewards.ts";
+export type { ModelFamily, ModelStatus } from "./lib/models/mod.ts";
+export type { StopOnSignals } from "./lib/train/signals.ts";
+export type {
+  EnvironmentPlay,
+  GroupOutcome,
+  MixEnvironment,
+  MixGroupSpec,
+  MixPlay,
+  TaskPool,
+} from "./lib/sources/mod.ts";

@@ -10,6 +10,7 @@
 
 import { join } from "node:path";
 import { runCli, UsageError } from "../lib/cli/args.ts";
+import { NPM_TOKENIZER_PACKAGES, npmTokenizerFiles } from "../lib/tokenizers/mod.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -68,6 +69,19 @@ export async function measureRef(ref: string): Promise<InstallSize> {
 
 const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
 
+/** The bytes of the npm tokenizer packages' files setup.sh keeps (outside node_modules). */
+async function tokenizerFiles(): Promise<number> {
+  let bytes = 0;
+  for (const pkg of Object.keys(NPM_TOKENIZER_PACKAGES)) {
+    const files = npmTokenizerFiles(pkg);
+    if (!files) throw new Error(`${pkg}'s tokenizer files are missing: run scripts/setup.sh`);
+    for (const f of [files.tokenizerJson, files.tokenizerConfig]) {
+      bytes += (await Deno.stat(f)).size;
+    }
+  }
+  return bytes;
+}
+
 if (import.meta.main) {
   await runCli(async () => {
     const args = [...Deno.args];
@@ -89,9 +103,11 @@ if (import.meta.main) {
     const result = {
       suite: "install",
       date: new Date().toISOString(),
-      measured: "node_modules after `deno install --frozen` (scripts/setup.sh's step)",
+      measured: "node_modules after scripts/setup.sh's steps: `deno install --frozen`, then " +
+        "(from 2026-11-28 on) scripts/prune_install.ts; the tokenizer files setup keeps outside " +
+        "node_modules are `tokenizerFiles` (before, they were inside it)",
       before: { ref, ...before, mb: Math.round(before.bytes / 1e6) },
-      after: { ...now, mb: Math.round(now.bytes / 1e6) },
+      after: { ...now, mb: Math.round(now.bytes / 1e6), tokenizerFiles: await tokenizerFiles() },
     };
     await Deno.writeTextFile(
       join(ROOT, "bench/results/install.json"),

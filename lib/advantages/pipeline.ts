@@ -35,7 +35,17 @@ import {
 } from "./shaping.ts";
 
 /** How advantages are computed (see the module table). */
-export const AdvantageModeSchema = z.enum([
+export const AdvantageModeSchema: z.ZodEnum<
+  {
+    raw: "raw";
+    group_centered: "group_centered";
+    group_zscore: "group_zscore";
+    batch_zscore: "batch_zscore";
+    discounted: "discounted";
+    discounted_rebn: "discounted_rebn";
+    group_discounted: "group_discounted";
+  }
+> = z.enum([
   "raw",
   "group_centered",
   "group_zscore",
@@ -46,7 +56,22 @@ export const AdvantageModeSchema = z.enum([
 ]);
 
 /** Settings of the advantage pipeline, with the cookbook's defaults. */
-export const AdvantageConfigSchema = z.object({
+export const AdvantageConfigSchema: z.ZodObject<
+  {
+    mode: z.ZodDefault<typeof AdvantageModeSchema>;
+    gamma: z.ZodDefault<z.ZodNumber>;
+    constantGroups: z.ZodDefault<
+      z.ZodEnum<{ keep: "keep"; drop: "drop"; drop_keep_one: "drop_keep_one" }>
+    >;
+    downsampleTo: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    rewardReduction: z.ZodDefault<typeof RewardReductionSchema>;
+    nonFinalTurnReward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clampMin: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clampMax: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    eps: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strip
+> = z.object({
   mode: AdvantageModeSchema.default("group_centered"),
   /** Discount of the `discounted*` and `group_discounted` modes (GEM's default 0.9). */
   gamma: z.number().min(0).max(1).default(0.9),
@@ -75,6 +100,7 @@ export type AdvantageConfig = z.infer<typeof AdvantageConfigSchema>;
 
 /** The rewards of one episode, turn by turn (a single-turn episode has one). */
 export interface EpisodeRewards {
+  /** The reward of each turn, in order. */
   turnRewards: number[];
   /**
    * The episode's reward when its environment shaped it already (`Episode.shapedReward`, a
@@ -86,9 +112,13 @@ export interface EpisodeRewards {
 
 /** Summary of a batch's advantages and group outcomes, for logging. */
 export interface AdvantageStats {
+  /** Mean advantage over the kept episodes. */
   mean: number;
+  /** Their standard deviation. */
   std: number;
+  /** The smallest advantage. */
   min: number;
+  /** The largest advantage. */
   max: number;
   /** Share of groups whose episodes' rewards differ (the groups that teach something). */
   fracMixed: number;
@@ -113,6 +143,7 @@ export interface AdvantageResult {
   keptGroups: number[];
   /** `downsampled[group][episode]`: left out by down-sampling (kept groups, in their order). */
   downsampled: boolean[][];
+  /** The batch's summary. */
   stats: AdvantageStats;
 }
 

@@ -35,7 +35,9 @@ export function rewardSetting(): z.ZodNumber {
 }
 
 /** How turn rewards reduce to an episode reward. */
-export const RewardReductionSchema = z.enum(["sum", "mean", "max", "min"]);
+export const RewardReductionSchema: z.ZodEnum<
+  { sum: "sum"; mean: "mean"; max: "max"; min: "min" }
+> = z.enum(["sum", "mean", "max", "min"]);
 
 /** Settings of {@link shapeEpisodeReward}; every field optional (no shaping but the sum). */
 export interface RewardShaping {

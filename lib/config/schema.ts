@@ -33,7 +33,16 @@ const advantage = AdvantageConfigSchema.shape;
 export const DEFAULT_MODEL = "local/games2";
 
 /** The policy being trained. */
-export const PolicySchema = z.object({
+export const PolicySchema: z.ZodObject<
+  {
+    model: z.ZodDefault<z.ZodString>;
+    lora_rank: z.ZodDefault<z.ZodNumber>;
+    tokenizer: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    thinking: z.ZodDefault<z.ZodBoolean>;
+    renderer: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+  },
+  z.core.$strict
+> = z.object({
   model: z.string().min(1).default(DEFAULT_MODEL).describe(
     "Base model of the LoRA policy: local/* on the embedded backend, others on Tinker (TINKER_API_KEY)",
   ).meta(runApi({ name: "model_name" })),
@@ -51,7 +60,20 @@ export const PolicySchema = z.object({
 }).strict();
 
 /** The optimizer and the loss. */
-export const OptimizerSchema = z.object({
+export const OptimizerSchema: z.ZodObject<
+  {
+    learning_rate: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    loss_fn: z.ZodDefault<
+      z.ZodEnum<
+        { importance_sampling: "importance_sampling"; ppo: "ppo"; cispo: "cispo"; dro: "dro" }
+      >
+    >;
+    loss_fn_config: z.ZodDefault<z.ZodRecord<z.ZodString, z.ZodNumber>>;
+    train_epochs: z.ZodDefault<z.ZodNumber>;
+    weight_decay: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strict
+> = z.object({
   learning_rate: z.number().positive().max(1).nullable().default(null).describe(
     "Adam's learning rate; null: 1e-4 (OpenClaw's) on cloud models, 1e-3 on local/* models",
   ).meta(runApi({ name: "learning_rate" })),
@@ -68,7 +90,34 @@ export const OptimizerSchema = z.object({
 }).strict();
 
 /** Collecting episodes: the environment, the batch, sampling and failures. */
-export const RolloutSchema = z.object({
+export const RolloutSchema: z.ZodObject<
+  {
+    env_id: z.ZodDefault<z.ZodString>;
+    env_module: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    groups_per_batch: z.ZodDefault<z.ZodNumber>;
+    group_size: z.ZodDefault<z.ZodNumber>;
+    max_concurrency: z.ZodDefault<z.ZodNumber>;
+    max_tokens_per_turn: z.ZodDefault<z.ZodNumber>;
+    max_tokens_per_episode: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    max_total_tokens: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    temperature: z.ZodDefault<z.ZodNumber>;
+    timeout_s: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    on_error: z.ZodDefault<
+      z.ZodEnum<{ retry: "retry"; drop_episode: "drop_episode"; drop_group: "drop_group" }>
+    >;
+    max_retries: z.ZodDefault<z.ZodNumber>;
+    system_prompt_template: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    invalid_tool_call_reward: z.ZodDefault<z.ZodNumber>;
+    on_invalid_tool_call: z.ZodDefault<z.ZodEnum<{ continue: "continue"; end: "end" }>>;
+    template: z.ZodDefault<
+      z.ZodEnum<
+        { chat: "chat"; qwen3_game: "qwen3_game"; qwen3_general: "qwen3_general"; no: "no" }
+      >
+    >;
+    env_wrappers: z.ZodDefault<z.ZodString>;
+  },
+  z.core.$strict
+> = z.object({
   env_id: z.string().min(1).default("game:GuessTheNumber-v0-easy").describe(
     "Environment id in the registry (GEM's ids, e.g. game:GuessTheNumber-v0-easy)",
   ).meta(runApi({
@@ -130,7 +179,34 @@ export const RolloutSchema = z.object({
 }).strict();
 
 /** The advantage pipeline (see lib/advantages), GEM's gamma and ReBN included. */
-export const AdvantagesSchema = z.object({
+export const AdvantagesSchema: z.ZodObject<
+  {
+    mode: z.ZodDefault<
+      z.ZodEnum<
+        {
+          raw: "raw";
+          group_centered: "group_centered";
+          group_zscore: "group_zscore";
+          batch_zscore: "batch_zscore";
+          discounted: "discounted";
+          discounted_rebn: "discounted_rebn";
+          group_discounted: "group_discounted";
+        }
+      >
+    >;
+    gamma: z.ZodDefault<z.ZodNumber>;
+    constant_groups: z.ZodDefault<
+      z.ZodEnum<{ keep: "keep"; drop: "drop"; drop_keep_one: "drop_keep_one" }>
+    >;
+    downsample_to: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    reward_reduction: z.ZodDefault<z.ZodEnum<{ sum: "sum"; mean: "mean"; max: "max"; min: "min" }>>;
+    non_final_turn_reward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clamp_min: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    clamp_max: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    eps: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strict
+> = z.object({
   mode: advantage.mode.describe(
     "How advantages are computed (table in lib/advantages); discounted_rebn is GEM's ReBN",
   ),
@@ -156,7 +232,20 @@ export const AdvantagesSchema = z.object({
 );
 
 /** Turning episodes into per-token advantages: the method and its terms. */
-export const ScoringSchema = z.object({
+export const ScoringSchema: z.ZodObject<
+  {
+    method: z.ZodDefault<z.ZodEnum<{ rl: "rl"; opd: "opd"; combine: "combine" }>>;
+    rl_reward: z.ZodDefault<z.ZodEnum<{ success: "success"; env: "env"; prm: "prm" }>>;
+    opd_hint: z.ZodDefault<z.ZodEnum<{ judge: "judge"; next_observation: "next_observation" }>>;
+    w_opd: z.ZodDefault<z.ZodNumber>;
+    w_rl: z.ZodDefault<z.ZodNumber>;
+    kl_loss_coef: z.ZodDefault<z.ZodNumber>;
+    eval_mode: z.ZodDefault<z.ZodBoolean>;
+    worse_teacher_frac: z.ZodDefault<z.ZodNumber>;
+    worse_teacher_steps: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strict
+> = z.object({
   method: z.enum(["rl", "opd", "combine"]).default("rl").describe(
     "rl (rewards), opd (teacher − student per token, with a hindsight hint), or combine (both)",
   ).meta(runApi({ name: "method" })),
@@ -185,7 +274,16 @@ export const ScoringSchema = z.object({
 }).strict();
 
 /** The PRM and hint judge. */
-export const JudgeSchema = z.object({
+export const JudgeSchema: z.ZodObject<
+  {
+    votes: z.ZodDefault<z.ZodNumber>;
+    temperature: z.ZodDefault<z.ZodNumber>;
+    max_tokens: z.ZodDefault<z.ZodNumber>;
+    base_url: z.ZodDefault<z.ZodNullable<z.ZodURL>>;
+    model: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+  },
+  z.core.$strict
+> = z.object({
   votes: int().min(1).max(64).default(3).describe("PRM judge votes per turn (OpenClaw's M)"),
   temperature: z.number().min(0).max(10).default(0.6).describe("Sampling temperature of the judge"),
   max_tokens: int().min(1).max(MAX_TOKENS).default(4096).describe(
@@ -200,14 +298,26 @@ export const JudgeSchema = z.object({
 }).strict();
 
 /** The teacher of OPD (and the judge's model on Tinker). */
-export const TeacherSchema = z.object({
+export const TeacherSchema: z.ZodObject<
+  { model: z.ZodDefault<z.ZodNullable<z.ZodString>> },
+  z.core.$strict
+> = z.object({
   model: z.string().min(1).nullable().default(null).describe(
     "Teacher (and Tinker judge) model; null: the policy's base model",
   ),
 }).strict();
 
 /** Where the run is recorded. */
-export const LoggingSchema = z.object({
+export const LoggingSchema: z.ZodObject<
+  {
+    log_path: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    project_name: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    run_name: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    use_wandb: z.ZodDefault<z.ZodNullable<z.ZodBoolean>>;
+    openreward_run_name: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+  },
+  z.core.$strict
+> = z.object({
   log_path: z.string().min(1).nullable().default(null).describe(
     "Run directory (config, metrics, checkpoints, rollouts); null: .tinkerbench/runs/<method>-<env>-<model>-seed<N>",
   ).meta(
@@ -228,7 +338,10 @@ export const LoggingSchema = z.object({
 }).strict();
 
 /** The held-out evaluation at the end of a run. */
-export const EvalSchema = z.object({
+export const EvalSchema: z.ZodObject<
+  { episodes: z.ZodDefault<z.ZodNumber>; env_id: z.ZodDefault<z.ZodNullable<z.ZodString>> },
+  z.core.$strict
+> = z.object({
   episodes: int().min(0).max(HELD_OUT_ENV_SEEDS.count).default(64).describe(
     `Held-out episodes (env seeds ${HELD_OUT_ENV_SEEDS.first}+, never trained on) played by the base model and by the trained policy after the last step, and by each checkpoint the run API evaluates; 0: none`,
   ).meta(runApi({ name: "eval_episodes", key: "eval.episodes", default: 32 })),
@@ -238,7 +351,10 @@ export const EvalSchema = z.object({
 }).strict();
 
 /** Saving and starting from states. */
-export const CheckpointsSchema = z.object({
+export const CheckpointsSchema: z.ZodObject<
+  { save_every: z.ZodDefault<z.ZodNumber>; resume_from: z.ZodDefault<z.ZodNullable<z.ZodString>> },
+  z.core.$strict
+> = z.object({
   save_every: int().min(0).max(MAX_STEPS).default(20).describe(
     "Save the state every N steps (0: only at the end or on Ctrl-C); the run API evaluates each checkpoint",
   ).meta(runApi({ name: "steps_per_eval", key: "save_interval", default: 25 })),
@@ -248,7 +364,15 @@ export const CheckpointsSchema = z.object({
 }).strict();
 
 /** How sampling and training are scheduled against each other (docs/async.md). */
-export const PipelineSchema = z.object({
+export const PipelineSchema: z.ZodObject<
+  {
+    mode: z.ZodDefault<z.ZodEnum<{ sync: "sync"; stream: "stream"; async: "async" }>>;
+    num_minibatches: z.ZodDefault<z.ZodNumber>;
+    max_steps_off_policy: z.ZodDefault<z.ZodNumber>;
+    max_steps_without_datums: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strict
+> = z.object({
   mode: z.enum(["sync", "stream", "async"]).default("sync").describe(
     "sync: sample the batch, then train; stream: train each minibatch as soon as its groups are in; async: keep sampling while training",
   ),
@@ -264,7 +388,23 @@ export const PipelineSchema = z.object({
 }).strict();
 
 /** An OpenAI-compatible proxy in front of the policy (OpenClaw's); null: none. */
-export const ProxySchema = z.object({
+export const ProxySchema: z.ZodObject<
+  {
+    host: z.ZodDefault<z.ZodString>;
+    port: z.ZodDefault<z.ZodNumber>;
+    served_model_name: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    default_turn_type: z.ZodDefault<z.ZodEnum<{ main: "main"; side: "side" }>>;
+    session_idle_s: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    session_binding: z.ZodDefault<z.ZodEnum<{ token: "token"; history: "history" }>>;
+    reward_bound: z.ZodDefault<z.ZodNumber>;
+    max_sessions: z.ZodDefault<z.ZodNumber>;
+    late_reward_s: z.ZodDefault<z.ZodNumber>;
+    truncate_keep_head: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    pause_during_step: z.ZodDefault<z.ZodBoolean>;
+    pause_timeout_s: z.ZodDefault<z.ZodNumber>;
+  },
+  z.core.$strict
+> = z.object({
   host: z.string().min(1).default("0.0.0.0").describe(
     "Address the proxy listens on (the seed's 0.0.0.0: every interface; set an API key, or 127.0.0.1)",
   ),
@@ -302,7 +442,10 @@ export const ProxySchema = z.object({
 }).strict();
 
 /** A split of an environment's tasks in a multi-environment run. */
-export const SplitEntrySchema = z.object({
+export const SplitEntrySchema: z.ZodObject<
+  { shuffle: z.ZodDefault<z.ZodBoolean>; num_samples: z.ZodDefault<z.ZodNullable<z.ZodNumber>> },
+  z.core.$strict
+> = z.object({
   shuffle: z.boolean().default(true).describe("Shuffle the split's tasks (with the run's seed)"),
   num_samples: int().min(1).max(1e9).nullable().default(null).describe(
     "Tasks taken from the split (after shuffling); null: all",
@@ -312,7 +455,26 @@ export const SplitEntrySchema = z.object({
 const secretsMap = () => z.record(z.string().min(1), z.string().nullable());
 
 /** One environment of a multi-environment run (OpenReward's keys, plus env_id, base_url, weight). */
-export const EnvironmentEntrySchema = z.object({
+export const EnvironmentEntrySchema: z.ZodObject<
+  {
+    env_id: z.ZodDefault<z.ZodNullable<z.ZodString>>;
+    base_url: z.ZodDefault<z.ZodNullable<z.ZodURL>>;
+    weight: z.ZodDefault<z.ZodNumber>;
+    splits: z.ZodDefault<z.ZodRecord<z.ZodString, typeof SplitEntrySchema>>;
+    num_rollouts: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    max_failing_rollouts: z.ZodDefault<z.ZodNumber>;
+    temperature: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    top_p: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    top_k: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    reward_reduction: z.ZodDefault<z.ZodEnum<{ sum: "sum"; mean: "mean"; max: "max"; min: "min" }>>;
+    unfinished_reward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    min_reward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    max_reward: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    max_turns: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    secrets: z.ZodDefault<z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodNullable<z.ZodString>>>>;
+  },
+  z.core.$strict
+> = z.object({
   env_id: z.string().min(1).nullable().default(null).describe(
     "Environment id in the registry; null: the entry's name when registered",
   ),
@@ -357,7 +519,28 @@ export const EnvironmentEntrySchema = z.object({
   { message: "min_reward must not exceed max_reward", path: ["min_reward"] },
 );
 /** Every setting of a training run, with its default. */
-export const TrainConfigSchema = z.object({
+export const TrainConfigSchema: z.ZodObject<
+  {
+    max_steps: z.ZodDefault<z.ZodNumber>;
+    num_epochs: z.ZodDefault<z.ZodNullable<z.ZodNumber>>;
+    seed: z.ZodDefault<z.ZodNumber>;
+    policy: z.ZodPrefault<typeof PolicySchema>;
+    optimizer: z.ZodPrefault<typeof OptimizerSchema>;
+    rollout: z.ZodPrefault<typeof RolloutSchema>;
+    advantages: z.ZodPrefault<typeof AdvantagesSchema>;
+    scoring: z.ZodPrefault<typeof ScoringSchema>;
+    judge: z.ZodPrefault<typeof JudgeSchema>;
+    teacher: z.ZodPrefault<typeof TeacherSchema>;
+    logging: z.ZodPrefault<typeof LoggingSchema>;
+    eval: z.ZodPrefault<typeof EvalSchema>;
+    checkpoints: z.ZodPrefault<typeof CheckpointsSchema>;
+    pipeline: z.ZodPrefault<typeof PipelineSchema>;
+    proxy: z.ZodDefault<z.ZodNullable<typeof ProxySchema>>;
+    environments: z.ZodDefault<z.ZodRecord<z.ZodString, typeof EnvironmentEntrySchema>>;
+    secrets: z.ZodDefault<z.ZodRecord<z.ZodString, z.ZodNullable<z.ZodString>>>;
+  },
+  z.core.$strict
+> = z.object({
   max_steps: int().min(1).max(MAX_STEPS).default(1000).describe("Training steps of the run")
     .meta(runApi({ name: "total_steps", key: "max_steps", default: 50 })),
   num_epochs: int().min(1).max(10_000).nullable().default(null).describe(

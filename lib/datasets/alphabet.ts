@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Rng } from "../util/random.ts";
+import type { Rng } from "../util/random.ts";
 import type { PromptCompletion } from "./types.ts";
 
 const A = "a".charCodeAt(0);

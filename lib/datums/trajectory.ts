@@ -34,6 +34,7 @@ export interface TurnTokens {
 
 /** A datum that fails its self-check; the message names the datum and what is wrong. */
 export class DatumCheckError extends Error {
+  /** The error's name, for logs. */
   override name = "DatumCheckError";
 }
 

@@ -15,7 +15,9 @@ import { lastBoxed, type Move, REWARD, TurnGame } from "./game.ts";
 
 /** Operand range and operator count of a variant. */
 export interface ArithmeticOptions {
+  /** Largest operand. */
   maxOperand: number;
+  /** Number of operators in an expression. */
   ops: number;
 }
 
@@ -70,24 +72,29 @@ export function randomExpression(rng: Rng, opts: ArithmeticOptions): State {
 
 /** The arithmetic environment (`math:Arithmetic-v0-easy`, `-hard`). */
 export class Arithmetic extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard";
 
+  /** A game of the given variant. */
   constructor(variant: "easy" | "hard" = "easy") {
     super(1);
     this.#variant = variant;
     this.id = `math:Arithmetic-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     return randomExpression(rng, ARITHMETIC_VARIANTS[this.#variant]);
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     return `Compute ${this.state!.question}. Think step by step, then put the final answer in ` +
       `\\boxed{}, e.g. \\boxed{42}.`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const ok = verify(action, this.state!.answer);
     if (ok === null) return this.formatError("the number in \\boxed{}, e.g. \\boxed{42}");
@@ -101,6 +108,7 @@ export class Arithmetic extends TurnGame<State> {
       };
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): Arithmetic {
     return new Arithmetic(this.#variant);
   }

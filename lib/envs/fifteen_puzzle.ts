@@ -15,7 +15,9 @@ import { lastBoxed, type Move, pick, REWARD, TurnGame } from "./game.ts";
 
 /** Side length and turn limit. */
 export interface FifteenPuzzleOptions {
+  /** Side of the board (4: the 15-puzzle). */
   size: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -62,9 +64,11 @@ export function slide(s: State, dir: Slide): boolean {
 
 /** The Fifteen Puzzle environment. */
 export class FifteenPuzzle extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     super(
       variant === "random"
@@ -75,6 +79,7 @@ export class FifteenPuzzle extends TurnGame<State> {
     this.id = `game:FifteenPuzzle-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     const opts = this.#variant === "random"
       ? pick(rng, FIFTEEN_PUZZLE_RANDOM)
@@ -108,6 +113,7 @@ export class FifteenPuzzle extends TurnGame<State> {
     return rows.join("\n");
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     const n = this.state!.size ** 2 - 1;
     return `You are playing the ${n}-Puzzle. Arrange the tiles 1 to ${n} in ascending order, row ` +
@@ -117,6 +123,7 @@ export class FifteenPuzzle extends TurnGame<State> {
       `\\boxed{up}, \\boxed{down}, \\boxed{left} or \\boxed{right}.\n${this.render()}`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const dir = lastBoxed(action)?.toLowerCase();
     if (dir !== "up" && dir !== "down" && dir !== "left" && dir !== "right") {
@@ -144,6 +151,7 @@ export class FifteenPuzzle extends TurnGame<State> {
     };
   }
 
+  /** Partial credit at the turn limit (GEM's). */
   protected override timeoutReward(moveReward: number): number {
     const { cells } = this.state!;
     const inPlace = cells.filter((v, i) => v === (i + 1) % cells.length).length;
@@ -154,6 +162,7 @@ export class FifteenPuzzle extends TurnGame<State> {
     return s.cells.every((v, i) => v === (i + 1) % s.cells.length);
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): FifteenPuzzle {
     return new FifteenPuzzle(this.#variant);
   }

@@ -25,7 +25,9 @@ export const REWARD = {
 
 /** What a game's `play` reports for one move. */
 export interface Move {
+  /** What the player sees after the move. */
   observation: string;
+  /** The move's reward. */
   reward: number;
   /** Why the move scored what it did, e.g. `correct`, `invalid_move`; goes to `info.reason`. */
   reason: string;
@@ -68,6 +70,7 @@ export abstract class TurnGame<S> implements SyncEnv {
   protected turn = 0;
   #done = false;
 
+  /** A game whose episodes end after `maxTurns` turns. */
   constructor(maxTurns: number) {
     this.maxTurns = maxTurns;
   }

@@ -15,8 +15,11 @@ import { lastBoxedInteger, type StepResult, type SyncEnv } from "./types.ts";
 
 /** Range and turn limit of a variant. */
 export interface GuessTheNumberOptions {
+  /** Smallest possible number. */
   min: number;
+  /** Largest possible number. */
   max: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -48,6 +51,7 @@ export class GuessTheNumber implements SyncEnv {
   #opts: GuessTheNumberOptions;
   #state: State | null = null;
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     this.#variant = variant;
     this.id = `game:GuessTheNumber-v0-${variant}`;
@@ -58,7 +62,7 @@ export class GuessTheNumber implements SyncEnv {
     return this.#opts.maxTurns;
   }
 
-  reset(seed?: number) {
+  reset(seed?: number): { observation: string; info: Record<string, unknown> } {
     const rng = new Rng(seed ?? Math.floor(Math.random() * 2 ** 31));
     if (this.#variant === "random") {
       this.#opts = GUESS_THE_NUMBER_VARIANTS[rng.uniform() < 0.5 ? "easy" : "hard"];
@@ -159,7 +163,9 @@ export interface GuessStats {
   consistent: number;
   /** Guesses at the middle of that range (either middle integer): what bisection plays. */
   bisecting: number;
+  /** Guesses of a number guessed before. */
   repeated: number;
+  /** Guesses outside the rules' range. */
   outOfRange: number;
   /** Per move, in order: whether it was a consistent guess (false without a guess). */
   consistentAt: boolean[];

@@ -17,7 +17,9 @@ import { WORDS } from "./words.ts";
 
 /** Word length and turn limit. */
 export interface HangmanOptions {
+  /** Letters in the word. */
   length: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -42,15 +44,18 @@ interface State {
 
 /** The Hangman environment. */
 export class Hangman extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     super(variant === "random" ? HANGMAN_RANDOM[0].maxTurns : HANGMAN_VARIANTS[variant].maxTurns);
     this.#variant = variant;
     this.id = `game:Hangman-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     const opts = this.#variant === "random"
       ? pick(rng, HANGMAN_RANDOM)
@@ -60,6 +65,7 @@ export class Hangman extends TurnGame<State> {
     return { word, board: [...word].map(() => "_"), guessed: [] };
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     const n = this.state!.word.length;
     return `You are playing Hangman. Guess the secret ${n}-letter word. Each turn, guess one ` +
@@ -67,6 +73,7 @@ export class Hangman extends TurnGame<State> {
       `${this.maxTurns} turns.\nWord: ${this.state!.board.join(" ")}`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const s = this.state!;
     const text = lastBoxed(action)?.replace(/\s+/g, "").toUpperCase();
@@ -116,6 +123,7 @@ export class Hangman extends TurnGame<State> {
     };
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): Hangman {
     return new Hangman(this.#variant);
   }

@@ -24,11 +24,13 @@ export interface LocalModels {
 
 /** What a run trains on an environment with: its policy model, its teacher and its method. */
 export interface LocalRun {
+  /** The environment's id. */
   envId: string;
   /** `policy.model`. */
   model: string;
   /** `teacher.model ?? policy.model`. */
   teacher: string;
+  /** `scoring.method`. */
   method: "rl" | "opd" | "combine";
   /** `scoring.opd_hint`: only the next observation is a hint these models were taught. */
   hint: "judge" | "next_observation";

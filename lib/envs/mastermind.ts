@@ -15,8 +15,11 @@ import { lastBoxed, type Move, pick, REWARD, TurnGame } from "./game.ts";
 
 /** Code length, digits 1..numbers, turn limit. */
 export interface MastermindOptions {
+  /** Digits in the code. */
   length: number;
+  /** How many digits each position may hold. */
   numbers: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -64,9 +67,11 @@ export function scoreGuess(code: number[], guess: number[]): [black: number, whi
 
 /** The Mastermind environment. */
 export class Mastermind extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     super(
       variant === "random" ? MASTERMIND_RANDOM[0].maxTurns : MASTERMIND_VARIANTS[variant].maxTurns,
@@ -75,6 +80,7 @@ export class Mastermind extends TurnGame<State> {
     this.id = `game:Mastermind-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     const opts = this.#variant === "random"
       ? pick(rng, MASTERMIND_RANDOM)
@@ -86,6 +92,7 @@ export class Mastermind extends TurnGame<State> {
     return { opts, code, guesses: [], best: 0 };
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     const { length, numbers } = this.state!.opts;
     const example = Array.from({ length }, (_, i) => i + 1).join(" ");
@@ -95,6 +102,7 @@ export class Mastermind extends TurnGame<State> {
       `as space-separated digits in \\boxed{}, e.g. \\boxed{${example}}.`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const s = this.state!;
     const text = lastBoxed(action);
@@ -135,6 +143,7 @@ export class Mastermind extends TurnGame<State> {
     return { observation: `Turn ${this.turn}: ${observation}`, reward: REWARD.invalid, reason };
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): Mastermind {
     return new Mastermind(this.#variant);
   }

@@ -15,9 +15,13 @@ import { lastBoxed, type Move, REWARD, TurnGame } from "./game.ts";
 
 /** Board size, mine count and turn limit. */
 export interface MinesweeperOptions {
+  /** Rows of the board. */
   rows: number;
+  /** Columns of the board. */
   cols: number;
+  /** Mines on the board. */
   mines: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -42,15 +46,18 @@ const NEIGHBOURS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0]
 
 /** The Minesweeper environment. */
 export class Minesweeper extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     super(variant === "random" ? 25 : MINESWEEPER_VARIANTS[variant].maxTurns);
     this.#variant = variant;
     this.id = `game:Minesweeper-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     let opts: MinesweeperOptions;
     if (this.#variant === "random") {
@@ -82,6 +89,7 @@ export class Minesweeper extends TurnGame<State> {
     return [header, ...rows].join("\n");
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     const { rows, cols, mines } = this.state!.opts;
     return `You are playing Minesweeper on a ${rows}x${cols} grid with ${mines} mines. Reveal ` +
@@ -90,6 +98,7 @@ export class Minesweeper extends TurnGame<State> {
       `from 0), e.g. \\boxed{reveal 2 2}.\n${this.render()}`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const s = this.state!;
     const m = lastBoxed(action)?.match(/^([a-zA-Z]+)\s+(\d+)\s+(\d+)$/);
@@ -181,6 +190,7 @@ export class Minesweeper extends TurnGame<State> {
     return n;
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): Minesweeper {
     return new Minesweeper(this.#variant);
   }

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 
 /** A module that could not be imported; the message names it and the cause. */
 export class EnvModuleError extends Error {
+  /** The error's name, for logs. */
   override name = "EnvModuleError";
 }
 

@@ -95,6 +95,7 @@ export function register(id: string, factory: () => AnyEnv): void {
 
 /** An id that is not registered. */
 export class UnknownEnvError extends Error {
+  /** The error's name, for logs. */
   override name = "UnknownEnvError";
 }
 

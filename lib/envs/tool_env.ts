@@ -21,16 +21,23 @@ import { deriveSeed } from "../util/random.ts";
 
 /** A text block of a prompt or a tool output (`detail` is ORS's free-form extra, often null). */
 export interface TextBlock {
+  /** Always `text`. */
   type: "text";
+  /** The text. */
   text: string;
+  /** ORS's free-form extra (often null). */
   detail: Record<string, unknown> | null;
 }
 
 /** An image block (base64 data). */
 export interface ImageBlock {
+  /** Always `image`. */
   type: "image";
+  /** The image's bytes, base64. */
   data: string;
+  /** Its MIME type, e.g. `image/png`. */
   mimeType: string;
+  /** ORS's free-form extra (often null). */
   detail: Record<string, unknown> | null;
 }
 
@@ -39,7 +46,9 @@ export type Block = TextBlock | ImageBlock;
 
 /** What a tool call returns: ORS's `ToolOutput`, every key always present. */
 export interface ToolOutput {
+  /** What the call shows the agent. */
   blocks: Block[];
+  /** Free-form data about the call (null when none). */
   metadata: Record<string, unknown> | null;
   /** The reward of this call; null when the call gives none (e.g. a look-up). */
   reward: number | null;
@@ -55,7 +64,9 @@ export type RunToolOutput = { ok: true; output: ToolOutput } | { ok: false; erro
 
 /** A split of an environment's tasks. */
 export interface TaskSplit {
+  /** The split's name (`train`, `test`, …). */
   name: string;
+  /** What the split is for. */
   type: "train" | "validation" | "test";
 }
 
@@ -91,11 +102,13 @@ export interface ToolEnvironment {
   readonly name: string;
   /** One line for listings (`GET /environments`). */
   readonly description: string;
+  /** The splits of its tasks (`GET /{env}/splits`). */
   readonly splits: readonly TaskSplit[];
   /** The tools every task has (`GET /{env}/tools`). */
   readonly tools: readonly ToolSpec[];
   /** A turn limit that suits the environment's episodes (tool calls per episode). */
   readonly maxTurns?: number;
+  /** How many tasks a split has. */
   numTasks(split: string): Awaitable<number>;
   /** The task at an index; a `RangeError` for an index out of range. */
   getTask(split: string, index: number): Awaitable<TaskSpec>;
@@ -107,6 +120,7 @@ export interface ToolEnvironment {
 
 /** A tool with its input schema and what it does, before it is bound to an episode's state. */
 export interface ToolDef<T> {
+  /** The tool as the model sees it. */
   readonly spec: ToolSpec;
   /** The tool bound to one episode's state `T`. */
   bind(state: T): BoundTool;
@@ -114,7 +128,9 @@ export interface ToolDef<T> {
 
 /** A tool ready to run inside one session. */
 export interface BoundTool {
+  /** The tool as the model sees it. */
   readonly spec: ToolSpec;
+  /** Runs the tool on a call's input (validated inside). */
   run(input: unknown): Promise<RunToolOutput>;
 }
 

@@ -31,7 +31,10 @@ import {
 import type { SyncEnv } from "./types.ts";
 
 /** Tasks per split of every game environment (seeds are cheap; the count only bounds indices). */
-export const GAME_TASKS = { train: 1_000_000, test: 10_000 } as const;
+export const GAME_TASKS: { readonly train: 1000000; readonly test: 10000 } = {
+  train: 1_000_000,
+  test: 10_000,
+} as const;
 const TEST_SALT = 0x7e57;
 
 /** One game being played through tools. */
@@ -76,7 +79,15 @@ const CELL = z.object({
 });
 
 /** The move tools of each game. */
-export const GAME_TOOLS = {
+export const GAME_TOOLS: {
+  readonly GuessTheNumber: readonly [MoveTool];
+  readonly Mastermind: readonly [MoveTool];
+  readonly Hangman: readonly [MoveTool];
+  readonly TowerofHanoi: readonly [MoveTool];
+  readonly Minesweeper: readonly [MoveTool, MoveTool];
+  readonly FifteenPuzzle: readonly [MoveTool];
+  readonly Arithmetic: readonly [MoveTool];
+} = {
   GuessTheNumber: [
     moveTool(
       "guess",

@@ -21,7 +21,9 @@ import type { MessageEnv, MessageStepResult } from "./types.ts";
 
 /** A task by split and index. */
 export interface TaskRef {
+  /** The split's name. */
   split: string;
+  /** The task's index in the split. */
   index: number;
 }
 
@@ -31,6 +33,7 @@ export interface TaskProvider {
   readonly name: string;
   /** A turn limit that suits the environment, when it says. */
   readonly maxTurns?: number;
+  /** How many tasks a split has. */
   numTasks(split: string): Promise<number>;
   /** The splits and what each is for (`GET /{env}/splits`). */
   splits(): Promise<readonly TaskSplit[]>;
@@ -110,7 +113,9 @@ export class ToolTaskEnv implements MessageEnv {
   readonly kind = "message";
   readonly id: string;
   readonly maxTurns: number;
+  /** Where the tasks come from. */
   readonly provider: TaskProvider;
+  /** The split episodes are drawn from. */
   readonly split: string;
   readonly localModels?: LocalModels;
   readonly #opts: ToolTaskEnvOptions;
@@ -120,6 +125,7 @@ export class ToolTaskEnv implements MessageEnv {
   #fresh = false;
   #numTasks: Promise<number> | null = null;
 
+  /** An environment over `provider`'s tasks (`opts.split`, default `train`). */
   constructor(provider: TaskProvider, opts: ToolTaskEnvOptions = {}) {
     this.provider = provider;
     this.#opts = opts;

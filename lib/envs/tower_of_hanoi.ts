@@ -15,7 +15,9 @@ import { lastBoxed, type Move, pick, REWARD, TurnGame } from "./game.ts";
 
 /** Disk count and turn limit. */
 export interface HanoiOptions {
+  /** Disks on the first peg. */
   disks: number;
+  /** Turn limit of an episode. */
   maxTurns: number;
 }
 
@@ -40,15 +42,18 @@ interface State {
 
 /** The Tower of Hanoi environment. */
 export class TowerOfHanoi extends TurnGame<State> {
+  /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
 
+  /** A game of the given variant (`random` picks one at each reset). */
   constructor(variant: "easy" | "hard" | "random" = "easy") {
     super(variant === "random" ? HANOI_RANDOM[0].maxTurns : HANOI_VARIANTS[variant].maxTurns);
     this.#variant = variant;
     this.id = `game:TowerofHanoi-v0-${variant}`;
   }
 
+  /** Builds the start state from a seeded generator. */
   protected init(rng: Rng): State {
     const opts = this.#variant === "random"
       ? pick(rng, HANOI_RANDOM)
@@ -64,6 +69,7 @@ export class TowerOfHanoi extends TurnGame<State> {
     return (["A", "B", "C"] as const).map((k) => `${k}: [${t[k].join(", ")}]`).join("\n");
   }
 
+  /** The rules, the action format and the start state. */
   protected intro(): string {
     return `You are playing Tower of Hanoi with ${this.state!.disks} disks (1 is the smallest). ` +
       `Move every disk from tower A to tower C, one at a time, never placing a larger disk on a ` +
@@ -71,6 +77,7 @@ export class TowerOfHanoi extends TurnGame<State> {
       `with \\boxed{A C} (from A to C).\n${this.render()}`;
   }
 
+  /** Plays one action (the model's whole reply). */
   protected play(action: string): Move {
     const s = this.state!;
     const m = lastBoxed(action)?.match(/^([ABC])\s*,?\s*([ABC])$/i);
@@ -112,10 +119,12 @@ export class TowerOfHanoi extends TurnGame<State> {
     };
   }
 
+  /** Partial credit at the turn limit (GEM's). */
   protected override timeoutReward(): number {
     return this.state!.towers.C.length / this.state!.disks;
   }
 
+  /** An unreset game of the same variant. */
   protected fresh(): TowerOfHanoi {
     return new TowerOfHanoi(this.#variant);
   }

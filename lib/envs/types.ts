@@ -58,8 +58,11 @@ export interface Env {
  * (the pretraining transcripts) try moves on copies without awaiting.
  */
 export interface SyncEnv extends Env {
+  /** Starts an episode (seeded: reproducible). */
   reset(seed?: number): { observation: string; info: Record<string, unknown> };
+  /** Plays one action. */
   step(action: string): StepResult;
+  /** A copy of the env: reset, or in this episode's state with `sameState`. */
   spawn(sameState?: boolean): SyncEnv;
 }
 
@@ -67,6 +70,7 @@ export interface SyncEnv extends Env {
 export interface MessageStepResult {
   /** The messages that answer the action: tool results (role `tool`), a user reply, or both. */
   messages: Message[];
+  /** The action's reward. */
   reward: number;
   /** The episode ended by the rules. */
   terminated: boolean;

@@ -142,15 +142,25 @@ const EXHIBIT_NAMES = [
 
 /** A generated case. */
 export interface WhoDunItCase {
+  /** Who was killed. */
   victim: string;
+  /** Where the case takes place. */
   house: string;
+  /** The suspects and their roles. */
   suspects: { name: string; role: string }[];
+  /** The possible weapons. */
   weapons: string[];
+  /** The possible rooms. */
   locations: string[];
+  /** The possible motives. */
   motives: string[];
+  /** What the investigation found. */
   clues: string[];
+  /** What the suspects said. */
   statements: string[];
+  /** The documents of the case, by id. */
   exhibits: { id: string; title: string; text: string }[];
+  /** Who did it, with what, where (and why). */
   solution: { suspect: string; weapon: string; location: string; motive?: string };
 }
 

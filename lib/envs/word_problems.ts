@@ -23,7 +23,9 @@ import {
 
 /** A generated problem. */
 export interface WordProblem {
+  /** The problem's text. */
   question: string;
+  /** Its numeric answer. */
   answer: number;
   /** The template it came from. */
   kind: string;

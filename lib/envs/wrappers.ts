@@ -19,7 +19,9 @@ import { type AnyEnv, type Env, isMessageEnv, type StepResult } from "./types.ts
 
 /** One chat message of the history. */
 export interface HistoryMessage {
+  /** Who speaks. */
   role: "user" | "assistant";
+  /** What was said. */
   content: string;
 }
 
@@ -30,7 +32,7 @@ export type ChatTemplate = (messages: HistoryMessage[]) => string;
 export type WrapperName = "concat" | "concat_with_action" | "concat_chat";
 
 /** ChatML (`<|im_start|>role … <|im_end|>`) with the generation prompt, the Qwen-style default. */
-export const chatml: ChatTemplate = (messages) =>
+export const chatml: ChatTemplate = (messages): string =>
   messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join("") +
   "<|im_start|>assistant\n";
 
@@ -41,12 +43,14 @@ function withNewline(text: string): string {
 /** An env whose observations are the rendered history of the wrapped env's episode. */
 export class ObservationWrapper implements Env {
   readonly id: string;
+  /** How the history is rendered. */
   readonly mode: WrapperName;
   #env: Env;
   #template: ChatTemplate;
   #observations: string[] = [];
   #actions: string[] = [];
 
+  /** Wraps `env`, rendering its history in `mode` with `template`. */
   constructor(env: Env, mode: WrapperName, template: ChatTemplate = chatml) {
     this.#env = env;
     this.mode = mode;

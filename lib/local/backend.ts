@@ -10,9 +10,10 @@
  * @module
  */
 
-import { CheckpointStore } from "./checkpoints.ts";
+import { type CheckpointInfo, CheckpointStore } from "./checkpoints.ts";
 import type { TinkerPath } from "../protocol/paths.ts";
-import type { FutureState } from "./runtime/futures.ts";
+import type { FutureState, FutureStore } from "./runtime/futures.ts";
+import type { ComputeQueue } from "./runtime/compute_queue.ts";
 import { Requests } from "./runtime/requests.ts";
 import { FAILURE_LOG_NAME, recordFailure } from "./runtime/failures.ts";
 import { join } from "node:path";
@@ -21,7 +22,7 @@ import { defaultSamplerEngine, type PrefixCache, type SamplerEngine } from "./sa
 import { ClientSessions } from "./backend/sessions.ts";
 import { TrainingModels } from "./backend/training.ts";
 import { SamplingService } from "./backend/sampling.ts";
-import { RestViews } from "./backend/rest_views.ts";
+import { type Cursor, RestViews } from "./backend/rest_views.ts";
 import { toCapabilities, toLearnerDatums, toModelInfo } from "./backend/wire.ts";
 import type * as wire from "../protocol/mod.ts";
 
@@ -83,12 +84,15 @@ export function defaultPrefixCacheBytes(engine: SamplerEngine): number {
  * const { session_id } = backend.createSession({ tags: [], user_metadata: {} });
  */
 export class LocalBackend {
+  /** Where checkpoints and run records are kept. */
   readonly checkpoints: CheckpointStore;
   readonly #requests = new Requests();
   /** Where server-side failures are logged with their stack traces. */
   readonly failureLog: string;
-  readonly futures = this.#requests.futures;
-  readonly queue = this.#requests.queue;
+  /** The futures requests resolve into (long-polled by `retrieve_future`). */
+  readonly futures: FutureStore = this.#requests.futures;
+  /** The one compute queue every training and sampling request runs on, in arrival order. */
+  readonly queue: ComputeQueue = this.#requests.queue;
   readonly #sessions = new ClientSessions();
   readonly #training: TrainingModels;
   readonly #sampling: SamplingService;
@@ -96,6 +100,7 @@ export class LocalBackend {
   readonly #opts: Required<LocalBackendOptions>;
   #sweepTimer?: ReturnType<typeof setInterval>;
 
+  /** A backend with `opts` (its data directory, sampler engine, limits). */
   constructor(opts: LocalBackendOptions) {
     // An option passed as `undefined` (as startLocalServer forwards its own) keeps its default.
     const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
@@ -161,13 +166,15 @@ export class LocalBackend {
   }
 
   /** Opens a session. */
-  createSession(req: { tags?: string[]; user_metadata?: Record<string, string> | null }) {
+  createSession(
+    req: { tags?: string[]; user_metadata?: Record<string, string> | null },
+  ): { type: "create_session"; session_id: string } {
     const session = this.#sessions.create(req.tags ?? [], req.user_metadata ?? {});
     return { type: "create_session" as const, session_id: session.id };
   }
 
   /** Keeps a session alive. */
-  heartbeat(sessionId: string) {
+  heartbeat(sessionId: string): { type: "session_heartbeat" } {
     this.#sessions.get(sessionId);
     return { type: "session_heartbeat" as const };
   }
@@ -178,7 +185,7 @@ export class LocalBackend {
   }
 
   /** What a session owns. */
-  sessionInfo(sessionId: string) {
+  sessionInfo(sessionId: string): { training_run_ids: string[]; sampler_ids: string[] } {
     return this.#views.sessionInfo(sessionId);
   }
 
@@ -249,13 +256,17 @@ export class LocalBackend {
   // ---- sampling ----
 
   /** Opens a sampling session on a base model or a `tinker://…/sampler_weights/…` path. */
-  async createSamplingSession(req: wire.CreateSamplingSessionRequest) {
+  async createSamplingSession(
+    req: wire.CreateSamplingSessionRequest,
+  ): Promise<{ type: "create_sampling_session"; sampling_session_id: string }> {
     const id = await this.#sampling.createSamplingSession(req);
     return { type: "create_sampling_session" as const, sampling_session_id: id };
   }
 
   /** A sampling session's description (GET samplers/{id}). */
-  samplerInfo(id: string) {
+  samplerInfo(
+    id: string,
+  ): { sampler_id: string; base_model: string; model_path: string | null } {
     return this.#sampling.samplerInfo(id);
   }
 
@@ -287,17 +298,23 @@ export class LocalBackend {
   }
 
   /** Runs, most recently used first. */
-  trainingRuns(limit: number, offset: number) {
+  trainingRuns(
+    limit: number,
+    offset: number,
+  ): Promise<{ training_runs: wire.TrainingRun[]; cursor: Cursor }> {
     return this.#views.trainingRuns(limit, offset);
   }
 
   /** A run's checkpoints, newest first. */
-  runCheckpoints(runId: string) {
+  runCheckpoints(runId: string): Promise<{ checkpoints: CheckpointInfo[] }> {
     return this.#views.runCheckpoints(runId);
   }
 
   /** One page of every run's checkpoints. */
-  allCheckpoints(limit: number, offset: number) {
+  allCheckpoints(
+    limit: number,
+    offset: number,
+  ): Promise<{ checkpoints: CheckpointInfo[]; cursor: Cursor }> {
     return this.#views.checkpoints(limit, offset);
   }
 

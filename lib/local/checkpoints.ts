@@ -29,19 +29,29 @@ import { createTar } from "./tar.ts";
 
 /** A checkpoint as the Tinker REST API lists it. */
 export interface CheckpointInfo {
+  /** Its name within the run (`weights/step10`, `sampler_weights/final`). */
   checkpoint_id: string;
+  /** `training` (`weights/`: resumable, with optimizer state) or `sampler` (`sampler_weights/`). */
   checkpoint_type: "training" | "sampler";
+  /** When it was saved (ISO 8601). */
   time: string;
+  /** Its `tinker://<run>/<kind>/<name>` path. */
   tinker_path: string;
+  /** Bytes on disk. */
   size_bytes: number;
+  /** Whether it is published (always false here). */
   public: boolean;
+  /** When it expires (null: never). */
   expires_at: string | null;
 }
 
 /** What a checkpoint's `checkpoint.json` holds: the listing plus what loading it needs. */
 export interface CheckpointMeta extends CheckpointInfo {
+  /** The run it belongs to. */
   training_run_id: string;
+  /** The base model it was trained from. */
   base_model: string;
+  /** The LoRA adapter's shape. */
   lora: LoraSpec;
   /** "full" when the weights are a whole base model rather than a LoRA adapter. */
   trainable: "lora" | "full";
@@ -51,29 +61,42 @@ export interface CheckpointMeta extends CheckpointInfo {
 
 /** A training run as the Tinker REST API lists it. */
 export interface RunInfo {
+  /** The run's id. */
   training_run_id: string;
+  /** The base model it trains. */
   base_model: string;
+  /** Who created it. */
   model_owner: string;
+  /** Whether it trains a LoRA adapter. */
   is_lora: boolean;
+  /** Whether its record could not be read whole. */
   corrupted: boolean;
+  /** The adapter's rank. */
   lora_rank: number;
+  /** When it was last used (ISO 8601). */
   last_request_time: string;
+  /** The metadata the client created it with. */
   user_metadata: Record<string, string> | null;
   /** Local extras: the full LoRA spec, for weights_info and resuming. */
   lora: LoraSpec;
+  /** When it was created (ISO 8601). */
   created_at: string;
 }
 
 /** Tensors of a checkpoint: the trained weights and, for `weights/`, the optimizer state. */
 export interface CheckpointTensors {
+  /** The trained weights by name. */
   weights: NamedTensors;
+  /** Adam's moments and its step count (`weights/` checkpoints only). */
   optimizer?: { tensors: NamedTensors; step: number };
 }
 
 /** Reads and writes checkpoints and run records under one data directory. */
 export class CheckpointStore {
+  /** The folder the checkpoints and run records live in. */
   readonly dataDir: string;
 
+  /** A store over `dataDir` (created when first written). */
   constructor(dataDir: string) {
     this.dataDir = dataDir;
   }

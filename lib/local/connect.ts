@@ -11,6 +11,7 @@ import { getTokenizer } from "../tokenizers/mod.ts";
 
 /** A connected session and where it runs. */
 export interface TinkerConnection {
+  /** The session on the backend. */
   service: ServiceClient;
   /** `local` (embedded backend) or `cloud` (TINKER_API_KEY). */
   backend: "local" | "cloud";

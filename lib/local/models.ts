@@ -23,6 +23,7 @@ export interface LocalModelSpec {
   name: string;
   /** One line on what it is for. */
   description: string;
+  /** The model's architecture. */
   config: ModelConfig;
   /** Tokenizer id, as reported in get_info. */
   tokenizerId: string;

@@ -10,7 +10,9 @@
 
 /** One float32 tensor in host memory, row-major. */
 export interface HostTensor {
+  /** The tensor's shape. */
   readonly shape: readonly number[];
+  /** Its values, row-major. */
   readonly data: Float32Array;
 }
 

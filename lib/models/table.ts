@@ -31,8 +31,11 @@ export type ModelStatus = "live" | "retired";
 
 /** What the table knows of one model. */
 export interface ModelInfo {
+  /** The model's name, as Tinker spells it. */
   name: string;
+  /** Its family (renderers and tokenizers are per family). */
   family: ModelFamily;
+  /** Whether Tinker serves it now. */
   status: ModelStatus;
   /**
    * The renderer (a name of `RENDERER_NAMES` in `lib/renderers/registry.ts`): the cookbook's

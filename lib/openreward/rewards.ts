@@ -13,9 +13,13 @@ import type { Episode } from "../rl/types.ts";
 
 /** The per-environment reward settings (an `environments.<name>` entry's keys). */
 export interface RewardSettings {
+  /** How an episode's turn rewards become one. */
   reward_reduction: "sum" | "mean" | "max" | "min";
+  /** An unfinished episode's reward (null: as reduced). */
   unfinished_reward: number | null;
+  /** Lower clamp of the episode's reward (null: none). */
   min_reward: number | null;
+  /** Upper clamp of the episode's reward (null: none). */
   max_reward: number | null;
 }
 

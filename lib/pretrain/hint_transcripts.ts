@@ -27,7 +27,7 @@
  * @module
  */
 
-import { Rng } from "../util/random.ts";
+import type { Rng } from "../util/random.ts";
 import { makeBuiltin } from "../envs/registry.ts";
 import type { SyncEnv } from "../envs/types.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";

@@ -11,8 +11,11 @@ export type CheckpointKind = "weights" | "sampler_weights";
 
 /** The parts of a checkpoint path. */
 export interface TinkerPath {
+  /** The training run. */
   runId: string;
+  /** `weights` or `sampler_weights`. */
   kind: CheckpointKind;
+  /** The checkpoint's name. */
   name: string;
 }
 

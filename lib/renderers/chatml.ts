@@ -43,6 +43,7 @@ export type { Message, ParsedResponse } from "./types.ts";
 export class ChatMLRenderer<T extends Tokenizer = ByteTokenizer> implements Renderer {
   readonly tokenizer: T;
 
+  /** ChatML over `tokenizer` (default: the byte tokenizer). */
   constructor(tokenizer?: T) {
     this.tokenizer = tokenizer ?? (new ByteTokenizer() as Tokenizer as T);
   }

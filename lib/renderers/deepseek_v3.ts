@@ -71,8 +71,10 @@ export interface DeepSeekV3Options {
  * const r = new DeepSeekV3Renderer(getTokenizer("deepseek-ai/DeepSeek-V3.1"), { thinking: true });
  */
 export class DeepSeekV3Renderer extends PieceRenderer {
+  /** Whether the assistant turn opens with `<think>`. */
   readonly thinking: boolean;
 
+  /** A DeepSeek V3 renderer over `tokenizer`. */
   constructor(tokenizer: Tokenizer, { thinking = false }: DeepSeekV3Options = {}) {
     super(tokenizer, [specialTokenId(tokenizer, EOS)]);
     this.thinking = thinking;

@@ -48,8 +48,10 @@ export const GEM_TEMPLATES: Readonly<Record<GemTemplateName, (observation: strin
  */
 export class GemTemplateRenderer implements Renderer {
   readonly tokenizer: Tokenizer;
+  /** Which GEM template. */
   readonly template: GemTemplateName;
 
+  /** GEM's `template` over `tokenizer`. */
   constructor(tokenizer: Tokenizer, template: GemTemplateName) {
     this.tokenizer = tokenizer;
     this.template = template;

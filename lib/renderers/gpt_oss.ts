@@ -105,9 +105,12 @@ const ENDS = ["<|end|>", "<|call|>", "<|return|>"];
  * const r = new GptOssRenderer(getTokenizer("openai/gpt-oss-20b")); // gpt_oss_no_sysprompt
  */
 export class GptOssRenderer extends PieceRenderer {
+  /** The system message's reasoning effort (undefined: none written). */
   readonly reasoningEffort: ReasoningEffort | undefined;
+  /** The date the system message gives. */
   readonly date: string;
 
+  /** A gpt-oss (harmony) renderer over `tokenizer`. */
   constructor(
     tokenizer: Tokenizer,
     { reasoningEffort, date = new Date().toISOString().slice(0, 10) }: GptOssOptions = {},
@@ -177,6 +180,7 @@ export class GptOssRenderer extends PieceRenderer {
     return error ? { message, ok: true, error } : { message, ok: true };
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

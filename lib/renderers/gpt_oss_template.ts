@@ -104,9 +104,12 @@ const HEADER = /^(?: to=functions\.([^<\s]+))?<\|channel\|>(\w+)(?: (?:<\|constr
  * const r = new GptOssTemplateRenderer(getTokenizer("openai/gpt-oss-20b"), { reasoningEffort: "high" });
  */
 export class GptOssTemplateRenderer extends PieceRenderer {
+  /** The system message's reasoning effort. */
   readonly reasoningEffort: ReasoningEffort;
+  /** The date the system message gives. */
   readonly date: string;
 
+  /** The gpt-oss chat template's format over `tokenizer`. */
   constructor(
     tokenizer: Tokenizer,
     { reasoningEffort = "medium", date = new Date().toISOString().slice(0, 10) }:
@@ -120,6 +123,7 @@ export class GptOssTemplateRenderer extends PieceRenderer {
     this.date = date;
   }
 
+  /** Declares the tools where gpt-oss's template writes them. */
   override declareTools(messages: Message[], tools: readonly ToolSpec[]): Message[] {
     return toolsOnSystem(messages, tools);
   }
@@ -166,6 +170,7 @@ export class GptOssTemplateRenderer extends PieceRenderer {
       "<|end|>";
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

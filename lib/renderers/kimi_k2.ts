@@ -85,8 +85,10 @@ export interface KimiOptions {
 export class KimiK2Renderer extends PieceRenderer {
   /** K2.5/K2.6's prompt tail (`<think>` or `<think></think>`); undefined for K2. */
   readonly prefill: string | undefined;
+  /** Whether earlier turns keep their thinking in the history. */
   readonly preserveThinking: boolean;
 
+  /** A Kimi K2 renderer over `tokenizer`. */
   constructor(tokenizer: Tokenizer, { thinking, preserveThinking = false }: KimiOptions = {}) {
     super(tokenizer, [specialTokenId(tokenizer, "<|im_end|>")]);
     this.prefill = thinking === undefined ? undefined : thinking ? "<think>" : "<think></think>";
@@ -133,6 +135,7 @@ export class KimiK2Renderer extends PieceRenderer {
     return { message, ok: stopped };
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

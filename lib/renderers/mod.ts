@@ -44,3 +44,8 @@ export {
   type GemTemplateName,
   GemTemplateRenderer,
 } from "./gem_templates.ts";
+// Types the renderers' signatures name.
+export type { ContentPart, ImagePart, InputChunk } from "./types.ts";
+export type { Piece } from "./pieces.ts";
+export { PieceRenderer } from "./piece_renderer.ts";
+export type { QwenXmlEffort } from "./qwen3_5.ts";

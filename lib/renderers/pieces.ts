@@ -12,7 +12,9 @@ import type { ImagePart, InputChunk, Message, SupervisedExample, TrainOn } from 
 
 /** A piece of rendered text; `train` marks text the assistant produced in a trained turn. */
 export interface Piece {
+  /** The piece's text. */
   text: string;
+  /** Whether its tokens are trained (loss weight 1). */
   train: boolean;
 }
 

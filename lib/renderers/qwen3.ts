@@ -68,10 +68,14 @@ function isToolResponse(content: string): boolean {
  * // sample with stop r.stopSequences(), then r.parseResponse(sampledTokens)
  */
 export class Qwen3Renderer extends PieceRenderer {
+  /** Whether the assistant thinks before answering. */
   readonly enableThinking: boolean;
+  /** Which Qwen3 template. */
   readonly variant: Qwen3Variant;
+  /** How earlier turns' thinking is kept: as the template does, or as the cookbook does. */
   readonly history: "template" | "cookbook";
 
+  /** A Qwen3 renderer over `tokenizer`. */
   constructor(
     {
       tokenizer = loadQwen3Tokenizer(),
@@ -94,6 +98,7 @@ export class Qwen3Renderer extends PieceRenderer {
     return parseAssistantText(text, stopped);
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     const put = (text: string, train = false) => out.push({ text, train });

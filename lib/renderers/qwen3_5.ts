@@ -242,12 +242,17 @@ function xmlToolCall(c: ToolCall, argument: (v: unknown) => string): string {
  * r.buildGenerationPrompt([{ role: "user", content: "hi" }]); // …<|im_start|>assistant\n<think>\n
  */
 export class QwenXmlRenderer extends PieceRenderer {
+  /** Which format's rules (`qwen3_5`, `qwen3_8`, `nemotron3`, `nemotron3_ultra`). */
   readonly format: QwenXmlFormat;
+  /** Whether the assistant thinks (an open `<think>` block) before answering. */
   readonly thinking: boolean;
+  /** The reasoning effort, for the formats that take one. */
   readonly effort: QwenXmlEffort | undefined;
+  /** Whether earlier turns keep their thinking in the history. */
   readonly preserveThinking: boolean;
   readonly #rules: FormatRules;
 
+  /** A renderer of `opts.format` over `tokenizer`. */
   constructor(
     tokenizer: Tokenizer,
     { format, thinking = false, effort, preserveThinking = false }: QwenXmlOptions,
@@ -381,6 +386,7 @@ export class QwenXmlRenderer extends PieceRenderer {
     return this.thinking ? this.#rules.open : this.#rules.closed;
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const msgs = this.#normalize(messages);
     const rules = this.#rules;

@@ -37,6 +37,7 @@ const ROLE: Record<Message["role"], string> = {
  * r.buildGenerationPrompt([{ role: "user", content: "2+2?" }]); // "User: 2+2?\n\nAssistant:"
  */
 export class RoleColonRenderer extends PieceRenderer {
+  /** The `User:`/`Assistant:` format over `tokenizer`. */
   constructor(tokenizer: Tokenizer) {
     super(tokenizer, []);
   }
@@ -71,6 +72,7 @@ export class RoleColonRenderer extends PieceRenderer {
     return parsed;
   }
 
+  /** The conversation as pieces (text or tokens, each with its loss weight), by this format's rules. */
   protected pieces(messages: Message[], addGenerationPrompt: boolean, trainOn: TrainOn): Piece[] {
     const out: Piece[] = [];
     messages.forEach((m, i) => {

@@ -9,7 +9,9 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 
 /** A tool call of an assistant message: a function name and its JSON arguments. */
 export interface ToolCall {
+  /** The function's name. */
   name: string;
+  /** Its arguments, parsed from JSON. */
   arguments: unknown;
   /** The call's id, when the conversation's API gives calls ids (OpenAI's `call_…`). */
   id?: string;
@@ -20,7 +22,9 @@ export interface ToolCall {
  * one: a name, what it does, and the JSON Schema of its arguments.
  */
 export interface ToolSpec {
+  /** The tool's name, as calls name it. */
   name: string;
+  /** What it does, for the model. */
   description: string;
   /** JSON Schema of the arguments object (`{"type": "object", "properties": …}`). */
   parameters: Record<string, unknown>;
@@ -28,8 +32,11 @@ export interface ToolSpec {
 
 /** An image in a message (the cookbook's `ImagePart`): its bytes, base64, and their format. */
 export interface ImagePart {
+  /** Always `image`. */
   type: "image";
+  /** The image's bytes, base64. */
   data: string;
+  /** The bytes' format. */
   format: "png" | "jpeg";
 }
 
@@ -46,7 +53,9 @@ export type InputChunk =
 
 /** A chat message. `thinking` and `toolCalls` only occur on assistant messages. */
 export interface Message {
+  /** Who speaks. */
   role: "system" | "user" | "assistant" | "tool";
+  /** The text (with images: the text of `parts`). */
   content: string;
   /**
    * The content in order with its images, when it has any (`content` is then its text): the
@@ -72,14 +81,19 @@ export interface Message {
  * token (truncated). `error` reports a malformed block (e.g. a tool call that is not JSON).
  */
 export interface ParsedResponse {
+  /** The message parsed from the response. */
   message: Message;
+  /** False when the response was cut off before its stop token. */
   ok: boolean;
+  /** What was malformed, when something was. */
   error?: string;
 }
 
 /** Tokens of a conversation with a per-token loss weight (1 on the tokens to train on). */
 export interface SupervisedExample {
+  /** The conversation's token ids. */
   tokens: number[];
+  /** One loss weight per token. */
   weights: number[];
 }
 
@@ -88,6 +102,7 @@ export type TrainOn = "last_assistant" | "all_assistant";
 
 /** A chat format over a tokenizer. */
 export interface Renderer {
+  /** The tokenizer the format writes tokens with. */
   readonly tokenizer: Tokenizer;
   /**
    * Tokens of the messages followed by the opening of the assistant's turn (text only: tokens

@@ -75,7 +75,146 @@ export const DOWNSAMPLED_REASON =
   "down-sampled: not among its group's advantages.downsample_to episodes whose rewards vary most";
 
 /** One episode of the rollout store. */
-export const RolloutRecordSchema = z.object({
+export const RolloutRecordSchema: z.ZodObject<
+  {
+    schema_version: z.ZodUnion<readonly [z.ZodLiteral<2>, z.ZodLiteral<3>]>;
+    step: z.ZodNumber;
+    group_id: z.ZodString;
+    group_kept: z.ZodBoolean;
+    excluded_reason: z.ZodOptional<z.ZodString>;
+    env_id: z.ZodString;
+    env_seed: z.ZodNullable<z.ZodNumber>;
+    tags: z.ZodArray<z.ZodString>;
+    episode: z.ZodNumber;
+    total_reward: z.ZodNumber;
+    shaped_reward: z.ZodOptional<z.ZodNumber>;
+    success: z.ZodBoolean;
+    stop_reason: z.ZodString;
+    error: z.ZodOptional<z.ZodString>;
+    turns: z.ZodArray<
+      z.ZodObject<
+        {
+          observation: z.ZodArray<
+            z.ZodObject<
+              {
+                role: z.ZodEnum<
+                  { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
+                >;
+                content: z.ZodString;
+                thinking: z.ZodOptional<z.ZodString>;
+                toolCalls: z.ZodOptional<
+                  z.ZodArray<
+                    z.ZodObject<
+                      {
+                        name: z.ZodString;
+                        arguments: z.ZodUnknown;
+                        id: z.ZodOptional<z.ZodString>;
+                      },
+                      z.core.$strip
+                    >
+                  >
+                >;
+                toolCallId: z.ZodOptional<z.ZodString>;
+              },
+              z.core.$strip
+            >
+          >;
+          action: z.ZodObject<
+            {
+              role: z.ZodEnum<
+                { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
+              >;
+              content: z.ZodString;
+              thinking: z.ZodOptional<z.ZodString>;
+              toolCalls: z.ZodOptional<
+                z.ZodArray<
+                  z.ZodObject<
+                    { name: z.ZodString; arguments: z.ZodUnknown; id: z.ZodOptional<z.ZodString> },
+                    z.core.$strip
+                  >
+                >
+              >;
+              toolCallId: z.ZodOptional<z.ZodString>;
+            },
+            z.core.$strip
+          >;
+          next_state: z.ZodArray<
+            z.ZodObject<
+              {
+                role: z.ZodEnum<
+                  { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
+                >;
+                content: z.ZodString;
+                thinking: z.ZodOptional<z.ZodString>;
+                toolCalls: z.ZodOptional<
+                  z.ZodArray<
+                    z.ZodObject<
+                      {
+                        name: z.ZodString;
+                        arguments: z.ZodUnknown;
+                        id: z.ZodOptional<z.ZodString>;
+                      },
+                      z.core.$strip
+                    >
+                  >
+                >;
+                toolCallId: z.ZodOptional<z.ZodString>;
+              },
+              z.core.$strip
+            >
+          >;
+          reward: z.ZodNumber;
+          ob_tokens: z.ZodNumber;
+          ac_tokens: z.ZodNumber;
+          mean_logprob: z.ZodNumber;
+          stop_reason: z.ZodEnum<{ length: "length"; stop: "stop" }>;
+          sampler_version: z.ZodNumber;
+          evidence: z.ZodObject<
+            {
+              prm: z.ZodOptional<
+                z.ZodObject<
+                  {
+                    score: z.ZodNumber;
+                    votes: z.ZodArray<z.ZodNullable<z.ZodNumber>>;
+                    representative: z.ZodNullable<z.ZodString>;
+                  },
+                  z.core.$strip
+                >
+              >;
+              hint: z.ZodOptional<z.ZodNullable<z.ZodString>>;
+              hint_decisions: z.ZodOptional<z.ZodArray<z.ZodNullable<z.ZodNumber>>>;
+              errors: z.ZodArray<z.ZodString>;
+            },
+            z.core.$strip
+          >;
+          tokens: z.ZodOptional<
+            z.ZodObject<
+              {
+                ids: z.ZodArray<z.ZodNumber>;
+                logprobs: z.ZodArray<z.ZodNumber>;
+                advantages: z.ZodNullable<z.ZodArray<z.ZodNumber>>;
+                teacher_logprobs: z.ZodOptional<z.ZodArray<z.ZodNumber>>;
+              },
+              z.core.$strip
+            >
+          >;
+          score: z.ZodObject<
+            {
+              rl_reward: z.ZodNumber;
+              rl_advantage: z.ZodNumber;
+              opd_mean: z.ZodOptional<z.ZodNumber>;
+              dispatch: z.ZodNullable<z.ZodEnum<{ rl: "rl"; opd: "opd"; "opd+rl": "opd+rl" }>>;
+              trained: z.ZodBoolean;
+            },
+            z.core.$strip
+          >;
+        },
+        z.core.$strip
+      >
+    >;
+  },
+  z.core.$strip
+> = z.object({
   /** The version the record was written as (a version 2 record is read into these fields). */
   schema_version: z.union([z.literal(2), z.literal(ROLLOUT_SCHEMA_VERSION)]),
   step: z.number().int(),

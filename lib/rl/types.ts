@@ -52,6 +52,7 @@ export interface Turn {
   observationTokens: number[];
   /** The action, parsed by the policy's renderer (content, thinking, tool calls). */
   action: Message;
+  /** The sampled action's tokens, exactly as sampled. */
   actionTokens: number[];
   /** Sampler log-probs of `actionTokens`, one per token. */
   logprobs: number[];
@@ -67,6 +68,7 @@ export interface Turn {
    * user message (its next state, read by the PRM judge and the OPD hint); [] when nothing did.
    */
   nextState: Message[];
+  /** Why sampling of the action ended. */
   stopReason: TurnStopReason;
   /** The version of the sampler that produced the action (the training step its weights are from). */
   samplerVersion: number;
@@ -74,7 +76,9 @@ export interface Turn {
 
 /** A finished episode. */
 export interface Episode {
+  /** The environment the episode was played in. */
   envId: string;
+  /** The turns, in order. */
   turns: Turn[];
   /** The sum of its turns' rewards (metrics, the success rule, the viewer). */
   totalReward: number;
@@ -85,7 +89,9 @@ export interface Episode {
    * mode can train it.
    */
   shapedReward?: number;
+  /** Why the episode ended. */
   stopReason: EpisodeStopReason;
+  /** The error that ended it (stop reason "error"). */
   error?: string;
   /** Set when the episode ended because it ran past its wall-clock limit (stop reason "error"). */
   timedOut?: boolean;
@@ -109,18 +115,23 @@ export interface Episode {
 export interface EpisodeGroup {
   /** Stable within a run, e.g. `s000012-g03` (step 12, group 3); the proxy uses session ids. */
   id: string;
+  /** The environment of the group's episodes. */
   envId: string;
   /** The seed the environment was reset with (null when there was none, e.g. a live session). */
   envSeed: number | null;
   /** Free labels for slicing metrics, e.g. the environment's name in a mix. */
   tags: string[];
+  /** The episodes played from the start state. */
   episodes: Episode[];
 }
 
 /** The PRM judge's verdict on a turn: majority of `votes`, and one judge text that voted so. */
 export interface PrmEvidence {
+  /** The majority vote. */
   score: Vote;
+  /** Each judge call's vote (null: its answer held no valid vote). */
   votes: (Vote | null)[];
+  /** The text of one judge answer that voted as the majority did. */
   representative: string | null;
 }
 
@@ -129,6 +140,7 @@ export interface PrmEvidence {
  * call. A call that failed leaves its field unset and its message in `errors`.
  */
 export interface TurnEvidence {
+  /** The PRM judge's verdict on the turn. */
   prm?: PrmEvidence;
   /** OPD's hindsight hint: the accepted text, or null when none was accepted. */
   hint?: string | null;
@@ -162,6 +174,7 @@ export interface TurnScore {
   rlAdvantage: number;
   /** Mean teacher − student log-prob over the action (OPD turns). */
   opdMean?: number;
+  /** Which terms the turn trains on (OpenClaw's combine; null in other methods). */
   dispatch: Dispatch;
   /** False when the turn has nothing to train on (its advantages are then null). */
   trained: boolean;
@@ -169,15 +182,21 @@ export interface TurnScore {
 
 /** A turn with its evidence, score and per-token advantages (null: not trained). */
 export interface ScoredTurn {
+  /** The turn as played. */
   turn: Turn;
+  /** What the judges and the teacher said about it. */
   evidence: TurnEvidence;
+  /** What composition decided. */
   score: TurnScore;
+  /** One advantage per action token; null: the turn is not trained. */
   advantages: number[] | null;
 }
 
 /** An episode with its scored turns. */
 export interface ScoredEpisode {
+  /** The episode as played. */
   episode: Episode;
+  /** Its turns, scored. */
   turns: ScoredTurn[];
   /** Left out of training by down-sampling (`advantages.downsample_to`); its group is kept. */
   downsampled?: boolean;
@@ -185,8 +204,11 @@ export interface ScoredEpisode {
 
 /** A group whose episodes are scored; `kept` is false when the advantage pipeline dropped it. */
 export interface ScoredGroup {
+  /** The group as played. */
   group: EpisodeGroup;
+  /** Its episodes, scored. */
   episodes: ScoredEpisode[];
+  /** False when the advantage pipeline dropped the group (e.g. all rewards equal). */
   kept: boolean;
 }
 

@@ -18,7 +18,9 @@ import { runEpisode, type Sampler, type ToolUseOptions } from "./episode.ts";
 
 /** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
 export interface GroupSpec {
+  /** Makes the group's environment (one per episode). */
   makeEnv: () => AnyEnv;
+  /** The seed every episode of the group resets with. */
   envSeed: number;
   /** The group's id (default `g<index>`), kept on its {@link EpisodeGroup}. */
   id?: string;
@@ -63,6 +65,7 @@ export interface CollectOptions {
   maxTokensPerEpisode?: number;
   /** Wall-clock limit per episode (per attempt); past it the episode fails as a timeout. */
   timeoutMs?: number;
+  /** Sampling temperature (default 1). */
   temperature?: number;
   /**
    * Base sampler seed: episode i of group g samples with a seed derived from (seed, g, i,
@@ -71,6 +74,7 @@ export interface CollectOptions {
   seed?: number;
   /** Failed-rollout policy (default: drop the episode, keep groups with at least one). */
   failures?: FailurePolicy;
+  /** The chat format of the policy (default: ChatML over the sampler's tokenizer). */
   renderer?: Renderer;
   /** Called each time an episode slot is settled (kept, dropped or skipped). */
   onProgress?: (progress: { done: number; total: number }) => void;
@@ -83,6 +87,7 @@ export interface CollectOptions {
   onGroup?: (group: EpisodeGroup) => void;
   /** Nucleus and top-k sampling (default: off). */
   topP?: number;
+  /** Top-k sampling (default: off). */
   topK?: number;
   /** Tokens per episode's whole conversation, prompt included (see `RolloutOptions`). */
   maxTotalTokens?: number;
@@ -113,11 +118,13 @@ export interface DroppedCounts {
 
 /** Wall time and throughput of a collection. */
 export interface CollectTiming {
+  /** Wall time of the collection, in ms. */
   wallMs: number;
   /** Kept episodes per second of wall time. */
   episodesPerSecond: number;
   /** Mean and max wall time of the kept episodes. */
   meanEpisodeMs: number;
+  /** The longest kept episode's wall time, in ms. */
   maxEpisodeMs: number;
 }
 
@@ -125,6 +132,7 @@ export interface CollectTiming {
 export interface CollectResult {
   /** Kept groups, in spec order, each with its kept episodes in episode order. */
   groups: EpisodeGroup[];
+  /** What was left out, by reason. */
   dropped: DroppedCounts;
   /** Episodes played again under the `retry` policy. */
   retries: number;
@@ -135,6 +143,7 @@ export interface CollectResult {
    * (no episode index): what the rollout store records as failed.
    */
   failed: { groupIndex: number; episodeIndex?: number; message: string }[];
+  /** Wall time and throughput. */
   timing: CollectTiming;
 }
 

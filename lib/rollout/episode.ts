@@ -21,12 +21,15 @@ import { ModelInput, type SampleArgs } from "../tinker/mod.ts";
  * delay calls) without subclassing it.
  */
 export interface Sampler {
+  /** Samples a continuation. */
   sample(args: SampleArgs): PromiseLike<SampleResponse>;
 }
 
 /** Limits and sampling of a rollout. */
 export interface RolloutOptions {
+  /** Token limit of each action. */
   maxTokensPerTurn: number;
+  /** Sampling temperature (default 1). */
   temperature?: number;
   /** Seeds the sampler; each turn uses seed + turn. */
   seed?: number;
@@ -101,7 +104,9 @@ export function invalidToolCallMessage(error: string): string {
 
 /** Raised inside an episode that ran past its `timeoutMs`. */
 export class EpisodeTimeoutError extends Error {
+  /** The error's name, for logs. */
   override name = "EpisodeTimeoutError";
+  /** The episode ran past `timeoutMs`. */
   constructor(readonly timeoutMs: number) {
     super(`episode timed out after ${timeoutMs} ms`);
   }

@@ -12,7 +12,17 @@ import { runPath } from "./files.ts";
 import { readJsonl } from "./jsonl.ts";
 
 /** One saved state in `checkpoints.jsonl`. */
-export const CheckpointRecordSchema = z.object({
+export const CheckpointRecordSchema: z.ZodObject<
+  {
+    name: z.ZodString;
+    step: z.ZodNumber;
+    state_path: z.ZodString;
+    sampler_path: z.ZodOptional<z.ZodString>;
+    kind: z.ZodEnum<{ periodic: "periodic"; final: "final"; interrupted: "interrupted" }>;
+    time: z.ZodString;
+  },
+  z.core.$strip
+> = z.object({
   name: z.string(),
   /** Steps completed when the state was saved; a resumed run continues at step + 1. */
   step: z.number().int().min(0),

@@ -13,7 +13,15 @@ import { runPath } from "./files.ts";
 import { readJsonFile } from "./jsonl.ts";
 
 /** One policy's score on the held-out episodes. */
-export const PolicyScoreSchema = z.object({
+export const PolicyScoreSchema: z.ZodObject<
+  {
+    success: z.ZodNumber;
+    mean_reward: z.ZodNumber;
+    episodes: z.ZodNumber;
+    first_error: z.ZodOptional<z.ZodString>;
+  },
+  z.core.$strip
+> = z.object({
   /** Solved episodes (rewards sum to ≥ 1) over episodes played. */
   success: z.number().min(0).max(1),
   mean_reward: z.number(),
@@ -27,7 +35,42 @@ export const PolicyScoreSchema = z.object({
 export type PolicyScore = z.infer<typeof PolicyScoreSchema>;
 
 /** The run directory's `eval.json`. */
-export const HeldOutEvaluationSchema = z.object({
+export const HeldOutEvaluationSchema: z.ZodObject<
+  {
+    env_id: z.ZodString;
+    model: z.ZodString;
+    episodes: z.ZodNumber;
+    env_seeds: z.ZodTuple<[z.ZodNumber, z.ZodNumber], null>;
+    sampler_seed: z.ZodNumber;
+    temperature: z.ZodNumber;
+    step: z.ZodNumber;
+    base: typeof PolicyScoreSchema;
+    trained: typeof PolicyScoreSchema;
+    split: z.ZodOptional<
+      z.ZodObject<{ name: z.ZodString; trained_on: z.ZodBoolean }, z.core.$strip>
+    >;
+    environments: z.ZodOptional<
+      z.ZodRecord<
+        z.ZodString,
+        z.ZodUnion<
+          readonly [
+            z.ZodObject<
+              {
+                base: typeof PolicyScoreSchema;
+                trained: typeof PolicyScoreSchema;
+                split: z.ZodOptional<z.ZodString>;
+              },
+              z.core.$strip
+            >,
+            z.ZodObject<{ skipped: z.ZodString }, z.core.$strip>,
+          ]
+        >
+      >
+    >;
+    seconds: z.ZodNumber;
+  },
+  z.core.$strip
+> = z.object({
   env_id: z.string(),
   model: z.string(),
   /** Held-out episodes asked for (one per env seed). */

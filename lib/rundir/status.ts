@@ -12,7 +12,17 @@ import { readJsonFile, readJsonl } from "./jsonl.ts";
 import { formatZodError } from "../util/zod.ts";
 
 /** How a run stands (`status.json`). */
-export const RunDirStatusSchema = z.object({
+export const RunDirStatusSchema: z.ZodObject<
+  {
+    state: z.ZodEnum<
+      { failed: "failed"; completed: "completed"; interrupted: "interrupted"; running: "running" }
+    >;
+    step: z.ZodNumber;
+    error: z.ZodOptional<z.ZodString>;
+    time: z.ZodString;
+  },
+  z.core.$strip
+> = z.object({
   state: z.enum(["running", "completed", "interrupted", "failed"]),
   /** Steps completed. */
   step: z.number().int().min(0),
@@ -41,7 +51,10 @@ export async function readRunStatus(dir: string): Promise<RunDirStatus | null> {
 }
 
 /** A notice a step raised (`events.jsonl`). */
-export const RunEventSchema = z.object({
+export const RunEventSchema: z.ZodObject<
+  { step: z.ZodNumber; event: z.ZodString; detail: z.ZodString },
+  z.core.$strip
+> = z.object({
   step: z.number().int().min(0),
   /** What happened, e.g. `nothing_trained`, `evaluation_skipped`, `stale_lock`. */
   event: z.string(),

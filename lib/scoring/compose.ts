@@ -34,6 +34,7 @@ import { teacherGap } from "./teacher_check.ts";
 
 /** A method and its settings: all that composition (and the evidence plan) depends on. */
 export interface MethodSettings {
+  /** The method: `rl`, `opd` or `combine`. */
   method: Method;
   /**
    * Where the RL term's turn rewards come from: the turn's own reward, its success part
@@ -44,8 +45,11 @@ export interface MethodSettings {
   hintSource: "judge" | "next_state";
   /** Also gather PRM votes for monitoring when they do not set rewards. */
   evalMode: boolean;
+  /** The advantage settings of the RL term. */
   advantages: Partial<AdvantageConfig>;
+  /** Weight of the OPD term in `combine`. */
   wOpd: number;
+  /** Weight of the RL term in `combine`. */
   wRl: number;
   /** Per-token KL penalty coefficient against the reference policy (0: off). */
   klCoef: number;
@@ -53,12 +57,19 @@ export interface MethodSettings {
 
 /** The config's `scoring` section as {@link methodSettingsOf} reads it (its snake_case names). */
 export interface ScoringSection {
+  /** `scoring.method`. */
   method: Method;
+  /** `scoring.rl_reward`. */
   rl_reward: MethodSettings["rewardSource"];
+  /** `scoring.opd_hint`. */
   opd_hint: "judge" | "next_observation";
+  /** `scoring.eval_mode`. */
   eval_mode: boolean;
+  /** `scoring.w_opd`. */
   w_opd: number;
+  /** `scoring.w_rl`. */
   w_rl: number;
+  /** `scoring.kl_loss_coef`. */
   kl_loss_coef: number;
 }
 
@@ -86,6 +97,7 @@ export function methodSettingsOf(
 export interface ComposedBatch {
   /** Every group, with its turns scored; groups the advantage pipeline dropped have `kept: false`. */
   groups: ScoredGroup[];
+  /** The advantage pipeline's statistics (null when no group was scored for RL). */
   advantageStats: AdvantageStats | null;
   /** `score/*` metrics. */
   metrics: Record<string, number>;

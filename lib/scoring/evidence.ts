@@ -42,6 +42,7 @@ export interface EvidencePlan {
 export interface EvidenceSources {
   /** The PRM and hint judge. */
   judge?: ChatSampler;
+  /** How the judge samples. */
   judgeSampling: JudgeSampling;
   /** The teacher (OPD), also the KL reference: a sampler of the teacher model and its renderer. */
   teacher?: { sampler: SamplingClient; renderer: Renderer };
@@ -65,6 +66,7 @@ export type EvidenceByTurn = Map<Turn, TurnEvidence>;
  * its context). Failures on some turns stay on those turns.
  */
 export class JudgeError extends Error {
+  /** The error's name, for logs. */
   override name = "JudgeError";
 }
 

@@ -29,7 +29,9 @@ export type { JudgedTurn } from "./prompts.ts";
 export interface JudgeSampling {
   /** Number of independent outputs (OpenClaw's `prm_m`). */
   m: number;
+  /** Sampling temperature. */
   temperature: number;
+  /** Token limit of each output. */
   maxTokens: number;
   /** Seeds output i with seed + i, so judged runs are reproducible on the local backend. */
   seed?: number;
@@ -39,6 +41,7 @@ export interface JudgeSampling {
 export interface ChatSampler {
   /** What the judge runs on, for logs (a model name or a URL). */
   readonly name: string;
+  /** Answers `messages` with `sampling.m` independent completions. */
   complete(messages: JudgeMessage[], sampling: JudgeSampling): Promise<string[]>;
 }
 
@@ -51,12 +54,14 @@ export class TinkerChatSampler implements ChatSampler {
   readonly #sampler: SamplingClient;
   readonly #renderer: Renderer;
 
+  /** A judge on `sampler`, whose messages `renderer` renders; `name` shows in logs. */
   constructor(sampler: SamplingClient, renderer: Renderer, name = sampler.baseModel) {
     this.#sampler = sampler;
     this.#renderer = renderer;
     this.name = name || "tinker sampler";
   }
 
+  /** Answers `messages` with `s.m` completions, sampled in one request. */
   async complete(messages: JudgeMessage[], s: JudgeSampling): Promise<string[]> {
     const prompt = this.#renderer.buildGenerationPrompt(messages as Message[]);
     const res = await this.#sampler.sample({
@@ -93,6 +98,7 @@ export class OpenAIChatSampler implements ChatSampler {
   readonly #apiKey?: string;
   readonly #fetch: typeof fetch;
 
+  /** A judge on `o.model` at `o.baseUrl` (with `o.apiKey` as a bearer token, if given). */
   constructor(
     o: { baseUrl: string; model: string; apiKey?: string; fetch?: typeof fetch },
   ) {
@@ -103,6 +109,7 @@ export class OpenAIChatSampler implements ChatSampler {
     this.name = `${o.model} at ${o.baseUrl}`;
   }
 
+  /** Answers `messages` with `s.m` concurrent requests (output i seeded with seed + i). */
   async complete(messages: JudgeMessage[], s: JudgeSampling): Promise<string[]> {
     return await Promise.all(Array.from({ length: s.m }, async (_, i) => {
       const res = await this.#fetch(this.#url, {
@@ -139,9 +146,13 @@ export class OpenAIChatSampler implements ChatSampler {
 
 /** A PRM judgement of one turn: the majority score, every vote, and every output. */
 export interface PrmJudgement {
+  /** The majority vote. */
   score: Vote;
+  /** Each output's vote (null: no valid `\boxed{}`). */
   votes: (Vote | null)[];
+  /** One output that voted as the majority did. */
   representative: string | null;
+  /** The judge's outputs, as written. */
   outputs: string[];
 }
 
@@ -161,8 +172,11 @@ export async function judgeTurn(
 
 /** A hint judgement: the selected hint (or null), every decision, and every output. */
 export interface HintJudgement {
+  /** The longest accepted hint, or null. */
   hint: string | null;
+  /** Each output's decision (1 accept, -1 reject, null invalid). */
   decisions: (1 | -1 | null)[];
+  /** The judge's outputs, as written. */
   outputs: string[];
 }
 

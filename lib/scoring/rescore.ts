@@ -59,7 +59,9 @@ export type RecordedEpisode = Omit<RolloutRecord, "turns" | "schema_version"> & 
 
 /** One episode of a what-if: per turn, the tokens' advantages as trained and as re-scored. */
 export interface WhatIfEpisode {
+  /** The episode's index in its group. */
   episode: number;
+  /** Its total reward. */
   totalReward: number;
   /** Per turn: the number of action tokens. */
   actionTokens: number[];
@@ -69,6 +71,7 @@ export interface WhatIfEpisode {
   after: (number[] | null)[];
   /** Per turn: the RL advantage as recorded and as re-scored. */
   rlBefore: number[];
+  /** Per turn: the RL advantage as re-scored. */
   rlAfter: number[];
   /** Left out by down-sampling under the new settings. */
   downsampled: boolean;
@@ -76,11 +79,15 @@ export interface WhatIfEpisode {
 
 /** A group's what-if. */
 export interface WhatIfResult {
+  /** The group's id. */
   groupId: string;
+  /** The step it was trained at. */
   step: number;
+  /** Its episodes' what-ifs. */
   episodes: WhatIfEpisode[];
   /** Σ|advantage| over the group's trained action tokens, as trained and as re-scored. */
   weightBefore: number;
+  /** Σ|advantage| as re-scored. */
   weightAfter: number;
   /** Whether the group is kept (the constant-group rule) under the new settings. */
   kept: boolean;

@@ -24,7 +24,9 @@ export function parseVote(text: string): Vote | null {
 
 /** The majority of M judge outputs, with the votes and the text that represents the winner. */
 export interface MajorityResult {
+  /** The winning vote (0 on a tie or with no valid vote). */
   score: Vote;
+  /** Each output's vote (null: none found). */
   votes: (Vote | null)[];
   /** The first output whose vote is the winning one (stored with the votes). */
   representative: string | null;
@@ -51,7 +53,9 @@ export function majorityVote(outputs: string[]): MajorityResult {
 
 /** A hint judge's answer: its decision and, only with decision 1, the hint. */
 export interface HintVote {
+  /** 1 accept, -1 reject, null: no valid decision. */
   decision: 1 | -1 | null;
+  /** The hint (only with decision 1). */
   hint: string | null;
 }
 
@@ -82,7 +86,9 @@ export function selectBestHint(outputs: string[]): string | null {
 
 /** A message to a judge or teacher: a role and plain text. */
 export interface JudgeMessage {
+  /** Who speaks (`system`, `user`, `assistant`). */
   role: string;
+  /** The text. */
   content: string;
 }
 

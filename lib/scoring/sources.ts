@@ -26,6 +26,7 @@ export interface SourceSettings {
   judgeModel: string | null;
   /** The judge endpoint's key (`JUDGE_API_KEY`). */
   judgeApiKey?: string;
+  /** How the judge samples. */
   judgeSampling: JudgeSampling;
 }
 

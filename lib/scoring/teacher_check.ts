@@ -76,7 +76,9 @@ export function teacherGap(groups: ScoredGroup[]): TeacherGap | null {
 
 /** One judged step: its number and its gap (null: no OPD tokens). */
 export interface TeacherStep {
+  /** The step. */
   step: number;
+  /** Its teacher gap (null: no OPD tokens). */
   gap: TeacherGap | null;
 }
 
@@ -126,6 +128,7 @@ function pct(x: number): string {
 export class WorseTeacherCheck {
   readonly #history: TeacherStep[] = [];
 
+  /** The rule with `settings` (the share of negative gaps, over how many steps). */
   constructor(readonly settings: WorseTeacherSettings) {}
 
   /** Records a step's gap; returns the line to stop the run with, or null. */

@@ -50,6 +50,7 @@ export class AsyncRollouts<S extends GroupSpec, P extends PlayedGroups> implemen
   /** The plan's specs of the steps in flight (a step's draws are made once). */
   readonly #specs = new Map<number, S[]>();
 
+  /** Plays `plan`'s groups with `ctx`'s settings, sampling with `sampler`. */
   constructor(
     readonly plan: Plan<S, P>,
     readonly ctx: RolloutContext,

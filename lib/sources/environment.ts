@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type HeldOutEvaluation } from "../rundir/mod.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 import type { AnyEnv } from "../envs/types.ts";
 import {
   collectGroups,
@@ -29,8 +29,11 @@ import type { Plan, PlanEvaluationInput } from "./plan.ts";
 
 /** One collection of an environment's groups. */
 export interface EnvironmentPlay {
+  /** The specs played. */
   specs: GroupSpec[];
+  /** What the collection gave. */
   res: CollectResult;
+  /** The groups kept, in spec order. */
   kept: EpisodeGroup[];
 }
 
@@ -42,6 +45,7 @@ export interface EnvironmentPlay {
  * plan.groupSpecs(1); // step 1's groups
  */
 export class EnvironmentPlan implements Plan<GroupSpec, EnvironmentPlay> {
+  /** The groups of `steps` steps of the environment `makeEnv` makes, with `rollouts` settings. */
   constructor(
     readonly rollouts: RolloutSettings,
     readonly steps: number,

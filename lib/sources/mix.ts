@@ -13,10 +13,10 @@
  * @module
  */
 
-import { type HeldOutEvaluation } from "../rundir/mod.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 import type { TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/errors.ts";
-import { OrsClient } from "../openreward/client.ts";
+import type { OrsClient } from "../openreward/client.ts";
 import { isConstantGroup } from "../advantages/shaping.ts";
 import { episodeReward } from "../openreward/rewards.ts";
 import type { Episode, EpisodeGroup } from "../rl/types.ts";
@@ -51,6 +51,7 @@ export type MixGroupSpec = GroupSpec & { env: MixEnvironment };
 
 /** The environments of a run's `environments:` map, with their tasks: a plan. */
 export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
+  /** The mix's environments, resolved. */
   readonly environments: MixEnvironment[];
   readonly #s: MixSettings;
 
@@ -232,9 +233,13 @@ export class EnvironmentMix implements Plan<MixGroupSpec, MixPlay> {
 
 /** One collection of the mix's specs, judged group by group. */
 export interface MixPlay {
+  /** The specs played. */
   specs: MixGroupSpec[];
+  /** What the collection gave. */
   res: CollectResult;
+  /** Each group's outcome, by group id. */
   outcomes: Map<string, GroupOutcome>;
+  /** The kept groups, by group id. */
   keptById: Map<string, EpisodeGroup>;
   /** The kept groups in spec order. */
   kept: EpisodeGroup[];

@@ -25,7 +25,9 @@ export type EnvironmentEntry = TrainConfig["environments"][string];
 
 /** Tasks of one split: `size` of them (Infinity for seed-driven environments). */
 export interface TaskPool {
+  /** The split. */
   split: string;
+  /** Its number of tasks. */
   size: number;
   /** The task index (or, for a seed-driven environment, the seed) at a position. */
   at(i: number): number;
@@ -45,7 +47,9 @@ export interface MixEnvironment {
   maxFailingRollouts: number;
   /** Where its episodes come from. */
   source: "registry" | "tool" | "ors" | "hosted";
+  /** Episodes per group. */
   groupSize: number;
+  /** Its task pools, by split. */
   pools: TaskPool[];
   /**
    * Where its held-out episodes come from: the split it trains on when its episodes come from
@@ -53,6 +57,7 @@ export interface MixEnvironment {
    * train on; null, with the reason, when every split is trained on.
    */
   heldOut: HeldOutSplit;
+  /** Makes its environment on a split. */
   makeEnv(split: string): () => AnyEnv;
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type HeldOutEvaluation, type PolicyScore } from "../rundir/mod.ts";
+import type { HeldOutEvaluation, PolicyScore } from "../rundir/mod.ts";
 import { evaluateRun, HELD_OUT_SAMPLER_SEED } from "../trainer/mod.ts";
 import { HELD_OUT_ENV_SEEDS } from "../util/random.ts";
 import type { MixEnvironment } from "./mix_environments.ts";

@@ -19,6 +19,7 @@ export interface GroupOutcome {
   episodes: { e: Episode; r: number | null }[];
   /** Episodes that failed (left out by the rollout, or without tokens or reward). */
   failed: number;
+  /** Why the group was left out (null: kept). */
   excluded: "failing" | "constant" | null;
 }
 

@@ -9,14 +9,15 @@
  * @module
  */
 
-import { type HeldOutEvaluation } from "../rundir/mod.ts";
+import type { HeldOutEvaluation } from "../rundir/mod.ts";
 import type { GroupSpec } from "../rollout/mod.ts";
 import type { CollectOptions, Sampler } from "../rollout/mod.ts";
 import type { EpisodeGroup } from "../rl/types.ts";
-import { type RunEvaluationInput, type StepGroups } from "../trainer/mod.ts";
+import type { RunEvaluationInput, StepGroups } from "../trainer/mod.ts";
 
 /** What a play hands back: at least the groups to train, judged, in spec order. */
 export interface PlayedGroups {
+  /** The groups to train, judged, in spec order. */
   kept: EpisodeGroup[];
 }
 

@@ -21,6 +21,7 @@ export class SyncRollouts<S extends GroupSpec, P extends PlayedGroups> implement
   #sampler: Sampler;
   #version: number;
 
+  /** Plays `plan`'s groups with `ctx`'s settings, sampling with `sampler`. */
   constructor(
     readonly plan: Plan<S, P>,
     readonly ctx: RolloutContext,

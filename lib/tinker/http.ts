@@ -72,8 +72,11 @@ export interface TinkerHttpOptions {
 
 /** A decoded answer: status, content type and the raw body. */
 export interface RawReply {
+  /** The HTTP status. */
   status: number;
+  /** The `content-type` header (empty when absent). */
   contentType: string;
+  /** The body's bytes, as received. */
   body: Uint8Array;
 }
 

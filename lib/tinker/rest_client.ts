@@ -20,46 +20,51 @@ import type { TinkerHttp } from "./http.ts";
 /** One training run (the protocol's type, named by the client's signatures). */
 export type { TrainingRun };
 
-const TrainingRunsSchema: z.ZodObject<{
+/** `GET training_runs`: a page of training runs and the cursor to the next. */
+export const TrainingRunsPageSchema: z.ZodObject<{
   training_runs: z.ZodArray<typeof TrainingRunSchema>;
   cursor: typeof CursorSchema;
 }> = z.object({
   training_runs: z.array(TrainingRunSchema),
   cursor: CursorSchema,
 });
-const CheckpointsSchema: z.ZodObject<{
+/** `GET checkpoints`: a page of checkpoints. */
+export const CheckpointsPageSchema: z.ZodObject<{
   checkpoints: z.ZodArray<typeof CheckpointSchema>;
   cursor: z.ZodOptional<z.ZodNullable<typeof CursorSchema>>;
 }> = z.object({
   checkpoints: z.array(CheckpointSchema),
   cursor: CursorSchema.nullish(),
 });
-const SessionsSchema: z.ZodObject<{ sessions: z.ZodArray<z.ZodString> }> = z.object({
+/** `GET sessions`: session ids. */
+export const SessionsPageSchema: z.ZodObject<{ sessions: z.ZodArray<z.ZodString> }> = z.object({
   sessions: z.array(z.string()),
 });
-const SessionInfoSchema: z.ZodObject<{
+/** `GET sessions/{id}`: what a session created. */
+export const SessionInfoSchema: z.ZodObject<{
   training_run_ids: z.ZodArray<z.ZodString>;
   sampler_ids: z.ZodArray<z.ZodString>;
 }> = z.object({
   training_run_ids: z.array(z.string()),
   sampler_ids: z.array(z.string()),
 });
-const ArchiveSchema: z.ZodObject<{
+/** A checkpoint archive's download URL. */
+export const CheckpointArchiveSchema: z.ZodObject<{
   url: z.ZodString;
   expires: z.ZodOptional<z.ZodNullable<z.ZodString>>;
 }> = z.object({ url: z.string(), expires: z.string().nullish() });
 const Empty = z.unknown();
 
 /** A page of training runs and the cursor to the next. */
-export type TrainingRunsPage = z.infer<typeof TrainingRunsSchema>;
+export type TrainingRunsPage = z.infer<typeof TrainingRunsPageSchema>;
 /** A page of checkpoints. */
-export type CheckpointsPage = z.infer<typeof CheckpointsSchema>;
+export type CheckpointsPage = z.infer<typeof CheckpointsPageSchema>;
 /** Session ids. */
-export type SessionsPage = z.infer<typeof SessionsSchema>;
+export type SessionsPage = z.infer<typeof SessionsPageSchema>;
 /** What a session created. */
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 /** A checkpoint archive's download URL. */
-export type CheckpointArchive = z.infer<typeof ArchiveSchema>;
+export type CheckpointArchive = z.infer<typeof CheckpointArchiveSchema>;
 /** What a checkpoint was trained from. */
 export type WeightsInfo = z.infer<typeof WeightsInfoResponseSchema>;
 
@@ -83,13 +88,13 @@ export class RestClient {
     return this.#http.json(
       "GET",
       `training_runs?limit=${limit}&offset=${offset}`,
-      TrainingRunsSchema,
+      TrainingRunsPageSchema,
     );
   }
 
   /** Session ids, most recent first. */
   listSessions({ limit = 20, offset = 0 } = {}): Promise<SessionsPage> {
-    return this.#http.json("GET", `sessions?limit=${limit}&offset=${offset}`, SessionsSchema);
+    return this.#http.json("GET", `sessions?limit=${limit}&offset=${offset}`, SessionsPageSchema);
   }
 
   /** The training runs and samplers a session created. */
@@ -107,13 +112,17 @@ export class RestClient {
     return this.#http.json(
       "GET",
       `training_runs/${encodeURIComponent(runId)}/checkpoints`,
-      CheckpointsSchema,
+      CheckpointsPageSchema,
     );
   }
 
   /** Every checkpoint of the account. */
   listUserCheckpoints({ limit = 100, offset = 0 } = {}): Promise<CheckpointsPage> {
-    return this.#http.json("GET", `checkpoints?limit=${limit}&offset=${offset}`, CheckpointsSchema);
+    return this.#http.json(
+      "GET",
+      `checkpoints?limit=${limit}&offset=${offset}`,
+      CheckpointsPageSchema,
+    );
   }
 
   /** Deletes a checkpoint. */
@@ -140,7 +149,7 @@ export class RestClient {
 
   /** A download URL of the checkpoint's files (a tar archive) and when it expires. */
   getCheckpointArchiveUrl(tinkerPath: string): Promise<CheckpointArchive> {
-    return this.#http.json("GET", `${this.#route(tinkerPath)}/archive`, ArchiveSchema);
+    return this.#http.json("GET", `${this.#route(tinkerPath)}/archive`, CheckpointArchiveSchema);
   }
 
   /** What a checkpoint was trained from: base model, LoRA rank and trained groups. */

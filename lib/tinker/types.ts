@@ -17,6 +17,9 @@ export interface ModelInputHelpers {
   length(input: wire.ModelInput): number;
 }
 
+/** A model input: chunks of token ids (or images), the wire's type. */
+export type ModelInput = wire.ModelInput;
+
 /** Model inputs from token ids. */
 export const ModelInput: ModelInputHelpers = {
   /** One text chunk of these tokens; plain arrays and typed arrays are accepted. */
@@ -47,6 +50,9 @@ export interface TensorDataHelpers {
     shape?: number[],
   ): wire.TensorData;
 }
+
+/** A tensor: flattened values, a dtype and a shape, the wire's type. */
+export type TensorData = wire.TensorData;
 
 /** Tensors from arrays. */
 export const TensorData: TensorDataHelpers = {

@@ -26,7 +26,9 @@ export type ByteSpecialToken = typeof BYTE_SPECIAL_TOKENS[number];
 /** Vocabulary size of the byte tokenizer: 256 bytes + the special tokens. */
 export const BYTE_VOCAB_SIZE = 256 + BYTE_SPECIAL_TOKENS.length;
 
-const SPECIAL_ID = new Map<string, number>(BYTE_SPECIAL_TOKENS.map((t, i) => [t, 256 + i]));
+const SPECIAL_ID: ReadonlyMap<string, number> = new Map<string, number>(
+  BYTE_SPECIAL_TOKENS.map((t, i) => [t, 256 + i]),
+);
 const SPECIAL_PATTERN = new RegExp(
   BYTE_SPECIAL_TOKENS.map((t) => t.replace(/[|<>/]/g, (c) => `\\${c}`)).join("|"),
   "g",
@@ -42,10 +44,13 @@ const SPECIAL_PATTERN = new RegExp(
  */
 export class ByteTokenizer implements Tokenizer {
   /** Identifier reported by the backend's get_info (`model_data.tokenizer_id`). */
-  readonly id = "tinkerbench/byte";
-  readonly vocabSize = BYTE_VOCAB_SIZE;
-  readonly eosTokenId = SPECIAL_ID.get("<|im_end|>")!;
-  readonly padTokenId = SPECIAL_ID.get("<|endoftext|>")!;
+  readonly id: string = "tinkerbench/byte";
+  /** 256 bytes and the special tokens ({@link BYTE_VOCAB_SIZE}). */
+  readonly vocabSize: number = BYTE_VOCAB_SIZE;
+  /** `<|im_end|>`, which ends a turn. */
+  readonly eosTokenId: number = SPECIAL_ID.get("<|im_end|>")!;
+  /** `<|endoftext|>`. */
+  readonly padTokenId: number = SPECIAL_ID.get("<|endoftext|>")!;
   /** The special tokens and their ids (256 onwards). */
   readonly specialTokens: ReadonlyMap<string, number> = SPECIAL_ID;
   #encoder = new TextEncoder();

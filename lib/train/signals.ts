@@ -11,7 +11,9 @@ export const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 /** A stop request wired to the process's signals, until {@link StopOnSignals.dispose}. */
 export interface StopOnSignals {
+  /** Aborted at the first signal. */
   signal: AbortSignal;
+  /** Stops listening for the signals. */
   dispose(): void;
 }
 

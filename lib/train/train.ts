@@ -9,7 +9,7 @@
  * @module
  */
 
-import { type CheckpointRecord } from "../rundir/mod.ts";
+import type { CheckpointRecord } from "../rundir/mod.ts";
 import { redactSecrets, type TrainConfig } from "../config/mod.ts";
 import { ensurePortFree, openDoorWarning } from "../http/mod.ts";
 import { toModelSpec } from "../local/backend/wire.ts";
@@ -59,10 +59,13 @@ export interface TrainHooks extends Pick<RunOptions, "onStep" | "onEvaluation" |
 
 /** What a custom source starts from. */
 export interface SourceStart {
+  /** The prepared run. */
   prepared: PreparedRun;
+  /** The Tinker session. */
   service: ServiceClient;
   /** The sampler of the starting weights, and their version (steps trained so far). */
   sampler: SamplingClient;
+  /** Steps trained so far. */
   version: number;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
@@ -70,6 +73,7 @@ export interface SourceStart {
 
 /** Where a run trains, known once its settings are checked. */
 export interface TrainStart {
+  /** The run directory. */
   logDir: string;
   /** What it trains on: the environment's id, the mix's names, or "proxy sessions". */
   plays: string;
@@ -81,6 +85,7 @@ export interface TrainStart {
 
 /** How a run ended, and where it is. */
 export interface TrainResult extends RunResult {
+  /** The run directory. */
   logDir: string;
 }
 

@@ -39,12 +39,17 @@ export interface HeldOutOptions {
    * GuessTheNumber-easy) is not played the same way twice.
    */
   firstEpisode?: number;
+  /** Token limit of each action. */
   maxTokensPerTurn: number;
+  /** Sampling temperature. */
   temperature: number;
+  /** The policy's chat format. */
   renderer: Renderer;
   /** Episodes in flight (default 32). */
   maxConcurrency?: number;
+  /** Action tokens per episode (default: no limit). */
   maxTokensPerEpisode?: number;
+  /** Tokens per episode's whole conversation (default: no limit). */
   maxTotalTokens?: number;
   /** The environment's own sampling settings (a mix entry's `temperature`, `top_p`, `top_k`). */
   sampling?: GroupSpec["sampling"];
@@ -115,17 +120,21 @@ export interface HeldOutSettings {
 
 /** What {@link evaluateRun} needs of a finished run. */
 export interface RunEvaluationInput {
+  /** The held-out settings (episodes, seeds, concurrency). */
   heldOut: HeldOutSettings;
+  /** The session that samples the base model. */
   service: ServiceClient;
   /** The trained policy's sampler (weights after the last step). */
   trained: Sampler;
   /** Steps behind the trained policy. */
   step: number;
+  /** Makes a held-out environment. */
   makeEnv: () => AnyEnv;
   /** The task list's split `makeEnv` plays ({@link heldOutEnvironment}), recorded. */
   split?: HeldOutEvaluation["split"];
   /** The environment's own sampling settings, over the run's (a mix entry's). */
   sampling?: GroupSpec["sampling"];
+  /** The policy's chat format. */
   renderer: Renderer;
   /** Called as held-out episodes finish, the base model's first (done counts both). */
   onProgress?: (p: { done: number; total: number }) => void;

@@ -20,6 +20,7 @@ import type { UpdateResult } from "./update.ts";
 
 /** A run that cannot do what was asked: the message names what and the setting to change. */
 export class RunFailedError extends Error {
+  /** The error's name, for logs. */
   override name = "RunFailedError";
 }
 
@@ -101,6 +102,7 @@ export class StepFailures {
   readonly #teacher: WorseTeacherCheck;
   readonly #groupSize: number;
 
+  /** The policy with `s`'s settings. */
   constructor(s: FailureSettings) {
     this.#limit = s.maxStepsWithoutDatums;
     this.#teacher = new WorseTeacherCheck(s.worseTeacher);

@@ -38,7 +38,9 @@ import { type OptimizerSettings, type Scoring, StepUpdate } from "./update.ts";
 
 /** The loop's settings, resolved from the config by `prepareRun`. */
 export interface LoopSettings {
+  /** The optimizer's settings. */
   optimizer: OptimizerSettings;
+  /** What a failed rollout does to the run. */
   failures: FailureSettings;
   /** A periodic checkpoint every this many steps (`checkpoints.save_every`; 0: none). */
   saveEvery: number;
@@ -50,10 +52,13 @@ export interface LoopSettings {
 export interface LoopOptions extends RunOptions {
   /** Steps the run trains in all (resumed steps included). */
   steps: number;
+  /** The loop's settings. */
   settings: LoopSettings;
   /** Held-out episodes (`eval.episodes`; 0: no held-out evaluation). */
   heldOutEpisodes: number;
+  /** The opened run. */
   run: OpenedRun;
+  /** Where each step's groups come from. */
   source: GroupSource;
   /** The sampler of the starting weights (version `run.startStep`). */
   sampler: SamplingClient;

@@ -20,3 +20,16 @@ export * from "./prepare.ts";
 export * from "./run.ts";
 export * from "./run_log.ts";
 export * from "./supervised.ts";
+// Types the trainer's signatures name: the run directory's records, advantage statistics, the loss.
+export {
+  type CheckpointRecord,
+  CheckpointRecordSchema,
+  type HeldOutEvaluation,
+  HeldOutEvaluationSchema,
+  type PolicyScore,
+  PolicyScoreSchema,
+  type RunDirStatus,
+  RunDirStatusSchema,
+} from "../rundir/mod.ts";
+export type { AdvantageStats } from "../advantages/mod.ts";
+export { type LossFnType, LossFnTypeSchema } from "../protocol/mod.ts";

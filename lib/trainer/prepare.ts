@@ -13,7 +13,7 @@
  * @module
  */
 
-import { type CheckpointRecord } from "../rundir/mod.ts";
+import type { CheckpointRecord } from "../rundir/mod.ts";
 import { resolve } from "node:path";
 import { advantageConfig, resolveLearningRate, type TrainConfig } from "../config/mod.ts";
 import { ConfigError } from "../config/load.ts";
@@ -43,6 +43,7 @@ import type { OptimizerSettings, Scoring } from "./update.ts";
 
 /** What {@link prepareRun} needs besides the config. */
 export interface PrepareOptions {
+  /** The Tinker session. */
   service: ServiceClient;
   /** The run directory (default: {@link defaultLogDir} of the config). */
   logDir?: string;
@@ -78,6 +79,7 @@ export interface PreparedRun {
   heldOut: HeldOutSettings;
   /** Where the method's judge and teacher come from ({@link openScoring}). */
   evidence: SourceSettings;
+  /** The run directory. */
   logDir: string;
   /** The policy's renderer for the run's episodes (the proxy's: chat). */
   renderer: Renderer;

@@ -36,7 +36,9 @@ export interface RolloutSettings {
 
 /** What a run's rollouts are played with. */
 export interface RolloutContext {
+  /** The rollout settings. */
   rollouts: RolloutSettings;
+  /** The policy's chat format. */
   renderer: Renderer;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;

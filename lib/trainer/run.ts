@@ -23,6 +23,7 @@ export type { StepMetrics } from "../rundir/mod.ts";
 
 /** Options every RL run takes, whatever feeds it groups. */
 export interface RunOptions {
+  /** The Tinker session the run trains through. */
   service: ServiceClient;
   /** The run directory (metrics, checkpoints, rollouts). */
   logDir: string;
@@ -44,10 +45,13 @@ export interface RunOptions {
 export interface RunResult {
   /** Steps completed in total (including steps before a resume). */
   steps: number;
+  /** The checkpoint the run resumed from (null: a fresh start). */
   resumedFrom: CheckpointRecord | null;
+  /** Whether it stopped early (Ctrl-C or SIGTERM). */
   interrupted: boolean;
   /** The last checkpoint written (final or interrupted). */
   checkpoint: CheckpointRecord | null;
+  /** Every step's metrics, in order. */
   history: StepMetrics[];
   /** The held-out evaluation (also in the run's `eval.json`); absent when off or interrupted. */
   evaluation?: HeldOutEvaluation;
@@ -57,9 +61,13 @@ export interface RunResult {
 
 /** An opened run: its directory, training client, starting step and the result to fill in. */
 export interface OpenedRun {
+  /** The run directory's writer. */
   log: RunLog;
+  /** The policy's training client. */
   training: TrainingClient;
+  /** The first step to take (0, or the step after the resumed checkpoint). */
   startStep: number;
+  /** How the run ended, filled in as it goes. */
   result: RunResult;
 }
 

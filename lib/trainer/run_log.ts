@@ -37,6 +37,7 @@ const APPENDED = ["metrics", "checkpoints", "spans", "events"] as const;
 
 /** A run directory that is read and appended to, by the one process holding its lock. */
 export class RunLog {
+  /** The run directory. */
   readonly dir: string;
   #checkpoints: CheckpointRecord[];
 

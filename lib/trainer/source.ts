@@ -15,24 +15,35 @@ import type { UpdateResult } from "./update.ts";
 
 /** A group left out before training, and why. */
 export interface ExcludedGroup {
+  /** The group left out. */
   group: EpisodeGroup;
+  /** Why, in a few words. */
   reason: string;
 }
 
 /** An episode that failed (its error), for the rollout store. */
 export interface FailedEpisode {
+  /** The group the episode belonged to. */
   groupId: string;
+  /** Its environment. */
   envId: string;
+  /** The seed its environment was reset with (null: none). */
   envSeed: number | null;
+  /** The group's tags. */
   tags: string[];
+  /** The episode's index in its group. */
   episode: number;
+  /** What failed. */
   error: string;
 }
 
 /** A wall-clock span of a step (ms since the run started), for the report's timeline. */
 export interface Span {
+  /** What the span timed (`rollout`, `train`, …). */
   name: string;
+  /** Its start, in ms since the run started. */
   start: number;
+  /** Its end, in ms since the run started. */
   end: number;
 }
 
@@ -48,6 +59,7 @@ export interface StepGroups {
   failed?: FailedEpisode[];
   /** The source's metrics (`rollout_errors/*`, `proxy/*`, per-environment rates…). */
   metrics: Record<string, number>;
+  /** The source's timed spans of the step. */
   spans: Span[];
 }
 

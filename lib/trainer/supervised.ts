@@ -15,6 +15,7 @@ import type { PromptCompletion } from "../datasets/types.ts";
 
 /** Text to token ids, e.g. a {@link ByteTokenizer}. */
 export interface Encoder {
+  /** Token ids of `text`. */
   encode(text: string): number[];
 }
 
@@ -45,6 +46,7 @@ export interface SupervisedBatch {
  * `deno task pretrain`), and `optim/lr` and `time/step` as the RL step loop names them.
  */
 export interface SupervisedStepMetrics {
+  /** The step (from 1). */
   step: number;
   /** Mean negative log-likelihood per trained token (weight 1: a completion's, an action's). */
   "train/loss_per_token": number;
@@ -52,6 +54,7 @@ export interface SupervisedStepMetrics {
   "train/trained_tokens": number;
   /** Every target token of the step's datums, weighted or not. */
   "train/tokens": number;
+  /** The step's learning rate. */
   "optim/lr": number;
   /** Seconds of the step. */
   "time/step": number;

@@ -27,7 +27,9 @@ import type { LossFnType } from "../protocol/mod.ts";
 
 /** The optimizer's settings of a run, resolved from its config by `prepareRun`. */
 export interface OptimizerSettings {
+  /** The loss (`importance_sampling`, `ppo`, `cispo`, `dro`). */
   lossFn: LossFnType;
+  /** The loss's settings (e.g. PPO's clip thresholds). */
   lossFnConfig: Record<string, number>;
   /** Adam's parameters of every optim_step. */
   adam: { learning_rate: number; weight_decay: number };
@@ -37,17 +39,25 @@ export interface OptimizerSettings {
 
 /** What a run scores with: the method, the evidence it needs, and the judge and teacher. */
 export interface Scoring {
+  /** The method and its settings. */
   method: MethodSettings;
+  /** The evidence the method needs. */
   plan: EvidencePlan;
+  /** The judge and the teacher that give it. */
   sources: EvidenceSources;
 }
 
 /** What the update needs besides its groups. */
 export interface UpdateContext {
+  /** The policy's training client. */
   training: TrainingClient;
+  /** The evidence the method needs. */
   plan: EvidencePlan;
+  /** The judge and the teacher that give it. */
   sources: EvidenceSources;
+  /** The method and its settings. */
   method: MethodSettings;
+  /** The optimizer's settings. */
   optimizer: OptimizerSettings;
   /** `performance.now()` at the run's start: spans are measured from it. */
   t0: number;
@@ -65,11 +75,13 @@ export interface UpdateResult {
   groups: ScoredGroup[];
   /** Advantage stats and `score/*` metrics of the whole step. */
   composed: ComposedBatch;
+  /** Datums trained (first epoch). */
   datums: number;
   /** `optim/*` drift metrics and `train/*` metrics of the first epoch. */
   metrics: Record<string, number>;
   /** The sampler of the updated weights; null when nothing was trained. */
   sampler: SamplingClient | null;
+  /** The update's timed spans (ms since the run started). */
   spans: { name: string; start: number; end: number }[];
 }
 
@@ -104,6 +116,7 @@ export class StepUpdate {
   #trainStart: number | null = null;
   #optimizing = false;
 
+  /** An update of one step, in `ctx`'s run. */
   constructor(ctx: UpdateContext) {
     this.#ctx = ctx;
   }

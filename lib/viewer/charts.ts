@@ -95,6 +95,7 @@ export function runFigures(rows: Record<string, unknown>[]): PlotlyFigure[] {
 
 /** Comparison figures and what they left out. */
 export interface Comparison {
+  /** The figures. */
   figures: PlotlyFigure[];
   /** One line per metric some run did not log, e.g. `advantage std: not logged by opd-run`. */
   notes: string[];
@@ -126,7 +127,9 @@ export function comparisonFigures(runs: NamedRun[]): Comparison {
 
 /** A run's held-out evaluation, named for the chart. */
 export interface NamedEvaluation {
+  /** The run's name. */
   name: string;
+  /** Its held-out evaluation. */
   evaluation: HeldOutEvaluation;
 }
 

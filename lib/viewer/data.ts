@@ -35,12 +35,17 @@ export type ViewerEpisode = Record<string, unknown> & { step: number };
 
 /** One run of the viewer. */
 export interface ViewerRun {
+  /** The run's name (its folder's). */
   name: string;
   /** The run's method (`rl`, `opd`, `combine`) and model, from `config.json` when it has one. */
   method: string | null;
+  /** The policy's base model, from `config.json`. */
   model: string | null;
+  /** Steps completed. */
   steps: number;
+  /** Its held-out evaluation (null: none). */
   evaluation: HeldOutEvaluation | null;
+  /** Its episodes, from the rollout store. */
   episodes: ViewerEpisode[];
   /** The run's scoring settings and loss (the what-if starts from them); null without a config. */
   settings?: RunSettings | null;
@@ -48,9 +53,13 @@ export interface ViewerRun {
 
 /** Everything the page draws, embedded in it as JSON. */
 export interface ViewerData {
+  /** The page's title. */
   title: string;
+  /** Notes shown above the charts (e.g. runs that could not be read). */
   notes: string[];
+  /** The charts. */
   figures: PlotlyFigure[];
+  /** The runs. */
   runs: ViewerRun[];
   /** Served by `report --serve`: the page polls for new steps. */
   live: boolean;
@@ -65,6 +74,7 @@ const ConfigSchema = z.object({
 export interface LoadOptions {
   /** Only episodes of steps after this one (live updates). */
   afterStep?: number;
+  /** Mark the data live (`report --serve`). */
   live?: boolean;
 }
 

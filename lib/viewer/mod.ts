@@ -12,3 +12,6 @@ export * from "./report.ts";
 export * from "./serve.ts";
 export * from "./whatif.ts";
 export * from "./settings.ts";
+// Types the charts name.
+export type { NamedRun, PlotlyFigure, PlotlyTrace } from "../viz/figures.ts";
+export type { DataFrame } from "../viz/frames.ts";

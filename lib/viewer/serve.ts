@@ -16,6 +16,7 @@ import { viewerHtml, viewerJsSource } from "./page.ts";
 
 /** Options of {@link startViewerServer}. */
 export interface ViewerServerOptions {
+  /** The run directories to show. */
   dirs: string[];
   /** Default 8070; 0 picks a free port. */
   port?: number;
@@ -27,8 +28,11 @@ export interface ViewerServerOptions {
 
 /** A running viewer server. */
 export interface ViewerServer {
+  /** The page's URL. */
   url: string;
+  /** The port it listens on. */
   port: number;
+  /** Stops the server. */
   close(): Promise<void>;
 }
 

@@ -10,6 +10,7 @@ import { type MethodSettings, methodSettingsOf } from "../scoring/compose.ts";
 
 /** A run's method settings and loss, as the page's what-if needs them. */
 export interface RunSettings {
+  /** The run's method settings. */
   scoring: MethodSettings;
   /** The loss the run trained with (`optimizer.loss_fn`) and its settings. */
   loss: { fn: string; config: Record<string, unknown> };

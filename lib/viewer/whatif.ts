@@ -24,9 +24,13 @@ export type SettingsChange = Partial<Omit<MethodSettings, "advantages">> & {
 
 /** What {@link whatIfRun} gives: the frames, the settings used and the full result. */
 export interface WhatIfRun {
+  /** Per-token advantages as trained. */
   before: DataFrame;
+  /** Per-token advantages as re-scored. */
   after: DataFrame;
+  /** The settings re-scored with. */
   settings: MethodSettings;
+  /** The full result, per group. */
   result: WhatIfResult;
 }
 

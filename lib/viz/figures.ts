@@ -13,13 +13,17 @@ import type { Episode } from "../rollout/mod.ts";
 
 /** One Plotly trace (`type` is `scatter`, `heatmap`, `box`, ...). */
 export interface PlotlyTrace {
+  /** The trace type. */
   type: string;
+  /** Plotly's other trace attributes. */
   [key: string]: unknown;
 }
 
 /** A Plotly figure. */
 export interface PlotlyFigure {
+  /** The traces. */
   data: PlotlyTrace[];
+  /** Plotly's layout. */
   layout: Record<string, unknown>;
 }
 
@@ -54,7 +58,9 @@ export function metricLineFigure(
 
 /** One run's metric rows, named for the legend. */
 export interface NamedRun {
+  /** The legend name. */
   name: string;
+  /** The run's metric rows (`metrics.jsonl`). */
   rows: Record<string, unknown>[];
 }
 

@@ -7,7 +7,7 @@
 import { assert } from "../assert.ts";
 import { forced, renderer, sseLines, withProxy } from "./harness.ts";
 import type { Message, ToolSpec } from "../../lib/renderers/types.ts";
-import { type Model, stream as piStream } from "@mariozechner/pi-ai";
+import { installTestDeps } from "../deps.ts";
 
 const WEATHER: ToolSpec = {
   name: "get_weather",
@@ -151,6 +151,35 @@ Deno.test("proxy: the openai client, non-stream and stream, text, thinking, tool
   }, taught);
 });
 
+/** What pi-ai's `stream(...).result()` assembles (the fields read here). */
+interface PiResult {
+  stopReason: string;
+  content: { type: string; name?: string; arguments?: unknown; text?: string; thinking?: string }[];
+  usage: { input: number; output: number };
+}
+
+/** pi-ai's `stream` over each request, in a process with pi-ai's own install (pi_ai_stream.ts). */
+async function piStream(
+  model: object,
+  requests: { context: object; options: object }[],
+): Promise<PiResult[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      await installTestDeps("pi-ai"),
+      new URL("./pi_ai_stream.ts", import.meta.url).pathname,
+      JSON.stringify(model),
+      JSON.stringify(requests),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, `pi-ai failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+}
+
 Deno.test("proxy: the SSE wire as §3.5 prescribes it; pi-ai (OpenClaw's client) reads it", async () => {
   await withProxy(async ({ proxy }) => {
     const res = await fetch(`${proxy.url}/chat/completions`, {
@@ -188,7 +217,7 @@ Deno.test("proxy: the SSE wire as §3.5 prescribes it; pi-ai (OpenClaw's client)
     assert.equal(usage.usage.completion_tokens, completionTokens(TOOL_LESSON));
 
     // pi-ai, as OpenClaw uses it: streaming with include_usage, tool calls by id.
-    const model: Model<"openai-completions"> = {
+    const model = {
       id: "local/games",
       name: "local/games through the proxy",
       api: "openai-completions",
@@ -203,13 +232,22 @@ Deno.test("proxy: the SSE wire as §3.5 prescribes it; pi-ai (OpenClaw's client)
     const toolSchemas = [WEATHER, TIME].map((t) => ({
       name: t.name,
       description: t.description,
-      parameters: t.parameters as never,
+      parameters: t.parameters,
     }));
-    const events = piStream(model, {
-      messages: [{ role: "user", content: "Paris?", timestamp: Date.now() }],
-      tools: toolSchemas,
-    }, { apiKey: "none", temperature: 0 });
-    const done = await events.result();
+    const options = { apiKey: "none", temperature: 0 };
+    const [done, thought] = await piStream(model, [
+      {
+        context: {
+          messages: [{ role: "user", content: "Paris?", timestamp: Date.now() }],
+          tools: toolSchemas,
+        },
+        options,
+      },
+      {
+        context: { messages: [{ role: "user", content: "Hi!", timestamp: Date.now() }] },
+        options,
+      },
+    ]);
     assert.equal(done.stopReason, "toolUse", JSON.stringify(done));
     const piCalls = done.content.filter((b) => b.type === "toolCall");
     assert.deepEqual(
@@ -223,9 +261,6 @@ Deno.test("proxy: the SSE wire as §3.5 prescribes it; pi-ai (OpenClaw's client)
     assert.equal(done.usage.output, completionTokens(TOOL_LESSON));
     assert.equal(done.usage.input, promptTokens(TOOL_LESSON));
 
-    const thought = await piStream(model, {
-      messages: [{ role: "user", content: "Hi!", timestamp: Date.now() }],
-    }, { apiKey: "none", temperature: 0 }).result();
     const thinking = thought.content.find((b) => b.type === "thinking") as
       | { thinking: string }
       | undefined;

@@ -3,7 +3,7 @@
  * trailing context included), through the HTTP proxy and the official `openai` client.
  */
 
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { assert } from "../assert.ts";
 import { askFor, forced, renderer, withProxy } from "./harness.ts";
 import type { CompletedTurn, SessionEnd } from "../../lib/proxy/session_types.ts";

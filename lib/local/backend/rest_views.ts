@@ -15,8 +15,11 @@ import { toTrainingRun, toWeightsInfo } from "./wire.ts";
 
 /** A page of a listing: where it starts, how long it may be, how many there are in all. */
 export interface Cursor {
+  /** Index of the page's first item. */
   offset: number;
+  /** Items per page. */
   limit: number;
+  /** Items in all. */
   total_count: number;
 }
 

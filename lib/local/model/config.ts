@@ -8,7 +8,20 @@
 import { z } from "zod";
 
 /** Architecture hyper-parameters of the local pre-LN GPT decoder. */
-export const ModelConfigSchema = z.object({
+export const ModelConfigSchema: z.ZodObject<
+  {
+    vocabSize: z.ZodNumber;
+    dModel: z.ZodNumber;
+    nLayers: z.ZodNumber;
+    nHeads: z.ZodNumber;
+    maxSeqLen: z.ZodNumber;
+    mlpRatio: z.ZodDefault<z.ZodNumber>;
+    positions: z.ZodDefault<z.ZodEnum<{ learned: "learned"; rope: "rope" }>>;
+    ropeTheta: z.ZodDefault<z.ZodNumber>;
+    attentionWindow: z.ZodOptional<z.ZodNumber>;
+  },
+  z.core.$strip
+> = z.object({
   /** Vocabulary size (rows of the embedding, columns of the LM head). */
   vocabSize: z.number().int().positive(),
   /** Residual stream width. */
@@ -53,7 +66,17 @@ export type ModelConfig = z.infer<typeof ModelConfigSchema>;
  * `lora_config`; `alpha` is not on Tinker's wire, and 32 is what Tinker-compatible servers
  * assume (scale = alpha / rank).
  */
-export const LoraSpecSchema = z.object({
+export const LoraSpecSchema: z.ZodObject<
+  {
+    rank: z.ZodNumber;
+    alpha: z.ZodDefault<z.ZodNumber>;
+    seed: z.ZodDefault<z.ZodNumber>;
+    trainAttn: z.ZodDefault<z.ZodBoolean>;
+    trainMlp: z.ZodDefault<z.ZodBoolean>;
+    trainUnembed: z.ZodDefault<z.ZodBoolean>;
+  },
+  z.core.$strip
+> = z.object({
   rank: z.number().int().positive().max(1024),
   alpha: z.number().positive().default(32),
   seed: z.number().int().default(0),

@@ -26,6 +26,7 @@ export class ComputeQueue {
   #tasks: Task[] = [];
   #running = false;
   #idle: Array<() => void> = [];
+  /** Most rows a batched job may carry. */
   readonly maxBatchRows: number;
 
   /** `maxBatchRows` caps how many rows (e.g. samples) one merged batch may hold. */

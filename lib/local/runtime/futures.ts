@@ -44,9 +44,12 @@ interface Entry {
 export class FutureStore {
   #entries = new Map<string, Entry>();
   #next = 1;
+  /** How long an unretrieved result is kept, in ms. */
   readonly retentionMs: number;
+  /** How long a retrieved result is kept (for a retried retrieve), in ms. */
   readonly deliveredRetentionMs: number;
 
+  /** A store keeping results for the given times (default 10 min unretrieved, 1 min retrieved). */
   constructor(
     { retentionMs = 10 * 60 * 1000, deliveredRetentionMs = 60 * 1000 }: {
       retentionMs?: number;

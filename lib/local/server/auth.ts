@@ -12,7 +12,10 @@ import { z } from "zod";
 import { sameSecret } from "../../http/mod.ts";
 
 /** Options of the local server's auth. */
-export const LocalAuthOptionsSchema = z.object({
+export const LocalAuthOptionsSchema: z.ZodObject<
+  { apiKey: z.ZodString; jwtTtlSeconds: z.ZodDefault<z.ZodNumber> },
+  z.core.$strip
+> = z.object({
   /** The one API key the server accepts (to exchange for JWTs). */
   apiKey: z.string().min(1),
   /** Lifetime of an issued JWT (default 1 h). */
@@ -43,12 +46,15 @@ function fromB64url(s: string): Uint8Array<ArrayBuffer> {
 
 /** Issues and checks HS256 JWTs signed with a secret drawn when the server starts. */
 export class LocalAuth {
+  /** The API key clients must send. */
   readonly apiKey: string;
+  /** Lifetime of the JWTs it issues, in seconds. */
   readonly jwtTtlSeconds: number;
   /** JWTs issued so far (tests watch refreshes with it). */
   issued = 0;
   readonly #key: Promise<CryptoKey>;
 
+  /** Credential checks with `opts` (the key, the JWT lifetime). */
   constructor(opts: LocalAuthOptions) {
     const o = LocalAuthOptionsSchema.parse(opts);
     this.apiKey = o.apiKey;
@@ -105,7 +111,7 @@ export class LocalAuth {
   }
 
   /** Hono middleware: 401 `{"detail": …}` for a missing, wrong or expired credential. */
-  middleware() {
+  middleware(): (c: Context, next: () => Promise<void>) => Promise<Response | void> {
     return async (c: Context, next: () => Promise<void>) => {
       const path = new URL(c.req.url).pathname;
       if (OPEN_PATHS.has(path)) return await next();

@@ -14,7 +14,20 @@ import { Rng } from "../../util/random.ts";
 const rate = z.number().min(0).max(1).default(0);
 
 /** Fault injection settings. Rates are per request probabilities. */
-export const FaultConfigSchema = z.object({
+export const FaultConfigSchema: z.ZodObject<
+  {
+    seed: z.ZodDefault<z.ZodNumber>;
+    latencyMs: z.ZodDefault<z.ZodTuple<[z.ZodNumber, z.ZodNumber], null>>;
+    serverError: z.ZodDefault<z.ZodNumber>;
+    rateLimit: z.ZodDefault<z.ZodNumber>;
+    timeout: z.ZodDefault<z.ZodNumber>;
+    expired: z.ZodDefault<z.ZodNumber>;
+    dropBefore: z.ZodDefault<z.ZodNumber>;
+    dropAfter: z.ZodDefault<z.ZodNumber>;
+    paths: z.ZodDefault<z.ZodString>;
+  },
+  z.core.$strip
+> = z.object({
   /** Seed of the fault dice, so a failing test replays the same faults. */
   seed: z.number().int().default(0),
   /** Extra latency per request, uniform in [min, max] milliseconds. */
@@ -46,12 +59,14 @@ export type FaultDecision =
 
 /** Rolls the dice for each request, reproducibly from the seed. */
 export class FaultInjector {
+  /** The injected faults' rates. */
   readonly config: FaultConfig;
   readonly #rng: Rng;
   readonly #paths: RegExp;
   /** How many faults of each type were injected, for tests to check. */
   readonly counts: Record<string, number> = {};
 
+  /** Faults at `config`'s rates (unset ones: 0). */
   constructor(config: Partial<FaultConfig>) {
     this.config = FaultConfigSchema.parse(config);
     this.#rng = new Rng(this.config.seed);

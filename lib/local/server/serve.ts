@@ -57,8 +57,11 @@ export interface LocalServer {
   url: string;
   /** Where it listens, e.g. `0.0.0.0:8000`. */
   address: string;
+  /** The port it listens on. */
   port: number;
+  /** The backend it serves. */
   backend: LocalBackend;
+  /** The fault injector, when started with faults. */
   faults?: FaultInjector;
   /** The credential checks, when started with `auth`. */
   auth?: LocalAuth;

@@ -9,6 +9,7 @@ import { ChatMLRenderer, type Message } from "../../../lib/renderers/chatml.ts";
 import { loadGamesTokenizer } from "../../../lib/tokenizers/games.ts";
 import { Rng } from "../../../lib/util/random.ts";
 import { sampleJob } from "../sample_job.ts";
+import { installTestDeps } from "../../deps.ts";
 
 const SPEC = findLocalModel("local/games2")!;
 const LORA = LoraSpecSchema.parse({ rank: 8, seed: 4 });
@@ -50,6 +51,8 @@ Deno.test("export: transformers.js's text-generation pipeline on an exported pol
       args: [
         "run",
         "-A",
+        "--config",
+        await installTestDeps("transformers"),
         new URL("./transformers_generate.ts", import.meta.url).pathname,
         out,
         JSON.stringify(MESSAGES),

@@ -5,11 +5,29 @@
  * transformers.js's text-generation pipeline, renders `messages` with the exported chat
  * template, generates greedily and prints the prompt's and the continuation's token ids as JSON.
  *
- * usage: deno run -A transformers_generate.ts MODEL_DIR MESSAGES_JSON MAX_NEW_TOKENS
+ * usage: deno run -A --config CONFIG transformers_generate.ts MODEL_DIR MESSAGES_JSON MAX_NEW_TOKENS
+ * where CONFIG is the deno.json of this test's own install (`installTestDeps("transformers")`,
+ * tests/deps.ts): transformers.js is not one of the project's dependencies.
  */
 
-import { env, pipeline, type TextGenerationPipeline } from "@huggingface/transformers";
 import { basename, dirname } from "node:path";
+
+/** The parts of transformers.js this script calls. */
+interface TextGenerationPipeline {
+  tokenizer: {
+    apply_chat_template(messages: unknown, options: object): unknown;
+    encode(text: string, options: object): ArrayLike<number>;
+  };
+  (text: string, options: object): Promise<unknown>;
+}
+interface Transformers {
+  env: { allowRemoteModels: boolean; localModelPath: string };
+  pipeline(task: string, model: string, options: object): Promise<unknown>;
+}
+
+// A specifier in a variable: the project's type check does not resolve a package it lacks.
+const SPECIFIER = "@huggingface/transformers";
+const { env, pipeline } = (await import(SPECIFIER)) as Transformers;
 
 const [dir, messagesJson, maxNew] = Deno.args;
 env.allowRemoteModels = false;
