@@ -35,6 +35,8 @@ export interface AttentionOptions {
   window?: number;
   /** `[B, T]` int64 input ids: only their shape is read (the sequence length `T`). */
   tokens: string;
+  /** Queries per block of the windowed attention (must divide it); default {@link queryBlock}. */
+  block?: number;
   /**
    * Recompute the attention weights in the backward instead of keeping them from the forward.
    * Kept (default), they take `B·H·T·2W` floats per layer until that layer's backward.
@@ -80,10 +82,50 @@ export function causalAttention(
     g.scalar(1),
     g.op("Sqrt", [g.op("Cast", [hd], { to: { i: 1 } })]),
   ]);
-  return opts.window
-    ? blocked(g, q, k, v, { t, hd, scale, window: opts.window, recompute: !!opts.recompute })
-    : full(g, q, k, v, { t, scale, recompute: !!opts.recompute });
+  const recompute = !!opts.recompute;
+  if (!opts.window) return full(g, q, k, v, { t, scale, recompute });
+  const block = opts.block ?? queryBlock(opts.window);
+  return blocked(g, q, k, v, { t, hd, scale, window: opts.window, block, recompute });
 }
+
+/**
+ * The sliding-window attention's forward alone, continuing after `past` (the `window`
+ * positions before the first query): the sampler's prefill of a long prompt in chunks. A
+ * position's output depends only on its block's tokens and the keys before it, never on where
+ * the chunk starts, so a prompt run whole or continued from a cached prefix gives the same
+ * numbers.
+ */
+export function slidingWindowAttention(
+  g: GraphBuilder,
+  q: string,
+  k: string,
+  v: string,
+  opts: { window: number; block?: number; tokens: string; past: PastWindow },
+): string {
+  const t = dimOf(g, opts.tokens, 1), hd = dimOf(g, q, 3);
+  const scale = g.op("Div", [g.scalar(1), g.op("Sqrt", [g.op("Cast", [hd], { to: { i: 1 } })])]);
+  return blocked(g, q, k, v, {
+    t,
+    hd,
+    scale,
+    window: opts.window,
+    block: opts.block ?? queryBlock(opts.window),
+    recompute: false,
+    past: opts.past,
+  }).y;
+}
+
+/**
+ * Queries per block of the windowed attention: {@link QUERY_BLOCK} or the window if smaller.
+ * Each block attends over `window + block` keys, so a smaller block wastes fewer masked
+ * scores but runs more, smaller matmuls.
+ */
+export function queryBlock(window: number): number {
+  return window % QUERY_BLOCK === 0 ? QUERY_BLOCK : window;
+}
+
+/** The query block measured fastest (see {@link queryBlock}). */
+export const QUERY_BLOCK = 64;
 
 /**
  * Rotates `x [B, H, T, hd]` by the angles of `positions [B, T]` (int64), as the sampler's
@@ -131,56 +173,72 @@ function full(
   };
 }
 
-/** Sliding-window attention in blocks of `window` queries over `2·window` keys. */
+/** Keys and values before the sequence (the sampler's prefill continuing a cached prompt). */
+export interface PastWindow {
+  /** `[B, H, W, hd]` keys and values of the `window` positions before the first query. */
+  keys: string;
+  values: string;
+  /** `[B, W]` 0 for a past position the row has, {@link MASKED} for one it has not. */
+  bias: string;
+}
+
+/**
+ * Sliding-window attention in blocks of `block` queries, each over the `window + block` keys
+ * that can reach it (its own block and the `window` keys before it).
+ */
 function blocked(
   g: GraphBuilder,
   q: string,
   k: string,
   v: string,
-  s: { t: string; hd: string; scale: string; window: number; recompute: boolean },
+  s: {
+    t: string;
+    hd: string;
+    scale: string;
+    window: number;
+    block: number;
+    recompute: boolean;
+    past?: PastWindow;
+  },
 ): AttentionGraph {
-  const w = s.window;
-  const W = g.ints([w]);
-  const pad = g.op("Mod", [g.op("Sub", [W, g.op("Mod", [s.t, W])]), W]); // [1]
+  const w = s.window, c = s.block;
+  if (w % c !== 0) throw new Error(`attention: block ${c} must divide window ${w}`);
+  const C = g.ints([c]);
+  const pad = g.op("Mod", [g.op("Sub", [C, g.op("Mod", [s.t, C])]), C]); // [1]
   const padded = g.op("Add", [s.t, pad]); // Tp, [1]
-  const blocks = g.op("Concat", [g.ints([0, 0, -1, w]), s.hd], { axis: { i: 0 } });
+  const blocks = g.op("Concat", [g.ints([0, 0, -1, c]), s.hd], { axis: { i: 0 } });
   const flat = g.op("Concat", [g.ints([0, 0, -1]), s.hd], { axis: { i: 0 } });
-  const zeros = (n: number) => g.ints(new Array(n).fill(0));
-  /** `x [B, H, T, hd]` padded on the time axis by `front` (static) and `back` (`[1]`). */
-  const padTime = (x: string, front: number, back: string) =>
-    g.op("Pad", [
-      x,
-      g.op("Concat", [zeros(2), g.ints([front, 0]), zeros(2), back, zeros(1)], {
-        axis: { i: 0 },
-      }),
-    ]);
-  const time = (x: string, from: string, to: string) => g.op("Slice", [x, from, to, g.ints([2])]);
-  /** `[B, H, nb, 2W, hd]`: each block's previous block's keys, then its own. */
-  const windowOf = (x: string) => {
-    const front = padTime(x, w, pad); // [B, H, W + Tp, hd]
-    const prev = g.op("Reshape", [time(front, g.ints([0]), padded), blocks]);
-    const own = g.op("Reshape", [time(front, W, g.op("Add", [padded, W])), blocks]);
-    return g.op("Concat", [prev, own], { axis: { i: 3 } });
-  };
-  /** Blocks `[B, H, nb, W, hd]` of a `[B, H, T, hd]` value. */
-  const toBlocks = (x: string) => g.op("Reshape", [padTime(x, 0, pad), blocks]);
-  /** `[B, H, T, hd]` of blocks `[B, H, nb, W, hd]`: the padding sliced off. */
-  const fromBlocks = (x: string) => time(g.op("Reshape", [x, flat]), g.ints([0]), s.t);
-  /** A window's `[B, H, nb, 2W, hd]` gradient back on its keys' `[B, H, T, hd]`. */
+  /** Blocks `[B, H, nb, c, hd]` of a `[B, H, T, hd]` value. */
+  const toBlocks = (x: string) => g.op("Reshape", [padTime(g, x, 0, pad), blocks]);
+  /** `[B, H, T, hd]` of blocks `[B, H, nb, c, hd]`: the padding sliced off. */
+  const fromBlocks = (x: string) => timeSlice(g, g.op("Reshape", [x, flat]), g.ints([0]), s.t);
+  /** The keys' or values' `[B, H, W + Tp, hd]`: the window before the sequence, then it. */
+  const front = (x: string, past?: string) =>
+    past
+      ? g.op("Concat", [past, padTime(g, x, 0, pad)], { axis: { i: 2 } })
+      : padTime(g, x, w, pad);
+  /** A window's `[B, H, nb, W + c, hd]` gradient back on its keys' `[B, H, T, hd]`. */
   const scatter = (x: string) => {
-    const [prev, own] = g.opN("Split", [x, g.ints([w, w])], 2, { axis: { i: 3 } });
-    // Block c's previous half holds block c − 1's keys: shift it one block earlier.
-    const shifted = padTime(time(g.op("Reshape", [prev, flat]), W, padded), 0, W);
-    return time(g.op("Add", [g.op("Reshape", [own, flat]), shifted]), g.ints([0]), s.t);
+    const views = g.opN("Split", [x, g.ints(new Array(w / c + 1).fill(c))], w / c + 1, {
+      axis: { i: 3 },
+    });
+    // View s of block b holds keys of block b + s of the front-padded axis.
+    const placed = views.map((view, i) =>
+      padTime(g, g.op("Reshape", [view, flat]), i * c, g.ints([w - i * c]))
+    );
+    const sum = placed.length === 1 ? placed[0] : g.op("Sum", placed);
+    return timeSlice(g, sum, g.ints([w]), g.op("Add", [s.t, g.ints([w])]));
   };
 
   const qs = toBlocks(g.op("Mul", [q, s.scale]));
-  const keys = windowOf(k), values = windowOf(v);
-  const bias = windowBias(g, w, padded);
+  const keys = windowOf(g, front(k, s.past?.keys), c, w, padded, blocks);
+  const values = windowOf(g, front(v, s.past?.values), c, w, padded, blocks);
+  const bias = blockBias(g, w, c, padded, s.past?.bias);
   const fwd = attend(g, qs, keys, values, bias, 5);
   return {
     y: fromBlocks(fwd.y),
     backward(dy) {
+      if (s.past) throw new Error("attention: no backward over a past window");
       const p = s.recompute ? attend(g, qs, keys, values, bias, 5).p : fwd.p;
       const d = attendBackward(g, { qs, keys, values, p, y: fwd.y }, toBlocks(dy), s.scale, 5);
       return { dq: fromBlocks(d.dq), dk: scatter(d.dkeys), dv: scatter(d.dvalues) };
@@ -188,27 +246,82 @@ function blocked(
   };
 }
 
-/**
- * The blocked attention's additive bias `[nb, W, 2W]`: query `i` of a block sees window key
- * `j` iff `i < j ≤ i + W` (key `j` sits at `j − W` from the block's start), and block 0 has no
- * previous block.
- */
-function windowBias(g: GraphBuilder, w: number, padded: string): string {
-  const band = new Float32Array(w * 2 * w);
-  for (let i = 0; i < w; i++) {
-    for (let j = 0; j < 2 * w; j++) band[i * 2 * w + j] = i < j && j <= i + w ? 0 : MASKED;
-  }
-  const prevHalf = new Float32Array(2 * w);
-  prevHalf.fill(MASKED, 0, w);
-  const zero = g.constant([], BigInt64Array.of(0n)), one = g.constant([], BigInt64Array.of(1n));
-  const nb = g.op("Squeeze", [g.op("Div", [padded, g.ints([w])]), g.ints([0])]);
-  const first = g.op("Unsqueeze", [
-    g.op("Equal", [g.op("Range", [zero, nb, one]), zero]),
-    g.ints([1, 2]),
-  ]); // [nb, 1, 1]
-  const noPrevious = g.op("Where", [first, g.constant([1, 1, 2 * w], prevHalf), g.scalar(0)]);
-  return g.op("Add", [noPrevious, g.constant([w, 2 * w], band)]);
+/** `x [B, ·, T, ·]` padded on axis 2 by `front` (static) and `back` (an int64 `[1]`). */
+function padTime(g: GraphBuilder, x: string, front: number, back: string): string {
+  const zeros = (n: number) => g.ints(new Array(n).fill(0));
+  return g.op("Pad", [
+    x,
+    g.op("Concat", [zeros(2), g.ints([front, 0]), zeros(2), back, zeros(1)], {
+      axis: { i: 0 },
+    }),
+  ]);
 }
+
+/** `x` on axis 2 from `from` to `to` (int64 `[1]` each). */
+function timeSlice(g: GraphBuilder, x: string, from: string, to: string): string {
+  return g.op("Slice", [x, from, to, g.ints([2])]);
+}
+
+/**
+ * `[B, ·, nb, W + c, ·]` of a front-padded `[B, ·, W + Tp, ·]`: block `b`'s keys are the
+ * `W/c + 1` blocks from `b` on, reshaped to `shape` (`[0, 0, −1, c, ·]`) and concatenated.
+ */
+function windowOf(
+  g: GraphBuilder,
+  x: string,
+  c: number,
+  w: number,
+  padded: string,
+  shape: string,
+): string {
+  const views = Array.from({ length: w / c + 1 }, (_, i) =>
+    g.op("Reshape", [
+      timeSlice(g, x, g.ints([i * c]), g.op("Add", [padded, g.ints([i * c])])),
+      shape,
+    ]));
+  return g.op("Concat", views, { axis: { i: 3 } });
+}
+
+/**
+ * The blocked attention's additive bias `[B, 1, nb, c, W + c]`: query `i` of a block sees
+ * window key `j` iff `i < j ≤ i + W` (key `j` sits `W − j` before the block's start), plus each
+ * key's own bias: {@link MASKED} before the sequence (or the past's `bias [B, W]`), 0 inside
+ * it. Built once per graph and shared by every layer.
+ */
+function blockBias(
+  g: GraphBuilder,
+  w: number,
+  c: number,
+  padded: string,
+  past?: string,
+): string {
+  const key = `${w}/${c}/${padded}/${past ?? ""}`;
+  let byKey = BIASES.get(g);
+  if (!byKey) BIASES.set(g, byKey = new Map());
+  const cached = byKey.get(key);
+  if (cached) return cached;
+  const span = w + c;
+  const band = new Float32Array(c * span);
+  for (let i = 0; i < c; i++) {
+    for (let j = 0; j < span; j++) band[i * span + j] = i < j && j <= i + w ? 0 : MASKED;
+  }
+  const before = past
+    ? g.op("Reshape", [past, g.ints([0, 1, w, 1])])
+    : g.constant([1, 1, w, 1], new Float32Array(w).fill(MASKED));
+  const keyBias = g.op("Pad", [
+    before,
+    g.op("Concat", [g.ints([0, 0, 0, 0, 0, 0]), padded, g.ints([0])], { axis: { i: 0 } }),
+  ]); // [B, 1, W + Tp, 1]
+  const windows = windowOf(g, keyBias, c, w, padded, g.ints([0, 0, -1, c, 1]));
+  const bias = g.op("Add", [
+    g.op("Reshape", [windows, g.ints([0, 0, -1, 1, span])]),
+    g.constant([c, span], band),
+  ]);
+  byKey.set(key, bias);
+  return bias;
+}
+
+const BIASES = new WeakMap<GraphBuilder, Map<string, string>>();
 
 /** `P = softmax(qs·kᵀ + bias)` and `y = P·v` over the last two axes (`qs` already scaled). */
 function attend(

@@ -48,6 +48,7 @@ async function run(model: Uint8Array, feeds: Record<string, ort.Tensor>) {
 async function graphAttention(
   t: number,
   window: number | undefined,
+  block: number | undefined,
   recompute: boolean,
   x: { q: F32; k: F32; v: F32; dy: F32 },
 ) {
@@ -55,7 +56,7 @@ async function graphAttention(
   const dims = ["batch", H, "time", HD];
   const [q, k, v, dy] = ["q", "k", "v", "dy"].map((n) => g.input(n, "float", dims));
   const tokens = g.input("tokens", "int64", ["batch", "time"]);
-  const att = causalAttention(g, q, k, v, { window, tokens, recompute });
+  const att = causalAttention(g, q, k, v, { window, block, tokens, recompute });
   g.output(att.y, "y", "float", dims);
   const d = att.backward(dy);
   g.output(d.dq, "dq", "float", dims);
@@ -104,19 +105,22 @@ async function jaxAttention(
   };
 }
 
-const CASES: { t: number; window?: number; recompute?: boolean }[] = [
+const CASES: { t: number; window?: number; block?: number; recompute?: boolean }[] = [
   { t: 5, window: 8 }, // T < W
   { t: 8, window: 8 }, // T = W
   { t: 13, window: 8 }, // not a multiple
   { t: 40, window: 8 }, // 5W
-  { t: 37, window: 8, recompute: true },
+  { t: 40, window: 8, block: 8 },
+  { t: 37, window: 8, block: 2, recompute: true },
+  { t: 19, window: 12, block: 4 },
   { t: 1 },
   { t: 13 },
   { t: 40, recompute: true },
 ];
 
 for (const c of CASES) {
-  const what = `T ${c.t}, ${c.window ? `window ${c.window}` : "full"}` +
+  const what =
+    `T ${c.t}, ${c.window ? `window ${c.window}, block ${c.block ?? "default"}` : "full"}` +
     (c.recompute ? ", recomputed" : "");
   Deno.test(`train attention: ${what}: y within 1e-5 and dq, dk, dv within 1e-4 of jax-js`, async () => {
     const rng = new Rng(c.t * 7 + (c.window ?? 0));
@@ -127,7 +131,7 @@ for (const c of CASES) {
       v: randn(rng, n),
       dy: randn(rng, n),
     };
-    const got = await graphAttention(c.t, c.window, !!c.recompute, x);
+    const got = await graphAttention(c.t, c.window, c.block, !!c.recompute, x);
     const want = await jaxAttention(c.t, c.window, x);
     assertClose(got.y, want.y, 1e-5, `${what}: y`);
     for (const key of ["dq", "dk", "dv"] as const) {
