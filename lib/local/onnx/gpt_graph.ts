@@ -127,32 +127,37 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     g.op("Transpose", [g.op("Reshape", [y, g.ints([0, 0, h, hd])])], {
       perm: { ints: [0, 2, 1, 3] },
     });
-  const scale = prefill ? "" : g.scalar(1 / Math.sqrt(hd));
+  const scale = g.scalar(1 / Math.sqrt(hd));
   const dims: Dim[] = ["batch", h, "new", hd];
   const keyDims: Dim[] = ["batch", h, hd, "new"];
+  const pick = (y: string) =>
+    g.op("GatherND", [y, g.op("Unsqueeze", [headIndex, g.ints([2])])], { batch_dims: { i: 1 } });
   for (let l = 0; l < cfg.nLayers; l++) {
     const p = `blocks.${l}`;
     const a = norm(`${p}.ln1`, x);
     const turn = (y: string) => angles ? rotate(g, cfg, y, angles) : y;
-    const q = turn(splitHeads(linear(`${p}.attn.q`, a)));
     const k = turn(splitHeads(linear(`${p}.attn.k`, a)));
     const v = splitHeads(linear(`${p}.attn.v`, a));
     let attended: string;
-    if (hf) {
-      // transformers.js feeds the whole cache back: concatenate and attend over it.
-      const keys = g.op("Concat", [past[l].k, k], { axis: { i: 2 } });
-      const values = g.op("Concat", [past[l].v, v], { axis: { i: 2 } });
-      g.output(keys, `present.${l}.key`, "float", ["batch", h, "slots_and_new", hd]);
-      g.output(values, `present.${l}.value`, "float", ["batch", h, "slots_and_new", hd]);
-      const scores = g.op("Add", [
-        g.op("Mul", [
-          g.op("MatMul", [q, g.op("Transpose", [keys], { perm: { ints: [0, 1, 3, 2] } })]),
-          scale,
-        ]),
-        bias.add,
-      ]);
-      attended = g.op("MatMul", [g.op("Softmax", [scores], { axis: { i: -1 } }), values]);
-    } else attended = prefill ? prefillAttention(l, q, k, v) : samplerAttention(l, q, k, v);
+    if (prefill && l === cfg.nLayers - 1) {
+      // The last layer's output is read at the head positions only: every position's keys and
+      // values go to the cache, the rest of the layer runs at the heads alone.
+      const headAngles = ropeAngles(
+        g,
+        cfg,
+        g.op("GatherElements", [positions, headIndex], { axis: { i: 1 } }),
+      );
+      const q = rotate(g, cfg, splitHeads(linear(`${p}.attn.q`, pick(a))), headAngles);
+      attended = headAttention(q, prefillKeys(l, k, v));
+      x = pick(x);
+    } else {
+      const q = turn(splitHeads(linear(`${p}.attn.q`, a)));
+      attended = hf
+        ? hfAttention(l, q, k, v)
+        : prefill
+        ? prefillAttention(l, q, k, v)
+        : samplerAttention(l, q, k, v);
+    }
     const merged = g.op("Reshape", [
       g.op("Transpose", [attended], { perm: { ints: [0, 2, 1, 3] } }),
       g.ints([0, 0, d]),
@@ -166,10 +171,7 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     g.output(logits, "logits", "float", ["batch", "new", cfg.vocabSize]);
     return g.toModel({ opset: GPT_OPSET });
   }
-  const picked = g.op("GatherND", [x, g.op("Unsqueeze", [headIndex, g.ints([2])])], {
-    batch_dims: { i: 1 },
-  });
-  const logits = linear("lm_head", norm("ln_f", picked), false);
+  const logits = linear("lm_head", norm("ln_f", prefill ? x : pick(x)), false);
   g.output(g.op("LogSoftmax", [logits], { axis: { i: -1 } }), "logprobs", "float", [
     "batch",
     "heads",
@@ -177,22 +179,93 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
   ]);
   return g.toModel({ opset: GPT_OPSET });
 
-  /** The prefill layout's attention: blocked over the chunk; past and new keys out. */
-  function prefillAttention(l: number, q: string, k: string, v: string): string {
-    const w = cfg.attentionWindow!;
-    const kT = g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } });
-    const keys = g.op("Concat", [past[l].k, kT], { axis: { i: 3 } });
-    g.output(keys, `new.${l}.key`, "float", ["batch", h, hd, "window_and_new"]);
+  /** transformers.js feeds the whole cache back: concatenate and attend over it. */
+  function hfAttention(l: number, q: string, k: string, v: string): string {
+    const keys = g.op("Concat", [past[l].k, k], { axis: { i: 2 } });
+    const values = g.op("Concat", [past[l].v, v], { axis: { i: 2 } });
+    g.output(keys, `present.${l}.key`, "float", ["batch", h, "slots_and_new", hd]);
+    g.output(values, `present.${l}.value`, "float", ["batch", h, "slots_and_new", hd]);
+    const scores = g.op("Add", [
+      g.op("Mul", [
+        g.op("MatMul", [q, g.op("Transpose", [keys], { perm: { ints: [0, 1, 3, 2] } })]),
+        scale,
+      ]),
+      bias.add,
+    ]);
+    return g.op("MatMul", [g.op("Softmax", [scores], { axis: { i: -1 } }), values]);
+  }
+
+  /**
+   * The prefill layout's keys and values of past and chunk, `[B, H, W + T, hd]` in order of
+   * position, also output for the host (keys transposed, as its cache holds them).
+   */
+  function prefillKeys(l: number, k: string, v: string): { keys: string; values: string } {
+    const pastKeys = g.op("Transpose", [past[l].k], { perm: { ints: [0, 1, 3, 2] } });
+    const keys = g.op("Concat", [pastKeys, k], { axis: { i: 2 } });
+    g.output(
+      g.op("Transpose", [keys], { perm: { ints: [0, 1, 3, 2] } }),
+      `new.${l}.key`,
+      "float",
+      ["batch", h, hd, "window_and_new"],
+    );
     const values = g.op("Concat", [past[l].v, v], { axis: { i: 2 } });
     g.output(values, `new.${l}.value`, "float", ["batch", h, "window_and_new", hd]);
+    return { keys, values };
+  }
+
+  /** The prefill layout's attention: blocked over the chunk, after the window before it. */
+  function prefillAttention(l: number, q: string, k: string, v: string): string {
+    prefillKeys(l, k, v);
     return slidingWindowAttention(g, q, k, v, {
-      window: w,
+      window: cfg.attentionWindow!,
       tokens: ids,
       past: {
         keys: g.op("Transpose", [past[l].k], { perm: { ints: [0, 1, 3, 2] } }),
         values: past[l].v,
         bias: pastBias,
       },
+    });
+  }
+
+  /**
+   * Attention of the head positions' queries `q [B, H, K, hd]` over the `W` keys each sees
+   * (positions `p − W + 1 .. p`, gathered from past and chunk): `[B, H, K, hd]`.
+   */
+  function headAttention(q: string, flat: { keys: string; values: string }): string {
+    const w = cfg.attentionWindow!;
+    // Head p (of the chunk) sees flat indices p + 1 .. p + W of [past; chunk].
+    const index = g.op("Reshape", [
+      g.op("Add", [
+        g.op("Unsqueeze", [headIndex, g.ints([2])]),
+        g.ints(Array.from({ length: w }, (_, j) => j + 1)),
+      ]),
+      g.ints([0, -1, 1]),
+    ]); // [B, K·W, 1]
+    const gather = (y: string) => g.op("GatherND", [y, index], { batch_dims: { i: 1 } });
+    const windowOf = (y: string) =>
+      g.op("Transpose", [
+        g.op("Reshape", [
+          gather(g.op("Transpose", [y], { perm: { ints: [0, 2, 1, 3] } })),
+          g.ints([0, -1, w, h, hd]),
+        ]),
+      ], { perm: { ints: [0, 1, 3, 2, 4] } }); // [B, K, H, W, hd]
+    const zeros = g.op("Mul", [g.op("Cast", [ids], { to: { i: 1 } }), g.scalar(0)]);
+    const keyBias = g.op("Reshape", [
+      gather(g.op("Concat", [pastBias, zeros], { axis: { i: 1 } })),
+      g.ints([0, -1, 1, 1, w]),
+    ]); // [B, K, 1, 1, W]
+    const queries = g.op("Unsqueeze", [
+      g.op("Mul", [g.op("Transpose", [q], { perm: { ints: [0, 2, 1, 3] } }), scale]),
+      g.ints([3]),
+    ]); // [B, K, H, 1, hd]
+    const keys = g.op("Transpose", [windowOf(flat.keys)], { perm: { ints: [0, 1, 2, 4, 3] } });
+    const scores = g.op("Add", [g.op("MatMul", [queries, keys]), keyBias]);
+    const out = g.op("MatMul", [
+      g.op("Softmax", [scores], { axis: { i: -1 } }),
+      windowOf(flat.values),
+    ]); // [B, K, H, 1, hd]
+    return g.op("Transpose", [g.op("Reshape", [out, g.ints([0, 0, h, hd])])], {
+      perm: { ints: [0, 2, 1, 3] },
     });
   }
 
