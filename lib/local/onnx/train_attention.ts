@@ -83,9 +83,10 @@ export function causalAttention(
     g.op("Sqrt", [g.op("Cast", [hd], { to: { i: 1 } })]),
   ]);
   const recompute = !!opts.recompute;
-  if (!opts.window) return full(g, q, k, v, { t, scale, recompute });
+  const tokens = opts.tokens;
+  if (!opts.window) return full(g, q, k, v, { t, tokens, scale, recompute });
   const block = opts.block ?? queryBlock(opts.window);
-  return blocked(g, q, k, v, { t, hd, scale, window: opts.window, block, recompute });
+  return blocked(g, q, k, v, { t, tokens, hd, scale, window: opts.window, block, recompute });
 }
 
 /**
@@ -106,6 +107,7 @@ export function slidingWindowAttention(
   const scale = g.op("Div", [g.scalar(1), g.op("Sqrt", [g.op("Cast", [hd], { to: { i: 1 } })])]);
   return blocked(g, q, k, v, {
     t,
+    tokens: opts.tokens,
     hd,
     scale,
     window: opts.window,
@@ -154,13 +156,15 @@ function full(
   q: string,
   k: string,
   v: string,
-  s: { t: string; scale: string; recompute: boolean },
+  s: { t: string; tokens: string; scale: string; recompute: boolean },
 ): AttentionGraph {
-  const zero = g.constant([], BigInt64Array.of(0n)), one = g.constant([], BigInt64Array.of(1n));
-  const t = g.op("Squeeze", [s.t, g.ints([0])]);
-  const rows = g.op("Unsqueeze", [g.op("Range", [zero, t, one]), g.ints([1])]); // [T, 1]
-  const cols = g.op("Range", [zero, t, one]); // [T]
-  const bias = g.op("Where", [g.op("Greater", [cols, rows]), g.scalar(MASKED), g.scalar(0)]);
+  const bias = once(g, `causal/${s.tokens}`, () => {
+    const zero = g.constant([], BigInt64Array.of(0n)), one = g.constant([], BigInt64Array.of(1n));
+    const t = g.op("Squeeze", [s.t, g.ints([0])]);
+    const rows = g.op("Unsqueeze", [g.op("Range", [zero, t, one]), g.ints([1])]); // [T, 1]
+    const cols = g.op("Range", [zero, t, one]); // [T]
+    return g.op("Where", [g.op("Greater", [cols, rows]), g.scalar(MASKED), g.scalar(0)]);
+  });
   const qs = g.op("Mul", [q, s.scale]);
   const fwd = attend(g, qs, k, v, bias, 4);
   return {
@@ -193,6 +197,7 @@ function blocked(
   v: string,
   s: {
     t: string;
+    tokens: string;
     hd: string;
     scale: string;
     window: number;
@@ -233,7 +238,11 @@ function blocked(
   const qs = toBlocks(g.op("Mul", [q, s.scale]));
   const keys = windowOf(g, front(k, s.past?.keys), c, w, padded, blocks);
   const values = windowOf(g, front(v, s.past?.values), c, w, padded, blocks);
-  const bias = blockBias(g, w, c, padded, s.past?.bias);
+  const bias = once(
+    g,
+    `window/${w}/${c}/${s.tokens}/${s.past?.bias ?? ""}`,
+    () => blockBias(g, w, c, padded, s.past?.bias),
+  );
   const fwd = attend(g, qs, keys, values, bias, 5);
   return {
     y: fromBlocks(fwd.y),
@@ -286,7 +295,7 @@ function windowOf(
  * The blocked attention's additive bias `[B, 1, nb, c, W + c]`: query `i` of a block sees
  * window key `j` iff `i < j ≤ i + W` (key `j` sits `W − j` before the block's start), plus each
  * key's own bias: {@link MASKED} before the sequence (or the past's `bias [B, W]`), 0 inside
- * it. Built once per graph and shared by every layer.
+ * it.
  */
 function blockBias(
   g: GraphBuilder,
@@ -295,11 +304,6 @@ function blockBias(
   padded: string,
   past?: string,
 ): string {
-  const key = `${w}/${c}/${padded}/${past ?? ""}`;
-  let byKey = BIASES.get(g);
-  if (!byKey) BIASES.set(g, byKey = new Map());
-  const cached = byKey.get(key);
-  if (cached) return cached;
   const span = w + c;
   const band = new Float32Array(c * span);
   for (let i = 0; i < c; i++) {
@@ -313,15 +317,25 @@ function blockBias(
     g.op("Concat", [g.ints([0, 0, 0, 0, 0, 0]), padded, g.ints([0])], { axis: { i: 0 } }),
   ]); // [B, 1, W + Tp, 1]
   const windows = windowOf(g, keyBias, c, w, padded, g.ints([0, 0, -1, c, 1]));
-  const bias = g.op("Add", [
+  return g.op("Add", [
     g.op("Reshape", [windows, g.ints([0, 0, -1, 1, span])]),
     g.constant([c, span], band),
   ]);
-  byKey.set(key, bias);
-  return bias;
 }
 
-const BIASES = new WeakMap<GraphBuilder, Map<string, string>>();
+/**
+ * `make()`'s value, built once per graph and `key` (the masks every layer shares). Only what
+ * depends on the key's names alone may be built this way.
+ */
+function once(g: GraphBuilder, key: string, make: () => string): string {
+  let byKey = ONCE.get(g);
+  if (!byKey) ONCE.set(g, byKey = new Map());
+  let value = byKey.get(key);
+  if (value === undefined) byKey.set(key, value = make());
+  return value;
+}
+
+const ONCE = new WeakMap<GraphBuilder, Map<string, string>>();
 
 /** `P = softmax(qs·kᵀ + bias)` and `y = P·v` over the last two axes (`qs` already scaled). */
 function attend(

@@ -202,3 +202,34 @@ Deno.test("train attention: rope forward rotates as the model does; its backward
   assertClose(far("y"), want, 1e-5, "far y");
   assertClose([backward], [forward], 1e-4, "⟨x, backward(dy)⟩ = ⟨rotate(x), dy⟩");
 });
+
+Deno.test("train attention: layers of one graph share the mask and each attends correctly", async () => {
+  const [t, window] = [29, 8], n = B * t * H * HD, rng = new Rng(11);
+  const [q, k, v] = [randn(rng, n), randn(rng, n), randn(rng, n)];
+  for (const w of [window, undefined]) {
+    const g = new GraphBuilder();
+    const dims = ["batch", H, "time", HD];
+    const [qi, ki, vi] = ["q", "k", "v"].map((name) => g.input(name, "float", dims));
+    const tokens = g.input("tokens", "int64", ["batch", "time"]);
+    const first = causalAttention(g, qi, ki, vi, { window: w, block: 4, tokens });
+    const second = causalAttention(g, first.y, ki, vi, { window: w, block: 4, tokens });
+    g.output(second.y, "y", "float", dims);
+    const feed = (a: Float32Array) =>
+      new ort.Tensor("float32", swap12(a, B, t, H, HD), [B, H, t, HD]);
+    const out = await run(g.toModel({ opset: GPT_OPSET }), {
+      q: feed(q),
+      k: feed(k),
+      v: feed(v),
+      tokens: new ort.Tensor("int64", new BigInt64Array(B * t), [B, t]),
+    });
+    const shape = [B, t, H, HD];
+    const attend = (a: np.Array) =>
+      w
+        ? windowedAttention(a, np.array(k, { shape }), np.array(v, { shape }), w, 4)
+        : nn.dotProductAttention(a, np.array(k, { shape }), np.array(v, { shape }), {
+          isCausal: true,
+        });
+    const want = await readFloat32(attend(attend(np.array(q, { shape }))));
+    assertClose(swap12(out("y"), B, H, t, HD), want, 1e-5, `two layers, window ${w}`);
+  }
+});
