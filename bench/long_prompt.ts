@@ -13,8 +13,9 @@
  * Measured: turn 1 sampled on ONNX Runtime with the prefix cache on (prefill in chunks of the
  * blocked sliding-window graph, then decode; the load average is taken just before); turn 2,
  * turn 1's prompt + its reply + a tool result, sampled through the cache (tokens reused, time);
- * one LoRA training step (forward_backward on turn 1 with its reply, then optim_step) on the
- * jax-js learner. Also tokens per byte of the prompt under the byte, games and tools tokenizers.
+ * the ONNX learner's attention alone over turn 1's length (`train_attention.ts`); one LoRA
+ * training step (forward_backward on turn 1 with its reply, then optim_step) on the jax-js
+ * learner. Also tokens per byte of the prompt under the byte, games and tools tokenizers.
  *
  * @module
  */
@@ -30,6 +31,7 @@ import { prefillBlock } from "../lib/local/sampler/plan.ts";
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import type { Message, ToolSpec } from "../lib/renderers/types.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
+import { timeTrainAttention } from "./train_attention.ts";
 
 /** The sizes (`--smoke` shrinks them, see bench/smoke.ts). */
 export const LONG_PROMPT_BENCH = {
@@ -223,6 +225,12 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
   log(`turn 2: ${next.length} tokens, ${cachedTokens} from the prefix cache, ${secondSeconds} s`);
   sampler.dispose();
 
+  const attention = await timeTrainAttention(spec.config, prompt.length);
+  log(
+    `learner's attention, forward and backward of ${prompt.length} tokens: ` +
+      `${attention.first_run_seconds} s, then ${attention.second_run_seconds} s`,
+  );
+
   // A turn of a length known to fit jax-js's 4 GiB heap first (its first prompt tokens and the
   // reply), then the whole turn: after a failed allocation the heap is fragmented, so the order
   // keeps the shorter measurement clean.
@@ -272,6 +280,7 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
       seconds: secondSeconds,
       new_tokens: second.sequences[0].tokens.length,
     },
+    train_attention: attention,
     train_step: { lora_rank: LONG_PROMPT_BENCH.loraRank, goal_seconds: 30, ...full },
     train_step_shorter_turn: shorter,
   };
