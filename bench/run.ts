@@ -25,7 +25,6 @@ import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
 import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
-import { benchEmbedBackward } from "./embed_backward.ts";
 import { benchLongPrompt } from "./long_prompt.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
@@ -47,7 +46,7 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
- * `embed_backward` times the full fine-tuning embedding gradient both ways; `rl_step` measures what
+ * `rl_step` measures what
  * one RL step does to `local/tools` on the tool game; `long_prompt` samples and trains `local/long`
  * on a 55k-token agent prompt (minutes on a loaded machine).
  */
@@ -56,7 +55,6 @@ const NAMED_ONLY = [
   "soak",
   "viewer",
   "examples",
-  "embed_backward",
   "rl_step",
   "long_prompt",
 ];
@@ -153,7 +151,6 @@ async function runSuites(): Promise<void> {
           }
           : await benchExamples(log),
       ),
-    embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
     rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
     long_prompt: async () => await writeResult("long_prompt", await benchLongPrompt(log)),
     local_engine: runLocalEngineBench,

@@ -144,7 +144,7 @@ export function datumsOf(c: ReferenceCase, lp?: Float32Array[]): LearnerDatum[] 
   const lengths = c.model === "learned" ? [16, 9, 4] : [40, 23];
   const rng = new Rng(100);
   const k = c.topK ? 3 : 0;
-  return lengths.map((n, row) => {
+  return lengths.map((n, row): LearnerDatum => {
     const tokens = Int32Array.from({ length: n }, () => rng.int(cfg.vocabSize));
     const width = Math.max(1, k);
     const targets = Int32Array.from({ length: n * width }, () => rng.int(cfg.vocabSize));
