@@ -28,8 +28,9 @@ export interface AttentionParts {
 
 /**
  * Causal attention of `q`, `k`, `v [B, H, T, hd]` (q and k already rotated), scaled by
- * `1/√hd`. Backward: `dv = Pᵀ·dy`, `dS = P ⊙ (dy·vᵀ − rowsum(dy ⊙ y))`, `dq = dS·k/√hd`,
- * `dk = dSᵀ·q/√hd`.
+ * `1/√hd`. The scale goes on `q` (`qs = q/√hd`, T/hd times smaller than the scores), so the
+ * `[B, H, T, T]` tensors see only the mask, the softmax and the backward's two passes.
+ * Backward: `dv = Pᵀ·dy`, `dS = P ⊙ (dy·vᵀ − rowsum(dy ⊙ y))`, `dq = dS·k/√hd`, `dk = dSᵀ·qs`.
  */
 export function causalAttention(
   g: GraphBuilder,
@@ -38,10 +39,10 @@ export function causalAttention(
   v: string,
   opts: AttentionOptions,
 ): AttentionParts {
-  const scores = g.op("MatMul", [q, g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } })]);
   const scale = inverseSqrtWidth(g, q);
-  const biased = g.op("Add", [g.op("Mul", [scores, scale]), causalBias(g, opts)]);
-  const p = g.op("Softmax", [biased], { axis: { i: -1 } });
+  const qs = g.op("Mul", [q, scale]);
+  const scores = g.op("MatMul", [qs, g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } })]);
+  const p = g.op("Softmax", [g.op("Add", [scores, causalBias(g, opts)])], { axis: { i: -1 } });
   const y = g.op("MatMul", [p, v]);
   return {
     y,
@@ -50,9 +51,9 @@ export function causalAttention(
       const dv = g.op("MatMul", [pT, dy]);
       const dp = g.op("MatMul", [dy, g.op("Transpose", [v], { perm: { ints: [0, 1, 3, 2] } })]);
       const rows = g.op("ReduceSum", [g.op("Mul", [dy, y]), g.ints([-1])], { keepdims: { i: 1 } });
-      const ds = g.op("Mul", [g.op("Mul", [p, g.op("Sub", [dp, rows])]), scale]);
-      const dq = g.op("MatMul", [ds, k]);
-      const dk = g.op("MatMul", [g.op("Transpose", [ds], { perm: { ints: [0, 1, 3, 2] } }), q]);
+      const ds = g.op("Mul", [p, g.op("Sub", [dp, rows])]);
+      const dq = g.op("Mul", [g.op("MatMul", [ds, k]), scale]);
+      const dk = g.op("MatMul", [g.op("Transpose", [ds], { perm: { ints: [0, 1, 3, 2] } }), qs]);
       return { dq, dk, dv };
     },
   };

@@ -293,27 +293,25 @@ class Ops {
   }
 
   /**
-   * GELU, tanh approximation (as the sampler's graph): `0.5·m·(1 + tanh(c·(m + 0.044715·m³)))`,
-   * and its derivative `0.5·(1 + t) + 0.5·m·(1 − t²)·c·(1 + 3·0.044715·m²)`.
+   * GELU, tanh approximation (as the sampler's graph): `y = ½m·(1 + t)` with
+   * `t = tanh(m·(c + c·k·m²))`, `k = 0.044715`, and its derivative
+   * `½(1 + t) + ½m·(1 − t²)·(c + 3·c·k·m²)`, in few elementwise passes.
    */
   gelu(m: string): { y: string; backward(dy: string): string } {
-    const g = this.g, c = Math.sqrt(2 / Math.PI);
+    const g = this.g, c = Math.sqrt(2 / Math.PI), k = 0.044715;
     const m2 = g.op("Mul", [m, m]);
-    const inner = g.op("Mul", [
-      g.op("Mul", [m, g.op("Add", [g.op("Mul", [m2, g.scalar(0.044715)]), g.scalar(1)])]),
-      g.scalar(c),
-    ]);
-    const t = g.op("Tanh", [inner]);
+    const u = g.op("Mul", [m, g.op("Add", [g.op("Mul", [m2, g.scalar(c * k)]), g.scalar(c)])]);
+    const t = g.op("Tanh", [u]);
     const onePlus = g.op("Add", [t, g.scalar(1)]);
-    const y = g.op("Mul", [g.op("Mul", [m, onePlus]), g.scalar(0.5)]);
+    const half = g.op("Mul", [m, g.scalar(0.5)]);
+    const y = g.op("Mul", [half, onePlus]);
     return {
       y,
       backward(dy: string): string {
-        const slope = g.op("Mul", [
-          g.op("Add", [g.op("Mul", [m2, g.scalar(3 * 0.044715 * c)]), g.scalar(c)]),
-          g.op("Mul", [m, g.op("Sub", [g.scalar(1), g.op("Mul", [t, t])])]),
-        ]);
-        const dydm = g.op("Mul", [g.op("Add", [onePlus, slope]), g.scalar(0.5)]);
+        const du = g.op("Add", [g.op("Mul", [m2, g.scalar(3 * c * k)]), g.scalar(c)]);
+        const sech2 = g.op("Sub", [g.scalar(1), g.op("Mul", [t, t])]);
+        const slope = g.op("Mul", [g.op("Mul", [half, sech2]), du]);
+        const dydm = g.op("Add", [g.op("Mul", [onePlus, g.scalar(0.5)]), slope]);
         return g.op("Mul", [dy, dydm]);
       },
     };

@@ -11,7 +11,9 @@ import { buildTrainGraph, trainedNames, type TrainGraphSpec } from "./train_grap
 
 /**
  * ONNX Runtime's intra-op threads for the learner: one per core, at most two (the machine this
- * is measured on has two; `bench/local_engine.ts` compares one and two).
+ * is measured on has two). Its threads do not spin while waiting for work: on this shared
+ * machine (load 12) spinning doubled a step (full, local/bench: about 1,050 against 520 ms
+ * with two threads, 450 to 550 with one).
  */
 export const LEARNER_THREADS = Math.max(1, Math.min(2, navigator.hardwareConcurrency));
 
@@ -26,6 +28,7 @@ export function trainSession(spec: TrainGraphSpec): Promise<ort.InferenceSession
       graphOptimizationLevel: "all",
       executionMode: "sequential",
       intraOpNumThreads: LEARNER_THREADS,
+      extra: { session: { intra_op: { allow_spinning: "0" } } },
     });
     s.catch(() => sessions.delete(key));
     sessions.set(key, s);
