@@ -28,9 +28,10 @@ export interface AttentionParts {
 
 /**
  * Causal attention of `q`, `k`, `v [B, H, T, hd]` (q and k already rotated), scaled by
- * `1/√hd`. The scale goes on `q` (`qs = q/√hd`, T/hd times smaller than the scores), so the
- * `[B, H, T, T]` tensors see only the mask, the softmax and the backward's two passes.
- * Backward: `dv = Pᵀ·dy`, `dS = P ⊙ (dy·vᵀ − rowsum(dy ⊙ y))`, `dq = dS·k/√hd`, `dk = dSᵀ·qs`.
+ * `1/√hd`. The forward scales the scores, as the sampler does (scaling `q` instead moved a
+ * rotary LoRA case's gradient by 1e-4 against the jax-js learner); the backward scales `dq`
+ * and `dk` (T/hd times smaller than `dS`).
+ * Backward: `dv = Pᵀ·dy`, `dS = P ⊙ (dy·vᵀ − rowsum(dy ⊙ y))`, `dq = dS·k/√hd`, `dk = dSᵀ·q/√hd`.
  */
 export function causalAttention(
   g: GraphBuilder,
@@ -40,9 +41,9 @@ export function causalAttention(
   opts: AttentionOptions,
 ): AttentionParts {
   const scale = inverseSqrtWidth(g, q);
-  const qs = g.op("Mul", [q, scale]);
-  const scores = g.op("MatMul", [qs, g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } })]);
-  const p = g.op("Softmax", [g.op("Add", [scores, causalBias(g, opts)])], { axis: { i: -1 } });
+  const scores = g.op("MatMul", [q, g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } })]);
+  const biased = g.op("Add", [g.op("Mul", [scores, scale]), causalBias(g, opts)]);
+  const p = g.op("Softmax", [biased], { axis: { i: -1 } });
   const y = g.op("MatMul", [p, v]);
   return {
     y,
@@ -53,7 +54,8 @@ export function causalAttention(
       const rows = g.op("ReduceSum", [g.op("Mul", [dy, y]), g.ints([-1])], { keepdims: { i: 1 } });
       const ds = g.op("Mul", [p, g.op("Sub", [dp, rows])]);
       const dq = g.op("Mul", [g.op("MatMul", [ds, k]), scale]);
-      const dk = g.op("MatMul", [g.op("Transpose", [ds], { perm: { ints: [0, 1, 3, 2] } }), qs]);
+      const dsT = g.op("Transpose", [ds], { perm: { ints: [0, 1, 3, 2] } });
+      const dk = g.op("Mul", [g.op("MatMul", [dsT, q]), scale]);
       return { dq, dk, dv };
     },
   };

@@ -294,13 +294,15 @@ class Ops {
 
   /**
    * GELU, tanh approximation (as the sampler's graph): `y = ½m·(1 + t)` with
-   * `t = tanh(m·(c + c·k·m²))`, `k = 0.044715`, and its derivative
+   * `t = tanh(c·(m + k·m³))`, `k = 0.044715`, and its derivative
    * `½(1 + t) + ½m·(1 − t²)·(c + 3·c·k·m²)`, in few elementwise passes.
    */
   gelu(m: string): { y: string; backward(dy: string): string } {
     const g = this.g, c = Math.sqrt(2 / Math.PI), k = 0.044715;
     const m2 = g.op("Mul", [m, m]);
-    const u = g.op("Mul", [m, g.op("Add", [g.op("Mul", [m2, g.scalar(c * k)]), g.scalar(c)])]);
+    // c·(m + k·m³), rounded as the sampler's graph and jax-js round it.
+    const cube = g.op("Mul", [m2, m]);
+    const u = g.op("Mul", [g.op("Add", [m, g.op("Mul", [cube, g.scalar(k)])]), g.scalar(c)]);
     const t = g.op("Tanh", [u]);
     const onePlus = g.op("Add", [t, g.scalar(1)]);
     const half = g.op("Mul", [m, g.scalar(0.5)]);
