@@ -17,6 +17,13 @@
  * values `new.{l}.key [B, H, hd, T]`, `new.{l}.value [B, H, T, hd]`; the caller writes those
  * into its own cache, so no run copies the whole cache in or out.
  *
+ * The `prefill` layout (windowed models) runs a chunk of a long prompt at a cost linear in its
+ * length: `input_ids`, `position_ids [B, T]`, `head_index [B, K]`, and the `W` positions
+ * before the chunk, `past_bias [B, W]` (0 or {@link MASKED}), `past.{l}.key [B, H, hd, W]`,
+ * `past.{l}.value [B, H, W, hd]`, in order of position; out `logprobs [B, K, V]` and the keys
+ * and values of past and chunk together, `new.{l}.key [B, H, hd, W + T]`, `new.{l}.value
+ * [B, H, W + T, hd]`, from which the host keeps the next chunk's past and the ring's window.
+ *
  * The weights are initializers (constant-folded and pre-packed by ONNX Runtime) or, with
  * `weightsAsInputs`, graph inputs named as the parameters (one session serves every version).
  *
@@ -29,6 +36,7 @@ import type { NamedTensors } from "../tensors.ts";
 import { type Dim, GraphBuilder } from "./graph.ts";
 import { ropeAngles, rotate, windowBias } from "./rope_graph.ts";
 import { MASKED } from "./mask.ts";
+import { slidingWindowAttention } from "./train_attention.ts";
 
 /** The opset the graph is written for (LayerNormalization needs 17). */
 export const GPT_OPSET = 17;
@@ -44,8 +52,10 @@ export interface GptGraphOptions {
    * ONNX exports of decoder LMs, which transformers.js runs: `input_ids`, `attention_mask
    * [B, S + T]` (1 = attend), `position_ids`, `past_key_values.{l}.key|value [B, H, S, hd]` in;
    * `logits [B, T, V]` and `present.{l}.key|value [B, H, S + T, hd]` (the whole cache) out.
+   * `prefill` (windowed models): a chunk of a long prompt in blocked sliding-window attention
+   * (`train_attention.ts`), as the module doc says.
    */
-  layout?: "sampler" | "transformers";
+  layout?: "sampler" | "transformers" | "prefill";
 }
 
 /** Serialises the GPT of `cfg` as an ONNX model (see the module doc for its interface). */
@@ -62,6 +72,8 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     return g.constant(t.shape, t.data, name);
   };
   const hf = opts.layout === "transformers";
+  const prefill = opts.layout === "prefill";
+  if (prefill && !cfg.attentionWindow) throw new Error("gpt graph: prefill is for windowed models");
   const ids = g.input("input_ids", "int64", ["batch", "new"]);
   const keyBias = hf
     ? g.op("Where", [
@@ -72,9 +84,12 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
       g.scalar(MASKED),
       g.scalar(0),
     ])
+    : prefill
+    ? ""
     : g.input("key_bias", "float", ["batch", "slots_and_new"]);
   const positions = g.input("position_ids", "int64", ["batch", "new"]);
   const headIndex = hf ? "" : g.input("head_index", "int64", ["batch", "heads"]);
+  const pastBias = prefill ? g.input("past_bias", "float", ["batch", cfg.attentionWindow!]) : "";
   const past = Array.from({ length: cfg.nLayers }, (_, l) => ({
     k: hf
       ? g.input(`past_key_values.${l}.key`, "float", ["batch", h, "slots", hd])
@@ -87,10 +102,10 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     ]),
   }));
 
-  const bias = attentionBias(g, ids, past[0].v, keyBias);
+  const bias = prefill ? { add: "", split: "" } : attentionBias(g, ids, past[0].v, keyBias);
   const rope = cfg.positions === "rope";
   if (rope && hf) throw new Error("gpt graph: a rotary model has no transformers.js layout");
-  if (cfg.attentionWindow) {
+  if (cfg.attentionWindow && !prefill) {
     const keyPositions = g.input("key_positions", "int64", ["batch", "slots"]);
     bias.add = g.op("Add", [bias.add, windowBias(g, cfg.attentionWindow, keyPositions, positions)]);
   }
@@ -112,7 +127,7 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     g.op("Transpose", [g.op("Reshape", [y, g.ints([0, 0, h, hd])])], {
       perm: { ints: [0, 2, 1, 3] },
     });
-  const scale = g.scalar(1 / Math.sqrt(hd));
+  const scale = prefill ? "" : g.scalar(1 / Math.sqrt(hd));
   const dims: Dim[] = ["batch", h, "new", hd];
   const keyDims: Dim[] = ["batch", h, hd, "new"];
   for (let l = 0; l < cfg.nLayers; l++) {
@@ -137,7 +152,7 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
         bias.add,
       ]);
       attended = g.op("MatMul", [g.op("Softmax", [scores], { axis: { i: -1 } }), values]);
-    } else attended = samplerAttention(l, q, k, v);
+    } else attended = prefill ? prefillAttention(l, q, k, v) : samplerAttention(l, q, k, v);
     const merged = g.op("Reshape", [
       g.op("Transpose", [attended], { perm: { ints: [0, 2, 1, 3] } }),
       g.ints([0, 0, d]),
@@ -161,6 +176,25 @@ export function buildGptGraph(cfg: ModelConfig, opts: GptGraphOptions): Uint8Arr
     cfg.vocabSize,
   ]);
   return g.toModel({ opset: GPT_OPSET });
+
+  /** The prefill layout's attention: blocked over the chunk; past and new keys out. */
+  function prefillAttention(l: number, q: string, k: string, v: string): string {
+    const w = cfg.attentionWindow!;
+    const kT = g.op("Transpose", [k], { perm: { ints: [0, 1, 3, 2] } });
+    const keys = g.op("Concat", [past[l].k, kT], { axis: { i: 3 } });
+    g.output(keys, `new.${l}.key`, "float", ["batch", h, hd, "window_and_new"]);
+    const values = g.op("Concat", [past[l].v, v], { axis: { i: 2 } });
+    g.output(values, `new.${l}.value`, "float", ["batch", h, "window_and_new", hd]);
+    return slidingWindowAttention(g, q, k, v, {
+      window: w,
+      tokens: ids,
+      past: {
+        keys: g.op("Transpose", [past[l].k], { perm: { ints: [0, 1, 3, 2] } }),
+        values: past[l].v,
+        bias: pastBias,
+      },
+    });
+  }
 
   /** The sampler layout's attention: new keys out, the cache never copied. */
   function samplerAttention(l: number, q: string, k: string, v: string): string {
