@@ -14,7 +14,7 @@
  * statistics) and, in a training graph, `grad.<name>` for every trained tensor.
  *
  * Layout: the residual stream is `[N, D]`, so every linear is one 2-D Gemm in both directions;
- * attention works on `[B, H, T, hd]` (`train_attention_full.ts`, the contract's signature).
+ * attention works on `[B, H, T, hd]` (`train_attention.ts`).
  *
  * @module
  */
@@ -25,7 +25,7 @@ import { LOSSES, type LossFnName, type LossTokens } from "../train/losses.ts";
 import type { Trainable } from "../train/types.ts";
 import { type Dim, GraphBuilder } from "./graph.ts";
 import { GPT_OPSET } from "./gpt_graph.ts";
-import { causalAttention, ropeForward } from "./train_attention_full.ts";
+import { causalAttention, ropeForward } from "./train_attention.ts";
 
 /** What shapes a training graph; one session per distinct spec. */
 export interface TrainGraphSpec {
