@@ -28,6 +28,7 @@ import {
 } from "./adam.ts";
 import { packMicroBatch, planMicroBatches } from "./batching.ts";
 import { LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
+import { datumTail, gradientStart } from "./receptive.ts";
 import {
   ADAM_DEFAULTS,
   type AdamParams,
@@ -145,8 +146,6 @@ export class Learner {
     validateForwardBackward(this.config, datums, lossFn, lossFnConfig);
     const name = lossFn as LossFnName;
     const k = targetWidth(datums);
-    const lengths = datums.map((d) => d.tokens.length);
-    const plan = planMicroBatches(this.config, lengths, this.#microBatchTokens);
     const spec: TrainGraphSpec = {
       ...this.#graph,
       loss: name,
@@ -154,22 +153,56 @@ export class Learner {
       mode: forwardOnly ? "forward" : "train",
     };
     const config = resolveLossConfig(name, lossFnConfig);
+    const starts = forwardOnly ? [] : datums.map((d) => gradientStart(this.config, d, name));
+    if (!starts.some((s) => s > 0)) {
+      const run = await this.#run(datums, spec, config);
+      if (run.grads) this.#addGrads(run.grads, run.runs);
+      return collectResults(run.results, datums, k, LOSSES[name]);
+    }
+    // A windowed model: the log-probs and the loss over every token, then the backward over
+    // the tails that can carry a gradient (receptive.ts).
+    const forward = await this.#run(datums, { ...spec, mode: "forward" }, config);
+    const tails = datums.flatMap((d, i) =>
+      starts[i] < d.tokens.length ? [datumTail(d, starts[i])] : []
+    );
+    if (tails.length > 0) {
+      const train = await this.#run(tails, spec, config);
+      this.#addGrads(train.grads!, train.runs);
+    } else this.#pending += forward.runs; // a zero gradient still makes the next step a step
+
+    return collectResults(forward.results, datums, k, LOSSES[name]);
+  }
+
+  /**
+   * Runs `spec`'s graph over `datums` in micro-batches: their outputs and, for a training
+   * graph, the sum of their gradients (not yet added to the learner's).
+   */
+  async #run(
+    datums: readonly LearnerDatum[],
+    spec: TrainGraphSpec,
+    config: Readonly<Record<string, number>>,
+  ): Promise<{ results: MicroBatchResult[]; grads?: Map<string, Float32Array>; runs: number }> {
+    const k = spec.topK ? targetWidth(datums) : 0;
+    const lengths = datums.map((d) => d.tokens.length);
+    const plan = planMicroBatches(this.config, lengths, this.#microBatchTokens);
     const weights = [...this.#frozen, ...this.#trained];
     const results: MicroBatchResult[] = [];
-    let callGrads: Map<string, Float32Array> | undefined;
+    let grads: Map<string, Float32Array> | undefined;
     for (const mb of plan) {
-      const packed = packMicroBatch(datums, mb, k, name !== "cross_entropy");
+      const packed = packMicroBatch(datums, mb, k, spec.loss !== "cross_entropy");
       const out = await runStep(spec, weights, packed, config);
       results.push({ mb, lp: out.lp, sums: out.sums });
-      if (forwardOnly) continue;
-      if (!callGrads) callGrads = out.grads;
-      else for (const [n, g] of out.grads) addInto(callGrads.get(n)!, g);
+      if (spec.mode === "forward") continue;
+      if (!grads) grads = out.grads;
+      else for (const [n, g] of out.grads) addInto(grads.get(n)!, g);
     }
-    if (callGrads) {
-      for (const [n, g] of callGrads) addInto(this.#grads.get(n)!, g);
-      this.#pending += plan.length;
-    }
-    return collectResults(results, datums, k, LOSSES[name]);
+    return { results, grads, runs: plan.length };
+  }
+
+  /** Adds one call's gradients (of `runs` micro-batches) to the accumulated ones. */
+  #addGrads(grads: Map<string, Float32Array>, runs: number): void {
+    for (const [n, g] of grads) addInto(this.#grads.get(n)!, g);
+    this.#pending += runs;
   }
 
   /**
