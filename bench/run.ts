@@ -26,6 +26,7 @@ import { benchExamples } from "./examples.ts";
 import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
 import { benchLongPrompt } from "./long_prompt.ts";
+import { benchLearnerLong } from "./learner_long.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
 import {
@@ -48,7 +49,8 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
  * `rl_step` measures what
  * one RL step does to `local/tools` on the tool game; `long_prompt` samples and trains `local/long`
- * on a 55k-token agent prompt (minutes on a loaded machine).
+ * on a 55k-token agent prompt (minutes on a loaded machine); `learner_long` trains the learner alone
+ * on one 55k-token turn.
  */
 const NAMED_ONLY = [
   "learning",
@@ -57,6 +59,7 @@ const NAMED_ONLY = [
   "examples",
   "rl_step",
   "long_prompt",
+  "learner_long",
 ];
 const CLI = {
   run: "deno task bench",
@@ -153,6 +156,7 @@ async function runSuites(): Promise<void> {
       ),
     rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
     long_prompt: async () => await writeResult("long_prompt", await benchLongPrompt(log)),
+    learner_long: async () => await writeResult("learner_long", await benchLearnerLong(log)),
     local_engine: runLocalEngineBench,
   };
   await initEngine();

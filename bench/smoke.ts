@@ -16,6 +16,7 @@ import { PROXY_BENCH } from "./proxy.ts";
 import { HTTP_BENCH } from "./http.ts";
 import { VIEWER_BENCH } from "./viewer.ts";
 import { LONG_PROMPT_BENCH } from "./long_prompt.ts";
+import { LEARNER_LONG_BENCH } from "./learner_long.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
 import type { LEARNING_BENCH } from "./learning.ts";
@@ -73,6 +74,7 @@ export function applySmokeSizes(): void {
   // One trained step is a real run all the same; the replica only needs to be larger.
   set(VIEWER_BENCH, { steps: 1, replicatedSteps: 10, rounds: 1 });
   set(HTTP_BENCH, { requests: 20, warmup: 5, rounds: 1, concurrency: [1, 4] });
+  set(LEARNER_LONG_BENCH, { tokens: [2_000], replyTokens: 20, loraRank: 4 });
   set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, shorterTokens: 1_000 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
     "batch-size": "2",
