@@ -203,6 +203,28 @@ export function headLogits(
   return p.linear("lm_head", layerNorm(p, "ln_f", x));
 }
 
+/**
+ * Log-probabilities of `targets` under `logits [B, T, V]`: `targets [B, T]` gives `[B, T]`,
+ * `targets [B, T, K]` gives `[B, T, K]`. A log-softmax over the vocabulary (max-shifted,
+ * so it is stable for large logits) gathered at the targets; differentiable in `logits`.
+ */
+export function targetLogprobs(logits: np.Array, targets: np.Array): np.Array {
+  const perK = targets.ndim === logits.ndim; // [B, T, K] targets
+  const logp = nn.logSoftmax(logits, -1);
+  const vocab = np.arange(logp.shape[logp.ndim - 1], undefined, undefined, { dtype: np.int32 });
+  const isTarget = np.equal(np.expandDims(targets, -1), vocab); // [B, T, (K,) V]
+  return pick(perK ? np.expandDims(logp, -2) : logp, isTarget);
+}
+
+/**
+ * `Σ_v where(mask, x, 0)` over the last axis: a gather written as a masked sum, because
+ * jax-js 0.1.25 cannot `jit` the gradient of a gather (its scatter "input is not imm").
+ * Exact: the sum adds one value to zeros.
+ */
+function pick(x: np.Array, mask: np.Array): np.Array {
+  return np.where(mask, x, 0).sum(-1);
+}
+
 /** LayerNorm over the last axis (biased variance, eps 1e-5), as torch.nn.LayerNorm. */
 function layerNorm(p: Layers, path: string, x: np.Array): np.Array {
   const centered = x.ref.sub(x.mean(-1, { keepdims: true }));
