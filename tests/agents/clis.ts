@@ -310,13 +310,15 @@ export async function assertSessionTrained(
 
 /**
  * Runs a CLI to its end under a time limit (every CLI is run under one: Codex never gives up on
- * a refused connection). Returns its exit code and output.
+ * a refused connection). At the limit the CLI gets SIGTERM, which a launcher passes on to the
+ * agent process it started (OpenClaw's runs in its own session), then SIGKILL 5 s later.
+ * Returns its exit code, output, and whether the limit stopped it.
  */
 export async function runCli(
   cmd: string,
   args: string[],
   o: { env: Record<string, string>; cwd: string; timeoutMs?: number },
-): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+): Promise<{ code: number; stdout: string; stderr: string; ms: number; timedOut: boolean }> {
   const t0 = performance.now();
   const child = new Deno.Command(cmd, {
     args,
@@ -327,14 +329,29 @@ export async function runCli(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const timer = setTimeout(() => child.kill("SIGKILL"), o.timeoutMs ?? 90_000);
+  let timedOut = false;
+  const kill = (signal: Deno.Signal) => {
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+  };
+  let hard: ReturnType<typeof setTimeout> | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill("SIGTERM");
+    hard = setTimeout(() => kill("SIGKILL"), 5_000);
+  }, o.timeoutMs ?? 90_000);
   const out = await child.output();
   clearTimeout(timer);
+  clearTimeout(hard);
   const dec = new TextDecoder();
+  const ms = performance.now() - t0;
   return {
     code: out.code,
     stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-    ms: performance.now() - t0,
+    stderr: (timedOut ? `(stopped at its time limit, ${(ms / 1000).toFixed(0)} s)\n` : "") +
+      dec.decode(out.stderr),
+    ms,
+    timedOut,
   };
 }
