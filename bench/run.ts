@@ -25,8 +25,8 @@ import { benchViewer } from "./viewer.ts";
 import { benchExamples } from "./examples.ts";
 import { benchHttp, httpTable } from "./http.ts";
 import { benchRlStep } from "./rl_step.ts";
-import { benchEmbedBackward } from "./embed_backward.ts";
 import { benchLongPrompt } from "./long_prompt.ts";
+import { benchLearnerLong } from "./learner_long.ts";
 
 import { helpText, wantsHelp } from "../lib/cli/args.ts";
 import {
@@ -47,18 +47,19 @@ const SUITES = ["local_engine", "client", "rollout", "pipeline", "openreward", "
  * Suites that only run when named: `learning` trains for about 35 minutes (arms in parallel);
  * `soak` runs 100 steps of the OpenClaw seed's `combine` (`--soak-steps N` for fewer); `viewer`
  * needs Chromium (bench/viewer.ts); `examples` trains every shipped example for a few minutes each;
- * `embed_backward` times the full fine-tuning embedding gradient both ways; `rl_step` measures what
+ * `rl_step` measures what
  * one RL step does to `local/tools` on the tool game; `long_prompt` samples and trains `local/long`
- * on a 55k-token agent prompt (minutes on a loaded machine).
+ * on a 55k-token agent prompt (minutes on a loaded machine); `learner_long` trains the learner alone
+ * on one 55k-token turn.
  */
 const NAMED_ONLY = [
   "learning",
   "soak",
   "viewer",
   "examples",
-  "embed_backward",
   "rl_step",
   "long_prompt",
+  "learner_long",
 ];
 const CLI = {
   run: "deno task bench",
@@ -153,9 +154,9 @@ async function runSuites(): Promise<void> {
           }
           : await benchExamples(log),
       ),
-    embed_backward: async () => await writeResult("embed_backward", await benchEmbedBackward(log)),
     rl_step: async () => await writeResult("rl_step", await benchRlStep(log)),
     long_prompt: async () => await writeResult("long_prompt", await benchLongPrompt(log)),
+    learner_long: async () => await writeResult("learner_long", await benchLearnerLong(log)),
     local_engine: runLocalEngineBench,
   };
   await initEngine();

@@ -15,8 +15,8 @@ import { ORS_BENCH } from "./openreward.ts";
 import { PROXY_BENCH } from "./proxy.ts";
 import { HTTP_BENCH } from "./http.ts";
 import { VIEWER_BENCH } from "./viewer.ts";
-import { EMBED_BACKWARD_BENCH } from "./embed_backward.ts";
 import { LONG_PROMPT_BENCH } from "./long_prompt.ts";
+import { LEARNER_LONG_BENCH } from "./learner_long.ts";
 import { RL_STEP_PROBE, RL_STEP_SETTINGS } from "./rl_step.ts";
 import { SOAK_FLAGS } from "./soak.ts";
 import type { LEARNING_BENCH } from "./learning.ts";
@@ -74,7 +74,7 @@ export function applySmokeSizes(): void {
   // One trained step is a real run all the same; the replica only needs to be larger.
   set(VIEWER_BENCH, { steps: 1, replicatedSteps: 10, rounds: 1 });
   set(HTTP_BENCH, { requests: 20, warmup: 5, rounds: 1, concurrency: [1, 4] });
-  set(EMBED_BACKWARD_BENCH, { vocabs: [512], rounds: 1, fullSteps: 2 });
+  set(LEARNER_LONG_BENCH, { tokens: [2_000], replyTokens: 20, loraRank: 4 });
   set(LONG_PROMPT_BENCH, { promptTokens: 2_000, newTokens: 4, loraRank: 4, shorterTokens: 1_000 });
   set(SOAK_FLAGS as unknown as Record<string, string>, {
     "batch-size": "2",

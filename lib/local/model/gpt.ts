@@ -127,7 +127,7 @@ export interface StageParams {
  * A model's weights cut into its stages, each under stage-local names so that every block has
  * the same pytree (one jitted program serves all of them): `embed` (`wte.weight`,
  * `wpe.weight`), `blocks[i]` (`ln1.weight`, `attn.q.weight`, `attn.q.lora_a`, …) and `head`
- * (`ln_f.*`, `lm_head.*`). The learner runs them as separate programs (`train/step.ts`).
+ * (`ln_f.*`, `lm_head.*`).
  */
 export function splitStages(
   base: ParamTree,

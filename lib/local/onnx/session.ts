@@ -39,6 +39,27 @@ export interface GptRunOutput {
   values: Float32Array[];
 }
 
+/**
+ * One prefill run of a windowed model (`gpt_graph.ts`'s `prefill` layout): `rows` rows of
+ * `tokens` prompt positions (a multiple of the query block) after the `window` positions each
+ * row has before them.
+ */
+export interface PrefillRunInput {
+  rows: number;
+  tokens: number;
+  /** `[rows, tokens]` token ids and positions. */
+  ids: BigInt64Array;
+  positions: BigInt64Array;
+  /** `[rows, heads]` positions (of `tokens`) whose log-distributions come back. */
+  headIndex: BigInt64Array;
+  heads: number;
+  /** `[rows, window]`: 0 or `MASKED` per position before the chunk. */
+  pastBias: Float32Array;
+  /** Per layer the window before the chunk: keys `[rows, H, hd, W]`, values `[rows, H, W, hd]`. */
+  pastKeys: Float32Array[];
+  pastValues: Float32Array[];
+}
+
 /** Options of {@link GptSession.create}. */
 export interface GptSessionOptions {
   /**
@@ -63,15 +84,18 @@ export class GptSession {
   readonly config: ModelConfig;
   readonly #session: ort.InferenceSession;
   readonly #weightFeeds: Record<string, ort.Tensor>;
+  readonly #prefill: ort.InferenceSession | null;
 
   private constructor(
     config: ModelConfig,
     session: ort.InferenceSession,
     weightFeeds: Record<string, ort.Tensor>,
+    prefill: ort.InferenceSession | null,
   ) {
     this.config = config;
     this.#session = session;
     this.#weightFeeds = weightFeeds;
+    this.#prefill = prefill;
   }
 
   /** Builds the graph of `cfg` with `weights` (LoRA already folded in) and loads it. */
@@ -80,13 +104,26 @@ export class GptSession {
     weights: NamedTensors,
     opts: GptSessionOptions = {},
   ): Promise<GptSession> {
-    const model = buildGptGraph(config, { weights, weightsAsInputs: opts.weightsAsInputs });
-    const session = await ort.InferenceSession.create(model, {
+    const options: ort.InferenceSession.SessionOptions = {
       graphOptimizationLevel: "all",
       executionMode: "sequential",
       ...(opts.threads ? { intraOpNumThreads: opts.threads } : {}),
-    });
-    return new GptSession(config, session, opts.weightsAsInputs ? weightFeeds(weights) : {});
+    };
+    const build = (layout: "sampler" | "prefill") =>
+      buildGptGraph(config, { weights, weightsAsInputs: opts.weightsAsInputs, layout });
+    const session = await ort.InferenceSession.create(build("sampler"), options);
+    // A windowed model's long prompts run in the blocked prefill graph. One thread, as decode:
+    // a second one made a 55k-token prefill slower on the shared machine, spinning or not
+    // (docs/sampling-engine.md).
+    const prefill = config.attentionWindow
+      ? await ort.InferenceSession.create(build("prefill"), options)
+      : null;
+    return new GptSession(
+      config,
+      session,
+      opts.weightsAsInputs ? weightFeeds(weights) : {},
+      prefill,
+    );
   }
 
   /**
@@ -97,7 +134,7 @@ export class GptSession {
     if (Object.keys(this.#weightFeeds).length === 0) {
       throw new Error("GptSession.withWeights: the session stores its weights in the graph");
     }
-    return new GptSession(this.config, this.#session, weightFeeds(weights));
+    return new GptSession(this.config, this.#session, weightFeeds(weights), this.#prefill);
   }
 
   /** Runs the model once. */
@@ -127,19 +164,43 @@ export class GptSession {
         hd,
       ]);
     }
-    const out = await this.#session.run(feeds);
-    const data = (name: string) => out[name].data as Float32Array;
-    return {
-      logprobs: data("logprobs"),
-      keys: Array.from({ length: cfg.nLayers }, (_, l) => data(`new.${l}.key`)),
-      values: Array.from({ length: cfg.nLayers }, (_, l) => data(`new.${l}.value`)),
-    };
+    return outputs(cfg, await this.#session.run(feeds));
   }
 
-  /** Frees the native session. */
+  /** Runs a chunk of long prompts through the prefill graph (windowed models only). */
+  async prefill(input: PrefillRunInput): Promise<GptRunOutput> {
+    const cfg = this.config, w = cfg.attentionWindow;
+    if (!this.#prefill || !w) throw new Error("GptSession.prefill: not a windowed model");
+    const h = cfg.nHeads, hd = cfg.dModel / cfg.nHeads;
+    const { rows, tokens } = input;
+    const feeds: Record<string, ort.Tensor> = {
+      ...this.#weightFeeds,
+      input_ids: new ort.Tensor("int64", input.ids, [rows, tokens]),
+      position_ids: new ort.Tensor("int64", input.positions, [rows, tokens]),
+      head_index: new ort.Tensor("int64", input.headIndex, [rows, input.heads]),
+      past_bias: new ort.Tensor("float32", input.pastBias, [rows, w]),
+    };
+    for (let l = 0; l < cfg.nLayers; l++) {
+      feeds[`past.${l}.key`] = new ort.Tensor("float32", input.pastKeys[l], [rows, h, hd, w]);
+      feeds[`past.${l}.value`] = new ort.Tensor("float32", input.pastValues[l], [rows, h, w, hd]);
+    }
+    return outputs(cfg, await this.#prefill.run(feeds));
+  }
+
+  /** Frees the native sessions. */
   async release(): Promise<void> {
     await this.#session.release();
+    await this.#prefill?.release();
   }
+}
+
+function outputs(cfg: ModelConfig, out: ort.InferenceSession.ReturnType): GptRunOutput {
+  const data = (name: string) => out[name].data as Float32Array;
+  return {
+    logprobs: data("logprobs"),
+    keys: Array.from({ length: cfg.nLayers }, (_, l) => data(`new.${l}.key`)),
+    values: Array.from({ length: cfg.nLayers }, (_, l) => data(`new.${l}.value`)),
+  };
 }
 
 function weightFeeds(weights: NamedTensors): Record<string, ort.Tensor> {

@@ -2,7 +2,7 @@
  * Keys and values on the host, laid out as the ONNX graph reads them (`../onnx/gpt_graph.ts`):
  * per layer keys `[R, H, hd, C]` (transposed) and values `[R, H, C, hd]`, for `R` rows of `C`
  * slots, slot `s` holding position `s`. A windowed model's cache is a ring instead (`ring`):
- * position `p` lives in slot `p mod C`, `C` = window + one prefill block ({@link ringSlots}), so
+ * position `p` lives in slot `p mod C`, `C` = the window (`plan.ts`'s `slotBucket`), so
  * a 55k-token prompt holds the same memory as a short one, and `keyPositions` tells the graph
  * which position each slot holds. A run's new keys and values have the same layout with
  * `C` = its token count, so one copy routine moves prompt caches to sample rows and a decode
@@ -53,14 +53,22 @@ export class HostKvCache {
   }
 
   /**
-   * Writes `n` consecutive positions from `position` on into row `dstRow`: slots `0..n-1` of
-   * row `srcRow` of `src` (a run's new keys and values), each to the slot its position lives in.
+   * Writes `n` consecutive positions from `position` on into row `dstRow`: slots `srcAt ..
+   * srcAt + n - 1` of row `srcRow` of `src` (a run's new keys and values), each to the slot its
+   * position lives in.
    */
-  write(src: HostKvCache, srcRow: number, dstRow: number, position: number, n: number): void {
+  write(
+    src: HostKvCache,
+    srcRow: number,
+    dstRow: number,
+    position: number,
+    n: number,
+    srcAt = 0,
+  ): void {
     for (let done = 0; done < n;) {
       const slot = this.ring ? (position + done) % this.slots : position + done;
       const k = Math.min(n - done, this.slots - slot);
-      this.copySlots(src, srcRow, done, dstRow, slot, k);
+      this.copySlots(src, srcRow, srcAt + done, dstRow, slot, k);
       for (let i = 0; i < k; i++) {
         this.keyPositions[dstRow * this.slots + slot + i] = BigInt(position + done + i);
       }

@@ -14,6 +14,7 @@
  * in a rollout with many episodes in flight) would otherwise change log-probs in their last
  * digits, and a run with the same seeds would not replay. So the prefix cache holds only whole
  * blocks of prompts, stored as they are run; a prompt reuses the whole blocks it shares.
+ * A windowed model's prompts run in long chunks of the same blocks instead (`long_prefill.ts`).
  *
  * @module
  */
@@ -33,6 +34,7 @@ import {
   wantsPromptLogprobs,
 } from "./rows.ts";
 import type { SampledSequence } from "./types.ts";
+import { prefillWindowed, type WindowRun } from "./long_prefill.ts";
 
 /** A prompt's keys and values (row `row` of `cache`, its first `length` slots) and first draw. */
 interface PromptRun {
@@ -157,21 +159,27 @@ async function prefillPrompts(
     const logprobJobs = [...repOf].filter(([j, r]) =>
       chunk.includes(r) && wantsPromptLogprobs(jobs[j])
     );
-    const done = await runBlocks(
-      gpt,
-      chunk.map((r) => ({
-        prompt: jobs[r].job.prompt,
-        hit: hits.get(r),
-        allPositions: logprobJobs.some(([, rep]) => rep === r),
-      })),
-      slots,
-    );
+    const toRun = chunk.map((r) => ({
+      prompt: jobs[r].job.prompt,
+      hit: hits.get(r),
+      allPositions: logprobJobs.some(([, rep]) => rep === r),
+    }));
+    const done = cfg.attentionWindow
+      ? await prefillWindowed(gpt, toRun)
+      : await runBlocks(gpt, toRun, slots);
     chunk.forEach((r, i) => runs.set(r, done[i]));
     for (const [j, r] of logprobJobs) {
       const dists = done[chunk.indexOf(r)].positions!;
       fillPromptLogprobs(jobs[j], (pos) => dists[pos]);
     }
-    if (prefix) storeBlocks(cfg, prefix, chunk.map((r) => jobs[r].job.prompt), done, from);
+    if (!prefix) continue;
+    if (cfg.attentionWindow) {
+      chunk.forEach((r, i) => {
+        const { entry } = done[i] as WindowRun, prompt = jobs[r].job.prompt;
+        const whole = Math.floor(prompt.length / block) * block;
+        if (entry) prefix.cache.insert(prefix.owner, prompt.slice(0, whole), entry);
+      });
+    } else storeBlocks(cfg, prefix, chunk.map((r) => jobs[r].job.prompt), done, from);
   }
   const out = new Map<number, PromptRun>();
   for (const [j, r] of repOf) out.set(j, runs.get(r)!);
@@ -194,7 +202,8 @@ interface BlockPrompt {
 }
 
 /**
- * Prefills prompts that start at the same block (`hit` lengths equal) into one cache of
+ * Prefills prompts of a model without a window that start at the same block (`hit` lengths
+ * equal) into one cache of
  * `slots` slots, one run per block: the rows whose prompt has that block, each over the slots it
  * has written (the rest masked). Returns each prompt's run, with every position's
  * log-distribution for those that want them.
@@ -262,9 +271,7 @@ function runBlock(
   const keyBias = new Float32Array(n * (slots + t)).fill(MASKED);
   const headIndex = new BigInt64Array(n * heads);
   rows.forEach(({ prompt }, k) => {
-    if (past.ring) { // a ring's written slots are wherever their positions fell
-      keyBias.set(past.keyBias.subarray(k * (slots + 1), k * (slots + 1) + slots), k * (slots + t));
-    } else keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
+    keyBias.fill(0, k * (slots + t), k * (slots + t) + b * t);
     const rest = Math.min(t, prompt.length - b * t);
     for (let p = 0; p < t; p++) {
       ids[k * t + p] = BigInt(p < rest ? prompt[b * t + p] : 0);
@@ -285,7 +292,6 @@ function runBlock(
     heads,
     pastKeys: past.keys,
     pastValues: past.values,
-    keyPositions: past.keyPositions,
   });
 }
 
@@ -304,7 +310,7 @@ function storeBlocks(
     const block = prefillBlock(cfg);
     const n = Math.floor(prompt.length / block) * block;
     if (n <= from) return;
-    const row = new HostKvCache(cfg, 1, runs[i].cache.ring ? runs[i].cache.slots : n);
+    const row = new HostKvCache(cfg, 1, n);
     row.copyPrefix(runs[i].cache, runs[i].row, 0, n);
     prefix.cache.insert(prefix.owner, prompt.slice(0, n), row);
   });

@@ -11,6 +11,7 @@
 import type { ModelConfig } from "../model/config.ts";
 import type { SampleJob } from "./types.ts";
 import { pow2Bucket, prevPow2 } from "../shapes.ts";
+import { queryBlock } from "../onnx/train_attention.ts";
 
 /**
  * Most rows (continuations) decoded together; larger requests run in several groups. A
@@ -33,16 +34,11 @@ const PREFILL_SCORE_BUDGET = 2 ** 23;
  * tokens) and equals the shortest prefix worth caching.
  */
 export const PREFILL_BLOCK = 32;
-/**
- * The prefill block of a windowed model: its prompts are agent-sized (tens of thousands of
- * tokens), and on ONNX Runtime a 128-position run costs far less per token than a 32-position
- * one; a turn then re-runs up to 127 tokens its cache entry does not hold.
- */
-export const WINDOW_PREFILL_BLOCK = 128;
-
 /** Prompt positions per prefill run (and the prefix cache's granularity) for `cfg`. */
 export function prefillBlock(cfg: ModelConfig): number {
-  return cfg.attentionWindow ? WINDOW_PREFILL_BLOCK : PREFILL_BLOCK;
+  // A windowed model's prompts run in the blocked prefill graph (`long_prefill.ts`), whose
+  // numbers are a function of whole query blocks: cached prefixes end on one.
+  return cfg.attentionWindow ? queryBlock(cfg.attentionWindow) : PREFILL_BLOCK;
 }
 /** Smallest padded prompt and cache length, so short requests share one shape. */
 const MIN_LENGTH_BUCKET = 16;
@@ -66,11 +62,11 @@ export interface DecodeGroup {
  * Cache slots for positions `< n`, bucketed. The decode loop grows the cache through these
  * buckets as rows get longer, because a step's cost grows with the slot count (it rewrites
  * and attends over every slot), so short rows should not pay for the longest possible one.
- * A windowed model's cache is a ring of the window plus one prefill block at any length: the
- * block being run never overwrites a key that its own window still needs.
+ * A windowed model's cache is a ring of the window at any length: a decode step's token sees
+ * itself and the `window − 1` positions before it, and overwrites the one that just left.
  */
 export function slotBucket(cfg: ModelConfig, n: number): number {
-  if (cfg.attentionWindow) return cfg.attentionWindow + prefillBlock(cfg);
+  if (cfg.attentionWindow) return cfg.attentionWindow;
   return pow2Bucket(n, MIN_LENGTH_BUCKET, cfg.maxSeqLen);
 }
 

@@ -1,5 +1,5 @@
 /**
- * Decoupled AdamW over a parameter tree, with torch.optim.AdamW's exact update order, and
+ * Decoupled AdamW over host tensors, with torch.optim.AdamW's exact update order, and
  * optional global-norm gradient clipping (torch's `clip_grad_norm_`) applied first:
  *
  * ```
@@ -9,139 +9,96 @@
  * p ← p − (lr / (1 − β1ᵗ)) · m / (√v / √(1 − β2ᵗ) + eps)
  * ```
  *
- * The whole update is one jitted function over the tree. Every hyper-parameter, including
- * the step-dependent bias corrections, enters as a traced scalar, so changing the learning
- * rate or taking the next step reuses the compiled program.
+ * The learner's compute runs on ONNX Runtime, but its trained tensors (an adapter, or a small
+ * model's weights: about a million floats) live on the host, where one pass over them costs a
+ * few milliseconds. Scalars are computed in float64, elements rounded to float32 once per step.
  *
  * @module
  */
 
-import { jit, numpy as np, tree } from "@jax-js/jax";
-import { type ParamTree, toDevice, toHost } from "../engine.ts";
 import { hostTensor, type NamedTensors } from "../tensors.ts";
 import { ADAM_DEFAULTS, type AdamParams, type OptimizerState } from "./types.ts";
 
-/** Adam's moments on the device and the number of steps taken. */
+/** Adam's moments (same names and sizes as the parameters) and the number of steps taken. */
 export interface AdamState {
-  /** First moments, same keys and shapes as the parameters. */
-  m: ParamTree;
+  /** First moments. */
+  m: Map<string, Float32Array>;
   /** Second moments. */
-  v: ParamTree;
+  v: Map<string, Float32Array>;
   /** Steps taken so far (t − 1 for the next step). */
   step: number;
 }
 
-/** Scalars of one update, computed on the host in float64. */
-type UpdateScalars = {
-  beta1: number;
-  beta2: number;
-  eps: number;
-  /** `1 − lr·wd`. */
-  decay: number;
-  /** `lr / (1 − β1ᵗ)`. */
-  stepSize: number;
-  /** `√(1 − β2ᵗ)`. */
-  sqrtBc2: number;
-  /** Clipping threshold; 0 = off. */
-  clip: number;
-};
-
-/** Result of {@link adamStep}. */
-export interface AdamStepResult {
-  params: ParamTree;
-  state: AdamState;
-  /** Global L2 norm of the gradients before clipping (a scalar on the device). */
-  gradNorm: np.Array;
-}
-
-/** Zero moments for `params` (borrowed), step 0. */
-export function initAdamState(params: ParamTree): AdamState {
-  const zeros = () =>
-    Object.fromEntries(Object.entries(params).map(([k, p]) => [k, np.zeros(p.shape)]));
+/** Zero moments for `params`, step 0. */
+export function initAdamState(params: NamedTensors): AdamState {
+  const zeros = () => new Map([...params].map(([k, p]) => [k, new Float32Array(p.data.length)]));
   return { m: zeros(), v: zeros(), step: 0 };
 }
 
+/** Global L2 norm of gradients, summed in float64. */
+export function globalNorm(grads: Iterable<Float32Array>): number {
+  let s = 0;
+  for (const g of grads) for (let i = 0; i < g.length; i++) s += g[i] * g[i];
+  return Math.sqrt(s);
+}
+
 /**
- * One AdamW step. Consumes `params`, `grads` and `state`'s moments; returns the new ones.
- * `hp` fields that are absent take Tinker's defaults.
+ * One AdamW step, in place on `params`' data and `state`. `hp` fields that are absent take
+ * Tinker's defaults. Returns the global gradient norm before clipping; if it is not finite
+ * (a gradient overflowed float32), nothing is changed and the caller decides.
  */
 export function adamStep(
-  params: ParamTree,
-  grads: ParamTree,
+  params: NamedTensors,
+  grads: ReadonlyMap<string, Float32Array>,
   state: AdamState,
   hp: AdamParams,
-): AdamStepResult {
+): number {
   const h = { ...ADAM_DEFAULTS, ...hp };
+  const norm = globalNorm(grads.values());
+  if (!Number.isFinite(norm)) return norm;
   const t = state.step + 1;
-  const scalars: UpdateScalars = {
-    beta1: h.beta1,
-    beta2: h.beta2,
-    eps: h.eps,
-    decay: 1 - h.learning_rate * h.weight_decay,
-    stepSize: h.learning_rate / (1 - h.beta1 ** t),
-    sqrtBc2: Math.sqrt(1 - h.beta2 ** t),
-    clip: h.grad_clip_norm,
-  };
-  const out = adamUpdate(params, grads, state.m, state.v, scalars);
-  return { params: out.params, state: { m: out.m, v: out.v, step: t }, gradNorm: out.gradNorm };
-}
-
-/** Global L2 norm of a gradient tree, as a traced scalar. Borrows `grads`. */
-function globalNorm(grads: ParamTree): np.Array {
-  const squares = Object.values(grads).map((g) => np.square(g.ref).sum());
-  return np.sqrt(squares.reduce((a, b) => a.add(b)));
-}
-
-/** The jitted update; scalars are traced (not static), so there is one compile per tree. */
-const adamUpdate = jit(function adamUpdate(
-  params: ParamTree,
-  grads: ParamTree,
-  m: ParamTree,
-  v: ParamTree,
-  s: UpdateScalars,
-) {
-  const { clip, ...sc } = s as unknown as Record<keyof UpdateScalars, np.Array>;
-  const norm = globalNorm(grads);
-  const coef = np.where(
-    np.greater(clip.ref, 0),
-    np.minimum(1, clip.div(norm.ref.add(1e-6))),
-    1,
-  );
-  const out = { params: {} as ParamTree, m: {} as ParamTree, v: {} as ParamTree };
-  for (const k of Object.keys(params)) {
-    const g = grads[k].mul(coef.ref);
-    const mk = m[k].mul(sc.beta1.ref).add(g.ref.mul(np.subtract(1, sc.beta1.ref)));
-    const vk = v[k].mul(sc.beta2.ref).add(np.square(g).mul(np.subtract(1, sc.beta2.ref)));
-    const denom = np.sqrt(vk.ref).div(sc.sqrtBc2.ref).add(sc.eps.ref);
-    const update = mk.ref.div(denom).mul(sc.stepSize.ref);
-    out.params[k] = params[k].mul(sc.decay.ref).sub(update);
-    out.m[k] = mk;
-    out.v[k] = vk;
+  const coef = h.grad_clip_norm > 0 ? Math.min(1, h.grad_clip_norm / (norm + 1e-6)) : 1;
+  const decay = 1 - h.learning_rate * h.weight_decay;
+  const stepSize = h.learning_rate / (1 - h.beta1 ** t);
+  const sqrtBc2 = Math.sqrt(1 - h.beta2 ** t);
+  const b1 = h.beta1, b2 = h.beta2, eps = h.eps;
+  for (const [name, p] of params) {
+    const g = grads.get(name)!, m = state.m.get(name)!, v = state.v.get(name)!;
+    const x = p.data;
+    for (let i = 0; i < x.length; i++) {
+      const gi = g[i] * coef;
+      const mi = b1 * m[i] + (1 - b1) * gi;
+      const vi = b2 * v[i] + (1 - b2) * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      x[i] = x[i] * decay - stepSize * mi / (Math.sqrt(vi) / sqrtBc2 + eps);
+    }
   }
-  coef.dispose();
-  tree.dispose(sc);
-  return { ...out, gradNorm: norm };
-});
+  state.step = t;
+  return norm;
+}
 
-/** Copies Adam's state to the host as `exp_avg.<name>` / `exp_avg_sq.<name>` tensors. */
-export async function adamStateToHost(state: AdamState): Promise<OptimizerState> {
-  const [m, v] = await Promise.all([toHost(state.m), toHost(state.v)]);
+/** Copies Adam's state as `exp_avg.<name>` / `exp_avg_sq.<name>` tensors (torch's names). */
+export function adamStateToHost(state: AdamState, params: NamedTensors): OptimizerState {
   const tensors: NamedTensors = new Map();
-  for (const [name, t] of m) tensors.set(`exp_avg.${name}`, t);
-  for (const [name, t] of v) tensors.set(`exp_avg_sq.${name}`, t);
+  for (const [prefix, moments] of [["exp_avg", state.m], ["exp_avg_sq", state.v]] as const) {
+    for (const [name, x] of moments) {
+      tensors.set(`${prefix}.${name}`, hostTensor(params.get(name)!.shape, x.slice()));
+    }
+  }
   return { tensors, step: state.step };
 }
 
 /**
- * Rebuilds Adam's state for `params` (borrowed; only names and shapes are read) from a
- * checkpoint written by {@link adamStateToHost}.
+ * Rebuilds Adam's state for `params` (only names and shapes are read) from a checkpoint
+ * written by {@link adamStateToHost}.
  *
  * @throws {Error} if a moment is missing, has the wrong shape, or the checkpoint has extra
  * tensors: such a checkpoint belongs to a different model or adapter.
  */
-export function adamStateFromHost(params: ParamTree, saved: OptimizerState): AdamState {
-  const m: NamedTensors = new Map(), v: NamedTensors = new Map();
-  for (const [name, p] of Object.entries(params)) {
+export function adamStateFromHost(params: NamedTensors, saved: OptimizerState): AdamState {
+  const m = new Map<string, Float32Array>(), v = new Map<string, Float32Array>();
+  for (const [name, p] of params) {
     for (const [prefix, into] of [["exp_avg", m], ["exp_avg_sq", v]] as const) {
       const t = saved.tensors.get(`${prefix}.${name}`);
       if (!t) throw new Error(`optimizer state: missing tensor ${prefix}.${name}`);
@@ -150,15 +107,14 @@ export function adamStateFromHost(params: ParamTree, saved: OptimizerState): Ada
           `optimizer state: ${prefix}.${name} has shape [${t.shape}], expected [${p.shape}]`,
         );
       }
-      into.set(name, hostTensor(t.shape, t.data));
+      into.set(name, Float32Array.from(t.data));
     }
   }
   if (saved.tensors.size !== m.size + v.size) {
     const extra = [...saved.tensors.keys()].filter((k) =>
-      !/^exp_avg(_sq)?\./.test(k) ||
-      !(k.replace(/^exp_avg(_sq)?\./, "") in params)
+      !/^exp_avg(_sq)?\./.test(k) || !params.has(k.replace(/^exp_avg(_sq)?\./, ""))
     );
     throw new Error(`optimizer state: unexpected tensors ${extra.join(", ")}`);
   }
-  return { m: toDevice(m), v: toDevice(v), step: saved.step };
+  return { m, v, step: saved.step };
 }

@@ -1,68 +1,53 @@
 /**
  * Micro-batching on the host: splitting a request's datums into padded `[B, T]` blocks whose
- * stage programs each fit a fixed byte budget, and packing them into flat arrays.
+ * training-graph runs each fit a memory budget, and packing them into flat arrays.
  *
- * Shapes are bucketed (`../shapes.ts`, which says why not finer): rows to powers of two,
- * sequence lengths to powers of two and, above 64, their 1.5 multiples, capped at the model's
- * context.
+ * ONNX Runtime runs any shape without a compile, so blocks are cut close: `T` is the longest
+ * row rounded up to a multiple of 16, and `B` is the rows that fit, not a power of two.
  *
  * @module
  */
 
 import type { ModelConfig } from "../model/config.ts";
-import { halfOctaveBucket, pow2Bucket, prevPow2 } from "../shapes.ts";
 import type { LearnerDatum } from "./types.ts";
 
 /** One micro-batch: which datums go in, and the padded block shape. */
 export interface MicroBatch {
-  /** Datum indices in the request, one per row (rows beyond these are padding). */
+  /** Datum indices in the request, one per row. */
   indices: number[];
-  /** Padded row count B (a power of two). */
+  /** Row count B. */
   rows: number;
-  /** Padded sequence length T (a bucket of `seqLenBucket`, or the model's context). */
+  /** Padded sequence length T ({@link seqLenBucket} of the longest row). */
   seqLen: number;
 }
 
-/**
- * Device bytes one stage program of a micro-batch may allocate. jax-js allocates a program's
- * buffers all at once and reuses a freed buffer only for the same size (`../heap.ts`); with
- * power-of-two rows and lengths of 2^k or 3·2^k every size is one of two model constants times
- * a power of two, so the heap over all shapes stays under about four times the largest program
- * (tested in `tests/local/heap_test.ts`).
- */
-export const PROGRAM_BYTES = 256 * 2 ** 20;
+/** Bytes of activations one run of the training graph may hold (a single row may exceed it). */
+export const RUN_BYTES = 2 ** 30;
 
 /**
- * Estimated bytes a stage program allocates per token at sequence length `t`: the larger of a
- * block's backward (its forward recomputed, then its gradients: a few dozen `[D]`- and
- * `[4D]`-vectors and eight `[H, t]` attention rows) and the head's (logits, log-softmax, the
- * target mask and their gradients), plus the block inputs kept between programs.
- * Calibration (jax-js 0.1.25, `local/games`, LoRA rank 32, `bench/heap_probe.ts learner`): one
- * 1024-token row allocated 186 MiB, two 372, eight 256-token rows 177; this estimate gives
- * 188, 376 and 186.
+ * Estimated bytes a training-graph run keeps per token at sequence length `t`: what each block
+ * keeps for its backward (about 36 `[D]`-vectors: inputs, normalised inputs, q/k/v in both
+ * layouts, the MLP's `[4D]` intermediates) plus its attention weights (`H` rows of the keys a
+ * query sees: `t`, or a window's `window + 64`), and the head's few `[V]` rows.
  */
-export function programBytesPerToken(cfg: ModelConfig, t: number): number {
-  const block = 24 * cfg.dModel * (1 + cfg.mlpRatio) + 8 * cfg.nHeads * t;
-  const head = 16 * cfg.vocabSize + 8 * cfg.dModel;
-  return 4 * (Math.max(block, head) + (cfg.nLayers + 1) * cfg.dModel);
+export function bytesPerToken(cfg: ModelConfig, t: number): number {
+  const keys = cfg.attentionWindow ? Math.min(t, cfg.attentionWindow + 64) : t;
+  return 4 * (cfg.nLayers * (36 * cfg.dModel + cfg.nHeads * keys) + 6 * cfg.vocabSize);
 }
 
-/**
- * Sequence-length bucket of a row of `n` tokens: a power of two ≥ 8 or, above 64, 1.5 times one
- * (96, 192, …), capped at the context.
- */
+/** Sequence length of a block whose longest row has `n` tokens: `n` up to a multiple of 16. */
 export function seqLenBucket(n: number, maxSeqLen: number): number {
-  return halfOctaveBucket(n, 8, maxSeqLen);
+  return Math.min(Math.max(16, Math.ceil(n / 16) * 16), Math.max(n, maxSeqLen));
 }
 
 /**
- * Most rows of length `seqLen` in one micro-batch: the power of two that keeps every stage
- * program under {@link PROGRAM_BYTES} (at least 1). `tokenBudget` overrides the estimate with
- * a fixed number of tokens per micro-batch (for tests and tuning).
+ * Most rows of length `seqLen` in one micro-batch: those that keep a run under
+ * {@link RUN_BYTES} (at least 1). `tokenBudget` overrides the estimate with a fixed number of
+ * tokens per micro-batch (for tests and tuning).
  */
 export function maxRows(cfg: ModelConfig, seqLen: number, tokenBudget?: number): number {
-  const tokens = tokenBudget ?? PROGRAM_BYTES / programBytesPerToken(cfg, seqLen);
-  return prevPow2(Math.max(1, Math.floor(tokens / seqLen)));
+  const tokens = tokenBudget ?? RUN_BYTES / bytesPerToken(cfg, seqLen);
+  return Math.max(1, Math.floor(tokens / seqLen));
 }
 
 /**
@@ -81,7 +66,7 @@ export function planMicroBatches(
     const seqLen = seqLenBucket(lengths[order[start]], cfg.maxSeqLen);
     const cap = maxRows(cfg, seqLen, tokenBudget);
     const indices = order.slice(start, start + cap);
-    out.push({ indices, rows: pow2Bucket(indices.length), seqLen });
+    out.push({ indices, rows: indices.length, seqLen });
     start += indices.length;
   }
   return out;

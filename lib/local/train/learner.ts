@@ -5,29 +5,20 @@
  * - `forwardBackward` runs the model on the datums in micro-batches, computes the loss
  *   (losses.ts) and **adds** the gradient to an accumulator; `optimStep` applies AdamW to the
  *   accumulated gradient and clears it (gradients add up across calls, as on Tinker).
- * - The compute is two module-level jitted functions (train and forward-only, step.ts) with
- *   the weights as arguments, so new weights never recompile; compiles happen once per
- *   (micro-batch shape, loss, model) and shapes are bucketed (batching.ts).
- * - Gradient accumulation happens inside the jitted train function and all device reads are
- *   deferred to the end of a call, so a micro-batch costs one dispatch and no host sync.
+ * - The compute is ONNX Runtime running one graph per (model, loss, trainable, mode): the
+ *   forward, the loss and the backward written out by hand (`../onnx/train_graph.ts`), with the
+ *   weights as inputs, so new weights never rebuild a session. Weights, gradients and Adam's
+ *   moments live on the host as float32 arrays (adam.ts), outside any engine's heap.
  *
  * @module
  */
 
-import { blockUntilReady, type numpy as np, tree } from "@jax-js/jax";
-import {
-  disposeTree,
-  initEngine,
-  type ParamTree,
-  readFloat32,
-  toDevice,
-  toHost,
-} from "../engine.ts";
 import { UserInputError } from "../errors.ts";
 import type { LoraSpec, ModelConfig } from "../model/config.ts";
-import { forwardSpec } from "../model/gpt.ts";
 import { checkBaseParameters, initLoraParameters } from "../model/params.ts";
-import type { NamedTensors } from "../tensors.ts";
+import { hostTensor, type NamedTensors } from "../tensors.ts";
+import type { TrainGraphSpec } from "../onnx/train_graph.ts";
+import { runStep } from "../onnx/train_session.ts";
 import {
   type AdamState,
   adamStateFromHost,
@@ -37,22 +28,7 @@ import {
 } from "./adam.ts";
 import { packMicroBatch, planMicroBatches } from "./batching.ts";
 import { LOSSES, type LossFnName, resolveLossConfig } from "./losses.ts";
-import {
-  blockBackwardProgram,
-  blockProgram,
-  type DeviceBatch,
-  embedBackwardProgram,
-  embedProgram,
-  headForwardProgram,
-  headTrainProgram,
-  type Stage,
-  stagesOf,
-  type StepArgs,
-  type StepOutputs,
-  type StepStatics,
-  toDeviceBatch,
-  zerosLike,
-} from "./step.ts";
+import { datumTail, gradientStart } from "./receptive.ts";
 import {
   ADAM_DEFAULTS,
   type AdamParams,
@@ -64,15 +40,10 @@ import {
 import { validateAdamParams, validateForwardBackward } from "./validate.ts";
 import { collectResults, type MicroBatchResult, targetWidth } from "./results.ts";
 
-/** Waits until `x` is computed, so that its program's buffers are free for the next one. */
-function ready<T extends object>(x: T): Promise<T> {
-  return blockUntilReady(x);
-}
-
 /** Options of {@link Learner.create}. */
 export interface LearnerOptions {
   config: ModelConfig;
-  /** Base weights (copied to the device; the map is not kept). */
+  /** Base weights (copied for a full learner; kept, not modified, for a LoRA one). */
   base: NamedTensors;
   /** LoRA settings (rank, alpha, seed, targets); ignored when `trainable` is `"full"`. */
   lora: LoraSpec;
@@ -80,7 +51,7 @@ export interface LearnerOptions {
   adapter?: NamedTensors;
   /** `"lora"` (default) trains the adapter; `"full"` trains the base weights, no LoRA. */
   trainable?: Trainable;
-  /** Fixed tokens per micro-batch instead of the heap-derived budget (tests, tuning). */
+  /** Fixed tokens per micro-batch instead of the memory-derived budget (tests, tuning). */
   microBatchTokens?: number;
 }
 
@@ -101,13 +72,13 @@ export interface ForwardBackwardOptions {
 export class Learner {
   readonly config: ModelConfig;
   readonly trainable: Trainable;
-  readonly #statics: Omit<StepStatics, "lossFn">;
   readonly #microBatchTokens?: number;
-  /** Canonical tensor order of the trained tree (jax-js may reorder object keys). */
-  readonly #names: string[];
-  #trained: ParamTree;
-  #frozen: ParamTree;
-  #grads: ParamTree;
+  readonly #graph: Omit<TrainGraphSpec, "loss" | "topK" | "mode">;
+  /** The trained tensors (own copies), in canonical order. */
+  #trained: NamedTensors;
+  /** Frozen base weights of a LoRA learner (empty for a full one). */
+  readonly #frozen: NamedTensors;
+  #grads: Map<string, Float32Array>;
   /** Micro-batches whose gradient is in `#grads` since the last step. */
   #pending = 0;
   #adam: AdamState;
@@ -116,27 +87,42 @@ export class Learner {
     this.config = opts.config;
     this.trainable = opts.trainable ?? "lora";
     this.#microBatchTokens = opts.microBatchTokens;
-    const lora = this.trainable === "lora" ? opts.lora : null;
-    this.#statics = { ...forwardSpec(opts.config, lora), trainable: this.trainable };
-    this.#names = [...trained.keys()];
-    this.#trained = toDevice(trained);
-    this.#frozen = toDevice(frozen);
+    this.#trained = copyTensors(trained);
+    this.#frozen = frozen;
+    const adapters: NonNullable<TrainGraphSpec["lora"]>["adapters"] = {};
+    if (this.trainable === "lora") {
+      for (const [name, a] of trained) {
+        if (!name.endsWith(".lora_a")) continue;
+        const path = name.slice(0, -".lora_a".length);
+        const b = trained.get(`${path}.lora_b`)!;
+        adapters[path] = { inF: a.shape[0], rank: a.shape[1], outF: b.shape[1] };
+      }
+    }
+    this.#graph = {
+      config: opts.config,
+      trainable: this.trainable,
+      ...(this.trainable === "lora"
+        ? { lora: { scale: opts.lora.alpha / opts.lora.rank, adapters } }
+        : {}),
+    };
     this.#grads = zerosLike(this.#trained);
     this.#adam = initAdamState(this.#trained);
   }
 
   /**
-   * Builds a learner: checks the base weights, starts the engine and copies the weights to
-   * the device. A LoRA learner starts from `adapter` or from the seeded LoRA init (B = 0,
-   * so it begins exactly at the base model).
+   * Builds a learner: checks the base weights. A LoRA learner starts from `adapter` or from
+   * the seeded LoRA init (B = 0, so it begins exactly at the base model).
    */
-  static async create(opts: LearnerOptions): Promise<Learner> {
+  static create(opts: LearnerOptions): Promise<Learner> {
     checkBaseParameters(opts.config, opts.base);
-    await initEngine();
-    if ((opts.trainable ?? "lora") === "full") return new Learner(opts, opts.base, new Map());
+    if ((opts.trainable ?? "lora") === "full") {
+      return Promise.resolve(new Learner(opts, opts.base, new Map()));
+    }
     const fresh = initLoraParameters(opts.config, opts.lora);
     if (opts.adapter) checkSameLayout("adapter", fresh, opts.adapter);
-    return new Learner(opts, opts.adapter ?? fresh, opts.base);
+    return Promise.resolve(
+      new Learner(opts, ordered(opts.adapter ?? fresh, [...fresh.keys()]), opts.base),
+    );
   }
 
   /** Optimizer steps taken (restored by {@link loadOptimizerState}). */
@@ -148,8 +134,8 @@ export class Learner {
    * Tinker's forward_backward (or `forward` with `forwardOnly`): per-datum target log-probs
    * and metrics (`loss:sum` plus the loss's own, e.g. `clip_fraction:mean`). Validates the
    * request again (cheap) so that direct callers get the same errors as the server's. If a
-   * micro-batch fails (e.g. out of heap), the gradients accumulated before this call are kept
-   * and nothing of this call is.
+   * micro-batch fails, the gradients accumulated before this call are kept and nothing of
+   * this call is.
    */
   async forwardBackward(
     datums: readonly LearnerDatum[],
@@ -160,110 +146,63 @@ export class Learner {
     validateForwardBackward(this.config, datums, lossFn, lossFnConfig);
     const name = lossFn as LossFnName;
     const k = targetWidth(datums);
+    const spec: TrainGraphSpec = {
+      ...this.#graph,
+      loss: name,
+      topK: k > 0,
+      mode: forwardOnly ? "forward" : "train",
+    };
+    const config = resolveLossConfig(name, lossFnConfig);
+    const starts = forwardOnly ? [] : datums.map((d) => gradientStart(this.config, d, name));
+    if (!starts.some((s) => s > 0)) {
+      const run = await this.#run(datums, spec, config);
+      if (run.grads) this.#addGrads(run.grads, run.runs);
+      return collectResults(run.results, datums, k, LOSSES[name]);
+    }
+    // A windowed model: the log-probs and the loss over every token, then the backward over
+    // the tails that can carry a gradient (receptive.ts).
+    const forward = await this.#run(datums, { ...spec, mode: "forward" }, config);
+    const tails = datums.flatMap((d, i) =>
+      starts[i] < d.tokens.length ? [datumTail(d, starts[i])] : []
+    );
+    if (tails.length > 0) {
+      const train = await this.#run(tails, spec, config);
+      this.#addGrads(train.grads!, train.runs);
+    } else this.#pending += forward.runs; // a zero gradient still makes the next step a step
+
+    return collectResults(forward.results, datums, k, LOSSES[name]);
+  }
+
+  /**
+   * Runs `spec`'s graph over `datums` in micro-batches: their outputs and, for a training
+   * graph, the sum of their gradients (not yet added to the learner's).
+   */
+  async #run(
+    datums: readonly LearnerDatum[],
+    spec: TrainGraphSpec,
+    config: Readonly<Record<string, number>>,
+  ): Promise<{ results: MicroBatchResult[]; grads?: Map<string, Float32Array>; runs: number }> {
+    const k = spec.topK ? targetWidth(datums) : 0;
     const lengths = datums.map((d) => d.tokens.length);
     const plan = planMicroBatches(this.config, lengths, this.#microBatchTokens);
-    const step: StepArgs = {
-      config: resolveLossConfig(name, lossFnConfig),
-      statics: { ...this.#statics, lossFn: name },
-    };
-    const saved = { grads: tree.ref(this.#grads), pending: this.#pending };
+    const weights = [...this.#frozen, ...this.#trained];
     const results: MicroBatchResult[] = [];
-    try {
-      for (const mb of plan) {
-        const packed = packMicroBatch(datums, mb, k, name !== "cross_entropy");
-        const out = await this.#runMicroBatch(toDeviceBatch(packed), step, forwardOnly);
-        const [lp, sums] = await Promise.all([readFloat32(out.lp), readFloat32(out.sums)]);
-        results.push({ mb, lp, sums });
-      }
-    } catch (e) {
-      disposeTree(this.#grads);
-      this.#grads = saved.grads;
-      this.#pending = saved.pending;
-      throw e;
+    let grads: Map<string, Float32Array> | undefined;
+    for (const mb of plan) {
+      const packed = packMicroBatch(datums, mb, k, spec.loss !== "cross_entropy");
+      const out = await runStep(spec, weights, packed, config);
+      results.push({ mb, lp: out.lp, sums: out.sums });
+      if (spec.mode === "forward") continue;
+      if (!grads) grads = out.grads;
+      else for (const [n, g] of out.grads) addInto(grads.get(n)!, g);
     }
-    disposeTree(saved.grads);
-    return collectResults(results, datums, k, LOSSES[name]);
+    return { results, grads, runs: plan.length };
   }
 
-  /**
-   * Runs one micro-batch as a chain of stage programs (`step.ts` says why), waiting for each
-   * before issuing the next so that it reuses the buffers the previous one freed. A training
-   * pass adds its gradient to `#grads`.
-   */
-  async #runMicroBatch(
-    batch: DeviceBatch,
-    step: StepArgs,
-    forwardOnly: boolean,
-  ): Promise<StepOutputs> {
-    const s = step.statics;
-    const stages = stagesOf(this.#trained, this.#frozen, this.trainable);
-    const refs = (st: Stage) => [tree.ref(st.trained), tree.ref(st.frozen)] as const;
-    const full = this.trainable === "full";
-    const { tokens, ...head } = batch;
-    let x = await ready(embedProgram(...refs(stages.embed), full ? tokens.ref : tokens, s));
-    const inputs: np.Array[] = [];
-    for (const block of stages.blocks) {
-      if (!forwardOnly) inputs.push(x.ref);
-      x = await ready(blockProgram(...refs(block), x, s));
-    }
-    if (forwardOnly) {
-      if (full) tokens.dispose();
-      return await ready(headForwardProgram(...refs(stages.head), x, head, step.config, s));
-    }
-    // From here on `#grads` is rebuilt stage by stage (the caller keeps the old tree).
-    this.#grads = { ...this.#grads };
-    const out = await ready(
-      headTrainProgram(...refs(stages.head), this.#takeGrads(""), x, head, step.config, s),
-    );
-    this.#putGrads("", out.acc);
-    let dy = out.dx;
-    for (let i = stages.blocks.length - 1; i >= 0; i--) {
-      const prefix = `blocks.${i}.`;
-      const r = await ready(
-        blockBackwardProgram(...refs(stages.blocks[i]), this.#takeGrads(prefix), inputs[i], dy, s),
-      );
-      this.#putGrads(prefix, r.acc);
-      dy = r.dx;
-    }
-    if (full) {
-      const acc = this.#takeGrads("", ["wte.", "wpe."]);
-      this.#putGrads(
-        "",
-        await ready(
-          embedBackwardProgram(acc, tokens, dy, {
-            vocab: this.config.vocabSize,
-            context: this.config.maxSeqLen,
-          }),
-        ),
-      );
-    } else dy.dispose();
-    this.#pending++;
-    return { lp: out.lp, sums: out.sums };
-  }
-
-  /**
-   * Removes and returns the accumulated gradients of one stage, under stage-local names: the
-   * keys under `prefix` (a block) or, with `prefix` "", the top-level ones (of `only` if given,
-   * else the head's).
-   */
-  #takeGrads(prefix: string, only = ["ln_f.", "lm_head."]): ParamTree {
-    const out: ParamTree = {};
-    for (const key of Object.keys(this.#grads)) {
-      const local = prefix
-        ? (key.startsWith(prefix) ? key.slice(prefix.length) : null)
-        : only.some((o) => key.startsWith(o))
-        ? key
-        : null;
-      if (local === null) continue;
-      out[local] = this.#grads[key];
-      delete this.#grads[key];
-    }
-    return out;
-  }
-
-  /** Puts a stage's gradients (stage-local names) back under `prefix`. */
-  #putGrads(prefix: string, grads: ParamTree): void {
-    for (const [k, v] of Object.entries(grads)) this.#grads[prefix + k] = v;
+  /** Adds one call's gradients (of `runs` micro-batches) to the accumulated ones. */
+  #addGrads(grads: Map<string, Float32Array>, runs: number): void {
+    for (const [n, g] of grads) addInto(this.#grads.get(n)!, g);
+    this.#pending += runs;
   }
 
   /**
@@ -274,50 +213,34 @@ export class Learner {
    * @returns `grad_norm:mean` (global L2 norm before clipping) and `learning_rate:mean`;
    * colon keys, like forward_backward's, so any client that reduces metrics can.
    */
-  async optimStep(params: AdamParams): Promise<Record<string, number>> {
+  optimStep(params: AdamParams): Promise<Record<string, number>> {
     validateAdamParams(params);
     const lr = params.learning_rate ?? ADAM_DEFAULTS.learning_rate;
-    if (this.#pending === 0) return { "grad_norm:mean": 0, "learning_rate:mean": lr };
-    // The old weights and moments are kept until the norm is read: a gradient that overflowed
-    // float32 (a reward of 1e30 does it) would turn every weight into NaN, so such a step is
-    // refused and the model stays as it was.
-    const before = { trained: tree.ref(this.#trained), m: tree.ref(this.#adam.m) };
-    const beforeV = tree.ref(this.#adam.v), beforeStep = this.#adam.step;
-    const { params: trained, state, gradNorm } = adamStep(
-      this.#trained,
-      this.#grads,
-      this.#adam,
-      params,
-    );
-    const [norm] = await readFloat32(gradNorm);
-    this.#grads = zerosLike(trained);
-    this.#pending = 0;
+    if (this.#pending === 0) {
+      return Promise.resolve({ "grad_norm:mean": 0, "learning_rate:mean": lr });
+    }
+    // A gradient that overflowed float32 (a reward of 1e30 does it) would turn every weight
+    // into NaN, so such a step is refused and the model stays as it was.
+    const norm = adamStep(this.#trained, this.#grads, this.#adam, params);
+    this.#resetGrads();
     if (!Number.isFinite(norm)) {
-      disposeTree(trained);
-      disposeTree(state.m);
-      disposeTree(state.v);
-      this.#trained = before.trained;
-      this.#adam = { m: before.m, v: beforeV, step: beforeStep };
-      throw new UserInputError(
-        `optim_step: the gradient norm is ${norm} (the gradients overflowed float32: are the ` +
-          `advantages or loss weights far too large?); the step was not applied and the ` +
-          `accumulated gradients were dropped`,
+      return Promise.reject(
+        new UserInputError(
+          `optim_step: the gradient norm is ${norm} (the gradients overflowed float32: are the ` +
+            `advantages or loss weights far too large?); the step was not applied and the ` +
+            `accumulated gradients were dropped`,
+        ),
       );
     }
-    disposeTree(before.trained);
-    disposeTree(before.m);
-    disposeTree(beforeV);
-    this.#trained = trained;
-    this.#adam = state;
-    return { "grad_norm:mean": norm, "learning_rate:mean": lr };
+    return Promise.resolve({ "grad_norm:mean": norm, "learning_rate:mean": lr });
   }
 
   /**
    * The trained weights, in canonical order: the LoRA adapter (`<path>.lora_a/.lora_b`) or,
-   * for a full learner, all base weights. This is what sampler checkpoints store.
+   * for a full learner, all base weights. This is what sampler checkpoints store. A copy.
    */
-  async exportAdapter(): Promise<NamedTensors> {
-    return ordered(await toHost(this.#trained), this.#names);
+  exportAdapter(): Promise<NamedTensors> {
+    return Promise.resolve(copyTensors(this.#trained));
   }
 
   /**
@@ -326,42 +249,47 @@ export class Learner {
    * @throws {UserInputError} if the tensors do not match this learner's layout.
    */
   loadAdapter(weights: NamedTensors): void {
-    checkSameLayout(this.trainable === "lora" ? "adapter" : "weights", this.#hostLayout(), weights);
-    disposeTree(this.#trained);
-    this.#trained = toDevice(ordered(weights, this.#names));
+    checkSameLayout(this.trainable === "lora" ? "adapter" : "weights", this.#trained, weights);
+    this.#trained = copyTensors(ordered(weights, [...this.#trained.keys()]));
     this.#resetGrads();
   }
 
   /** Adam's moments and step count, for `save_state`. */
   exportOptimizerState(): Promise<OptimizerState> {
-    return adamStateToHost(this.#adam);
+    return Promise.resolve(adamStateToHost(this.#adam, this.#trained));
   }
 
   /** Restores Adam's moments and step count (from {@link exportOptimizerState}). */
   loadOptimizerState(state: OptimizerState): void {
-    const next = adamStateFromHost(this.#trained, state);
-    disposeTree(this.#adam.m);
-    disposeTree(this.#adam.v);
-    this.#adam = next;
+    this.#adam = adamStateFromHost(this.#trained, state);
   }
 
-  /** Frees every device array; the learner is unusable afterwards. */
+  /** Drops the learner's arrays; the learner is unusable afterwards. */
   dispose(): void {
-    for (const t of [this.#trained, this.#frozen, this.#grads, this.#adam.m, this.#adam.v]) {
-      disposeTree(t);
-    }
+    this.#trained = new Map();
+    this.#grads = new Map();
+    this.#adam = { m: new Map(), v: new Map(), step: this.#adam.step };
   }
 
   #resetGrads(): void {
-    disposeTree(this.#grads);
-    this.#grads = zerosLike(this.#trained);
+    for (const g of this.#grads.values()) g.fill(0);
     this.#pending = 0;
   }
+}
 
-  /** Names and shapes of the trained tree, as an empty-data layout for checks. */
-  #hostLayout(): Map<string, { shape: readonly number[] }> {
-    return new Map(this.#names.map((n) => [n, { shape: this.#trained[n].shape }]));
-  }
+/** `acc += x`. */
+function addInto(acc: Float32Array, x: Float32Array): void {
+  for (let i = 0; i < acc.length; i++) acc[i] += x[i];
+}
+
+/** Zeros with the names and sizes of `t`. */
+function zerosLike(t: NamedTensors): Map<string, Float32Array> {
+  return new Map([...t].map(([k, x]) => [k, new Float32Array(x.data.length)]));
+}
+
+/** Own copies of host tensors (the learner updates its trained tensors in place). */
+function copyTensors(t: NamedTensors): NamedTensors {
+  return new Map([...t].map(([k, x]) => [k, hostTensor(x.shape, Float32Array.from(x.data))]));
 }
 
 /** `tensors` re-keyed in `names` order. */

@@ -1,6 +1,8 @@
 /**
- * Tinker's five built-in losses as pure, jittable jax-js functions of the learner's target
- * log-probs `lp` (spec: `tinker-protocol.md` §4).
+ * Tinker's five built-in losses as ONNX subgraphs of the learner's training graph
+ * (`../onnx/train_graph.ts`) over its target log-probs `lp` (spec: `tinker-protocol.md` §4).
+ * Each returns its value, its gradient with respect to `lp` (every loss is elementwise per
+ * token, so the graph backpropagates from there by hand) and its statistics.
  *
  * Every loss is a **sum** over tokens (and, since the learner adds micro-batches, over datums):
  * per-sequence or per-batch normalisation is the client's job, folded into its weights or
@@ -12,12 +14,10 @@
  * negative: `forward_backward_custom` sends `weights = −∂loss/∂lp`). For the RL losses it is
  * the optional `weights` input (default 1), as SkyRL applies it.
  *
- * Ownership: each loss consumes its array arguments (jax-js convention).
- *
  * @module
  */
 
-import { lax, numpy as np } from "@jax-js/jax";
+import type { GraphBuilder } from "../onnx/graph.ts";
 
 /** The loss names of Tinker's `LossFnType`. */
 export const LOSS_FN_NAMES = [
@@ -31,37 +31,32 @@ export const LOSS_FN_NAMES = [
 /** One of Tinker's built-in losses. */
 export type LossFnName = typeof LOSS_FN_NAMES[number];
 
-/**
- * Per-token tensors a loss reads, each with the shape of `lp` (`[B, T]`, or `[B, T, K]` for
- * 2-D cross-entropy).
- */
+/** Value names of the per-token tensors a loss reads, each `[N, K]` (K = 1 unless top-K). */
 export type LossTokens = {
+  /** The learner's target log-probs. */
+  lp: string;
   /** Per-token multiplier, 0 at padding (see the module doc). */
-  weights: np.Array;
+  weights: string;
   /** Sampler log-probs `q` (the `logprobs` input); RL losses only. */
-  logprobs?: np.Array;
+  logprobs?: string;
   /** Advantages `A`; RL losses only. */
-  advantages?: np.Array;
+  advantages?: string;
 };
 
-/**
- * The loss's `loss_fn_config` values with defaults filled in. Plain numbers or scalar
- * arrays: under `jit` both are traced, so a new value does not recompile.
- */
-export type LossConfig = Record<string, number | np.Array>;
+/** Value names of the loss's `loss_fn_config` scalars (float graph inputs), by key. */
+export type LossConfig = Record<string, string>;
 
-/**
- * A loss's value and the scalar sums its metrics are made of. Sums (not ratios) so that
- * micro-batches can be added up before the host divides.
- */
+/** A loss's subgraph: scalars whose sums make the metrics, and the gradient. */
 export type LossTerms = {
   /** Scalar loss L (the sum over all tokens). */
-  loss: np.Array;
+  loss: string;
+  /** `∂L/∂lp`, `[N, K]`. */
+  dlp: string;
   /** Scalar sums for {@link LossDefinition.metrics}, e.g. clipped and active token counts. */
-  stats: Record<string, np.Array>;
+  stats: Record<string, string>;
 };
 
-/** A built-in loss: its wire contract and its jittable implementation. */
+/** A built-in loss: its wire contract and its subgraph. */
 export interface LossDefinition {
   /** `loss_fn_inputs` keys that must be present (besides the shape rules in validate.ts). */
   requiredInputs: readonly string[];
@@ -71,10 +66,10 @@ export interface LossDefinition {
   config: Readonly<Record<string, number>>;
   /** Whether `target_tokens`/`weights` may be `[N, K]` (top-K distillation). */
   allows2d: boolean;
-  /** Names of the scalar sums `fn` returns in {@link LossTerms.stats}. */
+  /** Names of the scalar sums `graph` returns in {@link LossTerms.stats}. */
   stats: readonly string[];
-  /** The loss; consumes `lp` and `tokens`. */
-  fn: (lp: np.Array, tokens: LossTokens, config: LossConfig) => LossTerms;
+  /** Adds the loss to `g`. */
+  graph: (g: GraphBuilder, tokens: LossTokens, config: LossConfig) => LossTerms;
   /** Host-side metrics (besides `loss:sum`) from the summed {@link LossTerms.stats}. */
   metrics: (stats: Record<string, number>) => Record<string, number>;
 }
@@ -82,40 +77,34 @@ export interface LossDefinition {
 const CLIP_STATS = ["clipped", "active"] as const;
 const RL_INPUTS = ["target_tokens", "logprobs", "advantages"] as const;
 
-/**
- * A config value that is used again later: numbers pass through, arrays get a new reference
- * (jax-js ops consume their array arguments).
- */
-function keep(x: number | np.Array): number | np.Array {
-  return typeof x === "number" ? x : x.ref;
-}
-
 /** The per-token values of a loss after {@link gate}. */
-type Gated = { lp: np.Array; w: np.Array; q: np.Array; a: np.Array };
+type Gated = { lp: string; w: string; q: string; a: string };
 
 /**
  * Replaces `lp`, `q` and `A` by 0 wherever the weight is 0, before any arithmetic. Then a
  * masked position computes `r = 1` and finite terms whatever the client (or the padding)
  * put there, and its `w = 0` factor zeroes it in both the value and the gradient. (A mask
  * applied only at the end would still turn `0 · ∞` from e.g. `exp(lp − q)` with a huge
- * `−q` into a NaN gradient.) Absent RL inputs come back as zeros. Consumes its arguments.
+ * `−q` into a NaN gradient.) Absent RL inputs come back as zeros.
  */
-function gate(lp: np.Array, tokens: LossTokens): Gated {
-  const on = np.notEqual(tokens.weights.ref, 0);
-  const g = (x: np.Array | undefined) => x ? np.where(on.ref, x, 0) : np.zerosLike(lp.ref);
-  const out = { q: g(tokens.logprobs), a: g(tokens.advantages), lp: g(lp), w: tokens.weights };
-  on.dispose();
-  return out;
+function gate(g: GraphBuilder, t: LossTokens): Gated {
+  const on = g.op("Not", [g.op("Equal", [t.weights, g.scalar(0)])]);
+  const zero = g.scalar(0);
+  const z = (x: string | undefined) => x ? g.op("Where", [on, x, zero]) : zero;
+  return { lp: z(t.lp), w: t.weights, q: z(t.logprobs), a: z(t.advantages) };
 }
 
-/** `−Σ w·objective`, the summed loss. Consumes both. */
-function weightedLoss(objective: np.Array, w: np.Array): np.Array {
-  return w.mul(objective).sum().neg();
+/** `−Σ w·objective` and its gradient `−w·∂objective/∂lp`. */
+function weighted(g: GraphBuilder, w: string, objective: string, dObjective: string) {
+  const sum = g.op("ReduceSum", [g.op("Mul", [w, objective])], { keepdims: { i: 0 } });
+  // 0 − x rather than −x: a masked position's gradient is +0, as autodiff gives.
+  const dlp = g.op("Sub", [g.scalar(0), g.op("Mul", [w, dObjective])]);
+  return { loss: g.op("Neg", [sum]), dlp };
 }
 
-/** `r = exp(lp − q)`, the learner/sampler probability ratio. Consumes both. */
-function ratio(lp: np.Array, q: np.Array): np.Array {
-  return np.exp(lp.sub(q));
+/** `r = exp(lp − q)`, the learner/sampler probability ratio. */
+function ratio(g: GraphBuilder, lp: string, q: string): string {
+  return g.op("Exp", [g.op("Sub", [lp, q])]);
 }
 
 /** `clip_fraction:mean` = clipped / active, 0 when no token is active. */
@@ -124,46 +113,53 @@ function clipFraction(stats: Record<string, number>): Record<string, number> {
 }
 
 /** `L = Σ −w·lp`. */
-function crossEntropy(lp: np.Array, tokens: LossTokens): LossTerms {
-  const t = gate(lp, tokens);
-  t.q.dispose();
-  t.a.dispose();
-  return { loss: weightedLoss(t.lp, t.w), stats: {} };
+function crossEntropy(g: GraphBuilder, tokens: LossTokens): LossTerms {
+  const t = gate(g, tokens);
+  return { ...weighted(g, t.w, t.lp, g.scalar(1)), stats: {} };
 }
 
-/** `L = −Σ r·A`. */
-function importanceSampling(lp: np.Array, tokens: LossTokens): LossTerms {
-  const t = gate(lp, tokens);
-  return { loss: weightedLoss(ratio(t.lp, t.q).mul(t.a), t.w), stats: {} };
+/** `L = −Σ r·A`; `∂(r·A)/∂lp = r·A`. */
+function importanceSampling(g: GraphBuilder, tokens: LossTokens): LossTerms {
+  const t = gate(g, tokens);
+  const ra = g.op("Mul", [ratio(g, t.lp, t.q), t.a]);
+  return { ...weighted(g, t.w, ra, ra), stats: {} };
 }
 
 /**
  * Sums for `clip_fraction:mean`: `active` counts tokens with weight ≠ 0 and A ≠ 0 (the
  * ones a policy-gradient loss acts on; prompt tokens have A = 0), `clipped` those of them
- * where `isClipped` holds. Consumes `isClipped`, borrows `a` (gated, so A ≠ 0 implies w ≠ 0).
+ * where `isClipped` holds (`a` is gated, so A ≠ 0 implies w ≠ 0).
  */
-function clipStats(isClipped: np.Array, a: np.Array): Record<string, np.Array> {
-  const active = np.notEqual(a.ref, 0);
-  const clipped = np.logicalAnd(isClipped, active.ref).astype(np.float32).sum();
-  return { clipped, active: active.astype(np.float32).sum() };
+function clipStats(g: GraphBuilder, isClipped: string, a: string): Record<string, string> {
+  const active = g.op("Not", [g.op("Equal", [a, g.scalar(0)])]);
+  const count = (x: string) =>
+    g.op("ReduceSum", [g.op("Cast", [x], { to: { i: 1 } })], { keepdims: { i: 0 } });
+  return { clipped: count(g.op("And", [isClipped, active])), active: count(active) };
+}
+
+/** `clip(r, lo, hi)`. */
+function clip(g: GraphBuilder, r: string, lo: string, hi: string): string {
+  return g.op("Min", [g.op("Max", [r, lo]), hi]);
 }
 
 /**
  * `L = −Σ min(r·A, clip(r, lo, hi)·A)`. Where the clipped term is the smaller one the
- * gradient is 0 (jax's `clip` has zero derivative outside `[lo, hi]`); `clipped` counts
- * those tokens: `A > 0, r > hi` or `A < 0, r < lo`.
+ * gradient is 0 (`clip` has zero derivative outside `[lo, hi]`, and inside it both terms are
+ * the same); `clipped` counts those tokens: `A > 0, r > hi` or `A < 0, r < lo`.
  */
-function ppo(lp: np.Array, tokens: LossTokens, config: LossConfig): LossTerms {
-  const { lp: l, w, q, a } = gate(lp, tokens);
+function ppo(g: GraphBuilder, tokens: LossTokens, config: LossConfig): LossTerms {
+  const { lp, w, q, a } = gate(g, tokens);
   const lo = config.clip_low_threshold, hi = config.clip_high_threshold;
-  const r = ratio(l, q);
-  const isClipped = np.logicalOr(
-    np.logicalAnd(np.greater(a.ref, 0), np.greater(r.ref, keep(hi))),
-    np.logicalAnd(np.less(a.ref, 0), np.less(r.ref, keep(lo))),
-  );
-  const stats = clipStats(isClipped, a);
-  const objective = np.minimum(r.ref.mul(a.ref), np.clip(r, lo, hi).mul(a));
-  return { loss: weightedLoss(objective, w), stats };
+  const r = ratio(g, lp, q);
+  const zero = g.scalar(0);
+  const isClipped = g.op("Or", [
+    g.op("And", [g.op("Greater", [a, zero]), g.op("Greater", [r, hi])]),
+    g.op("And", [g.op("Less", [a, zero]), g.op("Less", [r, lo])]),
+  ]);
+  const ra = g.op("Mul", [r, a]), ca = g.op("Mul", [clip(g, r, lo, hi), a]);
+  const objective = g.op("Min", [ra, ca]);
+  const dObjective = g.op("Where", [g.op("Greater", [ra, ca]), zero, ra]);
+  return { ...weighted(g, w, objective, dObjective), stats: clipStats(g, isClipped, a) };
 }
 
 /**
@@ -171,21 +167,25 @@ function ppo(lp: np.Array, tokens: LossTokens, config: LossConfig): LossTerms {
  * clipped ratio with its gradient stopped, so every token keeps a gradient (unlike PPO);
  * `clipped` counts tokens with `r` outside `[lo, hi]`.
  */
-function cispo(lp: np.Array, tokens: LossTokens, config: LossConfig): LossTerms {
-  const { lp: l, w, q, a } = gate(lp, tokens);
+function cispo(g: GraphBuilder, tokens: LossTokens, config: LossConfig): LossTerms {
+  const { lp, w, q, a } = gate(g, tokens);
   const lo = config.clip_low_threshold, hi = config.clip_high_threshold;
-  const r = ratio(l.ref, q);
-  const isClipped = np.logicalOr(np.less(r.ref, keep(lo)), np.greater(r.ref, keep(hi)));
-  const stats = clipStats(isClipped, a);
-  const coef = lax.stopGradient(np.clip(r, lo, hi));
-  return { loss: weightedLoss(coef.mul(l).mul(a), w), stats };
+  const r = ratio(g, lp, q);
+  const isClipped = g.op("Or", [g.op("Less", [r, lo]), g.op("Greater", [r, hi])]);
+  const coefA = g.op("Mul", [clip(g, r, lo, hi), a]);
+  const objective = g.op("Mul", [coefA, lp]);
+  return { ...weighted(g, w, objective, coefA), stats: clipStats(g, isClipped, a) };
 }
 
 /** `L = −Σ [lp·A − ½·β·(lp − q)²]`: a policy gradient with a quadratic pull towards q. */
-function dro(lp: np.Array, tokens: LossTokens, config: LossConfig): LossTerms {
-  const { lp: l, w, q, a } = gate(lp, tokens);
-  const drift = np.square(l.ref.sub(q)).mul(config.beta).mul(0.5);
-  return { loss: weightedLoss(l.mul(a).sub(drift), w), stats: {} };
+function dro(g: GraphBuilder, tokens: LossTokens, config: LossConfig): LossTerms {
+  const { lp, w, q, a } = gate(g, tokens);
+  const drift = g.op("Mul", [g.op("Sub", [lp, q]), config.beta]); // β·(lp − q)
+  const objective = g.op("Sub", [
+    g.op("Mul", [lp, a]),
+    g.op("Mul", [g.op("Mul", [drift, g.op("Sub", [lp, q])]), g.scalar(0.5)]),
+  ]);
+  return { ...weighted(g, w, objective, g.op("Sub", [a, drift])), stats: {} };
 }
 
 const noMetrics = () => ({});
@@ -204,7 +204,7 @@ export const LOSSES: Readonly<Record<LossFnName, LossDefinition>> = {
     config: {},
     allows2d: true,
     stats: [],
-    fn: crossEntropy,
+    graph: crossEntropy,
     metrics: noMetrics,
   },
   importance_sampling: {
@@ -213,7 +213,7 @@ export const LOSSES: Readonly<Record<LossFnName, LossDefinition>> = {
     config: {},
     allows2d: false,
     stats: [],
-    fn: importanceSampling,
+    graph: importanceSampling,
     metrics: noMetrics,
   },
   ppo: {
@@ -222,7 +222,7 @@ export const LOSSES: Readonly<Record<LossFnName, LossDefinition>> = {
     config: { clip_low_threshold: 0.8, clip_high_threshold: 1.2 },
     allows2d: false,
     stats: CLIP_STATS,
-    fn: ppo,
+    graph: ppo,
     metrics: clipFraction,
   },
   cispo: {
@@ -231,7 +231,7 @@ export const LOSSES: Readonly<Record<LossFnName, LossDefinition>> = {
     config: { clip_low_threshold: 0.0, clip_high_threshold: 4.0 },
     allows2d: false,
     stats: CLIP_STATS,
-    fn: cispo,
+    graph: cispo,
     metrics: clipFraction,
   },
   dro: {
@@ -240,7 +240,7 @@ export const LOSSES: Readonly<Record<LossFnName, LossDefinition>> = {
     config: { beta: 0.05 },
     allows2d: false,
     stats: [],
-    fn: dro,
+    graph: dro,
     metrics: noMetrics,
   },
 };

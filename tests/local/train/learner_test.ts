@@ -369,3 +369,43 @@ Deno.test("learner: full fine-tuning learns to reverse 7 tokens", async () => {
   const { loss, step } = await trainReverse("full", 150, 0.05);
   assert.ok(loss < 0.05, `loss ${loss} after ${step} steps`);
 });
+
+Deno.test("learner: a windowed model trains a long datum on its receptive field alone, with the same gradient", async () => {
+  // 2 layers, window 4: the loss at the last 3 tokens depends on the 3 + 2·3 tokens before.
+  const cfg = ModelConfigSchema.parse({
+    vocabSize: 16,
+    dModel: 16,
+    nLayers: 2,
+    nHeads: 2,
+    maxSeqLen: 256,
+    positions: "rope",
+    attentionWindow: 4,
+  });
+  const base = initBaseParameters(cfg, 4);
+  const rng = new Rng(9);
+  const n = 200;
+  const tokens = Int32Array.from({ length: n }, () => rng.int(16));
+  const targets = Int32Array.from({ length: n }, () => rng.int(16));
+  const tail = new Float32Array(n).fill(1, n - 3);
+  // The same datum with a negligible weight on token 0, so its gradient runs over every token.
+  const whole = tail.slice();
+  whole[0] = 1e-30;
+  const datum = (w: Float32Array): LearnerDatum => ({
+    tokens,
+    inputs: { target_tokens: { shape: [n], data: targets }, weights: { shape: [n], data: w } },
+  });
+  const deltas: number[][] = [], losses: number[] = [], lps: Float32Array[] = [];
+  for (const w of [tail, whole]) {
+    const l = await Learner.create({ config: cfg, base, lora: LORA, trainable: "full" });
+    deltas.push(
+      await stepDelta(l, async (l) => {
+        const out = await l.forwardBackward([datum(w)], "cross_entropy", {});
+        losses.push(out.metrics["loss:sum"]);
+        lps.push(out.outputs[0].logprobs.data);
+      }),
+    );
+  }
+  assertClose(lps[0], lps[1], 1e-6, "log-probs of every token");
+  assertClose([losses[0]], [losses[1]], 1e-6, "loss");
+  assertSameDelta(deltas[0], deltas[1], "tail vs whole datum");
+});

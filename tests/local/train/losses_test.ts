@@ -1,12 +1,8 @@
-import { numpy as np, valueAndGrad } from "@jax-js/jax";
+import * as ort from "onnxruntime-node";
 import { assert, assertClose } from "../../assert.ts";
-import { initEngine } from "../../../lib/local/engine.ts";
-import {
-  LOSSES,
-  type LossFnName,
-  type LossTokens,
-  resolveLossConfig,
-} from "../../../lib/local/train/losses.ts";
+import { GraphBuilder } from "../../../lib/local/onnx/graph.ts";
+import { GPT_OPSET } from "../../../lib/local/onnx/gpt_graph.ts";
+import { LOSSES, type LossFnName, resolveLossConfig } from "../../../lib/local/train/losses.ts";
 
 /** Host values of one loss evaluation (per-token arrays of equal length). */
 interface Case {
@@ -18,29 +14,45 @@ interface Case {
   shape?: number[];
 }
 
-function tokens(c: Case, shape: number[]): LossTokens {
-  const arr = (x: number[]) => np.array(Float32Array.from(x), { shape });
-  const t: LossTokens = { weights: arr(c.weights) };
-  if (c.logprobs) t.logprobs = arr(c.logprobs);
-  if (c.advantages) t.advantages = arr(c.advantages);
-  return t;
-}
-
-/** Loss value, d loss / d lp (jax-js autodiff) and the metric sums. */
+/**
+ * Loss value, d loss / d lp (the loss's own gradient subgraph) and the metric sums: the loss
+ * alone as an ONNX graph over per-token inputs of `shape`, run on ONNX Runtime.
+ */
 async function evaluate(name: LossFnName, c: Case) {
-  await initEngine();
   const shape = c.shape ?? [1, c.lp.length];
   const config = resolveLossConfig(name, c.config ?? {});
-  const f = (lp: np.Array) => {
-    const { loss, stats } = LOSSES[name].fn(lp, tokens(c, shape), config);
-    return [loss, stats] as [np.Array, Record<string, np.Array>];
-  };
-  const [[value, stats], grad] = valueAndGrad(f, { hasAux: true })(
-    np.array(Float32Array.from(c.lp), { shape }),
+  const g = new GraphBuilder();
+  const dims = shape.map((_, i) => `d${i}`);
+  const perToken = (n: string) => g.op("Flatten", [g.input(n, "float", dims)], { axis: { i: 2 } });
+  const cfg = Object.fromEntries(
+    Object.keys(config).map((k) => [k, g.input(`config.${k}`, "float", [])]),
   );
+  const terms = LOSSES[name].graph(g, {
+    lp: perToken("lp"),
+    weights: perToken("weights"),
+    ...(c.logprobs ? { logprobs: perToken("logprobs") } : {}),
+    ...(c.advantages ? { advantages: perToken("advantages") } : {}),
+  }, cfg);
+  g.output(terms.loss, "loss", "float", []);
+  g.output(terms.dlp, "dlp", "float", ["n", "k"]);
+  for (const [k, v] of Object.entries(terms.stats)) g.output(v, `stat.${k}`, "float", []);
+  const session = await ort.InferenceSession.create(g.toModel({ opset: GPT_OPSET }));
+  const t = (x: number[]) => new ort.Tensor("float32", Float32Array.from(x), shape);
+  const feeds: Record<string, ort.Tensor> = { lp: t(c.lp), weights: t(c.weights) };
+  if (c.logprobs) feeds.logprobs = t(c.logprobs);
+  if (c.advantages) feeds.advantages = t(c.advantages);
+  for (const [k, v] of Object.entries(config)) {
+    feeds[`config.${k}`] = new ort.Tensor("float32", Float32Array.of(v), []);
+  }
+  const out = await session.run(feeds);
+  await session.release();
   const sums: Record<string, number> = {};
-  for (const [k, v] of Object.entries(stats)) sums[k] = (await v.data())[0];
-  return { value: (await value.data())[0], grad: Array.from(await grad.data()), sums };
+  for (const k of Object.keys(terms.stats)) sums[k] = (out[`stat.${k}`].data as Float32Array)[0];
+  return {
+    value: (out.loss.data as Float32Array)[0],
+    grad: Array.from(out.dlp.data as Float32Array),
+    sums,
+  };
 }
 
 /** Central differences of the loss value in float32, step h. */
