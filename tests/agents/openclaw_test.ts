@@ -14,6 +14,12 @@
  * exit 1 and "Agent couldn't generate a response" (an incomplete turn). That is the model's
  * answer, not a failure of the proxy or the run: the test accepts exactly that end, from its
  * own log lines, besides exit 0, and says which it was.
+ *
+ * OpenClaw then drops that retry (its internal prompt and the answer to it) from its transcript,
+ * so its next run replays the conversation as it was before the retry. That does not extend the
+ * last turn the proxy served, and under `history` binding (only an exact extension joins) it
+ * opens a new proxy session, with OpenClaw's label. The test accepts several sessions, each with
+ * OpenClaw's label (`splitLabel`).
  */
 
 import { join } from "node:path";
@@ -26,6 +32,9 @@ import { AGENT_MODEL, agentTest, REWARD_HEADER, runCli } from "./clis.ts";
  * ~50k-token prompt takes 15–30 s more on a quiet machine, minutes beside other jobs.
  */
 const OPENCLAW_RUN_MS = 600_000;
+
+/** OpenClaw's session id; its requests carry it as their label (`tb-test:0`). */
+const SESSION = "tb-test";
 
 /** OpenClaw's config: the proxy as a custom provider (docs/proxy.md), rewarding each turn. */
 function config(url: string): string {
@@ -73,7 +82,7 @@ await agentTest(
   "openclaw",
   "OpenClaw",
   `agents: OpenClaw (chat completions) completes a session with its whole prompt through train --source proxy (${AGENT_MODEL}), which trains on it`,
-  { minPromptTokens: 40_000 },
+  { minPromptTokens: 40_000, splitLabel: SESSION },
   async (run, url, clis) => {
     const home = join(run.home, "openclaw-home");
     const work = join(run.home, "work");
@@ -89,7 +98,7 @@ await agentTest(
       "agent",
       "--local",
       "--session-id",
-      "tb-test",
+      SESSION,
       "--message",
       text,
       "--json",
