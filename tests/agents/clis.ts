@@ -191,7 +191,7 @@ export interface AgentRunRecords {
     turn_type: string;
   }[];
   /** `records/sessions.jsonl`: each session once it is gone, with the label its client sent. */
-  sessions: { session_id: string; label: string | null }[];
+  sessions: { session_id: string; label: string | null; opened: string }[];
   metrics: Record<string, number>[];
 }
 
@@ -305,15 +305,17 @@ export async function assertSessionTrained(
   );
   for (const t of trained) assert.equal(t.reward, 1);
   assert.ok(metrics.some((m) => m["train/datums"] > 0), `the run trained on ${name}'s turns`);
-  const opened = Math.max(...metrics.map((m) => m["proxy/rewards_without_turn"] ?? 0));
-  assert.equal(opened, ids.length, "only a session's first request had no turn to reward");
-  const first = main.find((t) => t.turn_index === 0)!;
-  for (const t of main.filter((t) => t.turn_index === 0)) {
-    assert.ok(
-      t.prompt_tokens >= expect.minPromptTokens,
-      `${name}'s whole prompt: ${t.prompt_tokens} tokens`,
-    );
-  }
+  const unrewarded = Math.max(...metrics.map((m) => m["proxy/rewards_without_turn"] ?? 0));
+  assert.equal(unrewarded, ids.length, "only a session's first request had no turn to reward");
+  // The CLI's first request: turn 0 of the session opened first (OpenClaw's later sessions may
+  // start with one of its own lean follow-up requests).
+  const openedAt = (id: string) => sessions.find((r) => r.session_id === id)?.opened ?? "";
+  const firstId = [...ids].sort((a, b) => openedAt(a).localeCompare(openedAt(b)))[0];
+  const first = main.find((t) => t.session_id === firstId && t.turn_index === 0)!;
+  assert.ok(
+    first.prompt_tokens >= expect.minPromptTokens,
+    `${name}'s whole prompt: ${first.prompt_tokens} tokens`,
+  );
   assert.ok(main.every((t) => !t.truncated_tokens), "nothing is cut");
   const s = (ms: number) => (ms / 1000).toFixed(1);
   const now = performance.now();
