@@ -10,10 +10,12 @@
  * rendered prompt reaches the target, and the last file is cut at the target. No OpenClaw
  * request was captured on this machine, so it is a composition of that size, not a replay.
  *
- * Measured: turn 1 sampled on ONNX Runtime with the prefix cache on (prefill + decode); turn 2,
+ * Measured: turn 1 sampled on ONNX Runtime with the prefix cache on (prefill in chunks of the
+ * blocked sliding-window graph, then decode; the load average is taken just before); turn 2,
  * turn 1's prompt + its reply + a tool result, sampled through the cache (tokens reused, time);
- * one LoRA training step (forward_backward on turn 1 with its reply, then optim_step) on the
- * jax-js learner. Also tokens per byte of the prompt under the byte, games and tools tokenizers.
+ * the ONNX learner's attention alone over turn 1's length (`train_attention.ts`); one LoRA
+ * training step (forward_backward on turn 1 with its reply, then optim_step) on the jax-js
+ * learner. Also tokens per byte of the prompt under the byte, games and tools tokenizers.
  *
  * @module
  */
@@ -24,9 +26,12 @@ import { Learner } from "../lib/local/train/mod.ts";
 import { LocalSampler } from "../lib/local/sampler/mod.ts";
 import { PrefixCache } from "../lib/local/sampler/prefix_cache.ts";
 import { HOST_ENTRIES, type HostKvCache } from "../lib/local/sampler/host_cache.ts";
+import { LONG_PREFILL_TOKENS } from "../lib/local/sampler/long_prefill.ts";
+import { prefillBlock } from "../lib/local/sampler/plan.ts";
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import type { Message, ToolSpec } from "../lib/renderers/types.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
+import { timeTrainAttention } from "./train_attention.ts";
 
 /** The sizes (`--smoke` shrinks them, see bench/smoke.ts). */
 export const LONG_PROMPT_BENCH = {
@@ -195,6 +200,7 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
     topkPromptLogprobs: 0,
     seed,
   });
+  const loadAtSample = Deno.loadavg();
   let t0 = performance.now();
   const [first] = await sampler.sample([job(prompt, 1)]);
   const sampleSeconds = seconds(t0);
@@ -219,6 +225,12 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
   log(`turn 2: ${next.length} tokens, ${cachedTokens} from the prefix cache, ${secondSeconds} s`);
   sampler.dispose();
 
+  const attention = await timeTrainAttention(spec.config, prompt.length);
+  log(
+    `learner's attention, forward and backward of ${prompt.length} tokens: ` +
+      `${attention.first_run_seconds} s, then ${attention.second_run_seconds} s`,
+  );
+
   // A turn of a length known to fit jax-js's 4 GiB heap first (its first prompt tokens and the
   // reply), then the whole turn: after a failed allocation the heap is fragmented, so the order
   // keeps the shorter measurement clean.
@@ -239,7 +251,7 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
   return {
     model: MODEL,
     config: spec.config,
-    load_average: Deno.loadavg(),
+    load_average: { at_sample: loadAtSample, at_end: Deno.loadavg() },
     prompt: {
       tokens: prompt.length,
       bytes,
@@ -251,6 +263,11 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
       chars: text.length,
     },
     sample: {
+      prefill: {
+        how: "blocked sliding-window graph, chunks of positions after the window before them",
+        chunk_tokens: LONG_PREFILL_TOKENS,
+        query_block: prefillBlock(spec.config),
+      },
       seconds: sampleSeconds,
       goal_seconds: 10,
       new_tokens: reply.tokens.length,
@@ -263,6 +280,7 @@ export async function benchLongPrompt(log: (msg: string) => void): Promise<objec
       seconds: secondSeconds,
       new_tokens: second.sequences[0].tokens.length,
     },
+    train_attention: attention,
     train_step: { lora_rank: LONG_PROMPT_BENCH.loraRank, goal_seconds: 30, ...full },
     train_step_shorter_turn: shorter,
   };
