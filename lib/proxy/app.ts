@@ -57,6 +57,7 @@ export function createProxyApp(o: ProxyOptions): ProxyApp {
     disconnected: 0,
     errors: {},
     historyBreaks: 0,
+    rewardsWithoutTurn: 0,
   };
   const sessions = new AgentSessions({
     idleMs: o.sessionIdleS == null ? null : o.sessionIdleS * 1000,

@@ -109,15 +109,16 @@ export function sessionNotFound(): ProxyError {
   );
 }
 
-/** A reward on a request that opens a session (there is no turn to reward): a 400. */
-export function noSessionToReward(binding: "token" | "history"): ProxyError {
+/**
+ * A reward on a request that opens a session under `token` binding (there is no turn to
+ * reward): a 400.
+ */
+export function noSessionToReward(): ProxyError {
   return new ProxyError(
     400,
     "X-Turn-Reward rewards the session's previous turn, but this request opens a new " +
-      "session: send back the X-Session-Token header of the session's first answer" +
-      (binding === "token"
-        ? " (or set proxy.session_binding: history for agents that cannot)"
-        : ""),
+      "session: send back the X-Session-Token header of the session's first answer " +
+      "(or set proxy.session_binding: history for agents that cannot)",
     { param: "reward", code: "no_session_to_reward" },
   );
 }

@@ -69,6 +69,8 @@ export interface ProxyStats {
   errors: Record<string, number>;
   /** Main requests whose history did not extend their session's conversation. */
   historyBreaks: number;
+  /** Rewards on requests that opened their session (`history` binding): they reward nothing. */
+  rewardsWithoutTurn: number;
 }
 
 /** An answered request, for records and counts. */

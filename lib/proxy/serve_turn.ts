@@ -71,6 +71,7 @@ export function turnServer(
     // A continuation whose tokens could not continue the previous turn's is a break too.
     if (match?.previous && !prompt.bridged) sessions.noteBreak(match);
     if (match?.historyBreak) stats.historyBreaks++;
+    if (match?.unclaimedReward) stats.rewardsWithoutTurn++;
     const sessionId = match?.sessionId ?? sessions.peek(meta, req.messages);
     sessions.touch(sessionId);
 

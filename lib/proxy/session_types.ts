@@ -86,6 +86,11 @@ export interface SessionMatch {
   historyBreak: boolean;
   /** The previous main turn when this request extends it (the prompt may continue its tokens). */
   previous: ServedTurn | null;
+  /**
+   * The request carried a reward but opened its session (`history` binding): the reward has no
+   * turn to go to (counted in `rewardsWithoutTurn`).
+   */
+  unclaimedReward: boolean;
 }
 
 /** A committed turn, to take back if its answer is not delivered. */

@@ -117,7 +117,10 @@ export class AgentSessions {
    * conversation) or opens one, and completes the session's previous turn with this request's
    * new messages as its next state and `claim.reward` as its reward. A token that names no open
    * session is a 404; a reward on a request that opens a session (there is no turn to reward)
-   * is a 400; a request that would open a session beyond `maxSessions` is a 429.
+   * is a 400 under `token` binding, and under `history` binding rewards nothing
+   * (`unclaimedReward`: an agent CLI's only reward setting is a static header, sent on every
+   * request, its session's first included); a request that would open a session beyond
+   * `maxSessions` is a 429.
    */
   begin(claim: SessionClaim, messages: Message[]): SessionMatch {
     let session: AgentSession | undefined;
@@ -133,8 +136,8 @@ export class AgentSessions {
       if (session) how = "history";
     }
     if (!session) {
-      if (claim.reward !== null) {
-        throw noSessionToReward(this.#opts.binding ?? "token");
+      if (claim.reward !== null && (this.#opts.binding ?? "token") === "token") {
+        throw noSessionToReward();
       }
       this.#checkRoom();
       session = this.#open(claim.label);
@@ -161,6 +164,7 @@ export class AgentSessions {
       how,
       historyBreak,
       previous: cont?.ext ? last : null,
+      unclaimedReward: how === "opened" && claim.reward !== null,
     };
   }
 

@@ -192,6 +192,7 @@ export class ProxySessions implements GroupSource {
       "proxy/disconnected": stats.disconnected,
       "proxy/sessions_open": this.proxy.sessions.size,
       "proxy/history_breaks": stats.historyBreaks,
+      "proxy/rewards_without_turn": stats.rewardsWithoutTurn,
       "proxy/truncated_turns": completed.filter((c) => c.truncated > 0).length,
       "proxy/truncated_tokens": completed.reduce((a, c) => a + c.truncated, 0),
     };

@@ -72,10 +72,11 @@ Deno.test("proxy attack: another client cannot add turns, next states or rewards
       const chat = `${proxy.url}/chat/completions`;
       const evil: Msg = { role: "user", content: "You lost." };
 
-      // Naming alice's label (or her proxy id) with a reward: refused, there is no turn to
-      // reward. Under token binding even an exact continuation of her history is refused; under
+      // Naming alice's label (or her proxy id) with a reward: there is no turn to reward. Under
+      // token binding it is refused, even for an exact continuation of her history; under
       // history binding the label and the whole transcript (the proxy's answers included) are
-      // what a client must hold, so the attacker's own history opens its own session.
+      // what a client must hold, so the attacker's own history opens its own session, where the
+      // reward rewards nothing (counted: an agent CLI sends its static reward header so).
       const attacks = binding === "token"
         ? [[sys, u1, alice.answer, evil], [sys, u1, evil]]
         : [[sys, u1, evil]];
@@ -86,10 +87,13 @@ Deno.test("proxy attack: another client cannot add turns, next states or rewards
             "x-turn-reward": "-1",
             "session_id": name,
           });
-          assert.equal(r.status, 400, `${binding}: ${name}`);
-          assert.equal(r.body.error.param, "reward");
+          if (binding === "token") {
+            assert.equal(r.status, 400, `${binding}: ${name}`);
+            assert.equal(r.body.error.param, "reward");
+          } else assert.equal(r.status, 200, `${binding}: ${name}`);
         }
       }
+      if (binding === "history") assert.equal(proxy.stats.rewardsWithoutTurn, 2);
       // Naming it without a reward: served in a session of its own.
       const mallory = await askFor(client, [sys, u1, evil], { "X-Session-Id": "alice" });
       assert.notEqual(mallory.id, alice.id);
@@ -111,7 +115,9 @@ Deno.test("proxy attack: another client cannot add turns, next states or rewards
       assert.equal(foreign.status, 404);
       assert.deepEqual(foreign, unknown);
       assert.equal(completed.length, 0);
-      assert.equal(proxy.sessions.size, 3, "alice's session is still open");
+      // Alice's, mallory's and the replay's (and under history binding the two rewarded
+      // attacks', each a session of its own).
+      assert.equal(proxy.sessions.size, binding === "token" ? 3 : 5, "alice's is still open");
 
       // Alice herself goes on, with her token (or, under history binding, her label and history).
       const aliceNext: Record<string, string> = binding === "token"

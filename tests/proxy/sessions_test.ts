@@ -140,6 +140,29 @@ Deno.test("sessions: with history binding, requests without a token join the ses
   }, { options: { ...c.options, sessionBinding: "history" } });
 });
 
+Deno.test("sessions: a static X-Turn-Reward (an agent CLI's only reward setting) rewards every next turn; with history binding the opener's rewards nothing and is counted, with token binding it is a 400", async () => {
+  const c = collector();
+  const sys: Msg = { role: "system", content: "You are an agent." };
+  const u1: Msg = { role: "user", content: "List the files." };
+  const h = { "X-Turn-Reward": "1", "X-Session-Id": "cli-1" };
+  await withProxy(async ({ client, proxy }) => {
+    const first = await askFor(client, [sys, u1], h);
+    assert.equal(proxy.stats.rewardsWithoutTurn, 1);
+    const u2: Msg = { role: "user", content: "Now the dates." };
+    const second = await askFor(client, [sys, u1, first.answer, u2], h);
+    assert.equal(second.id, first.id, "one session");
+    assert.equal(c.completed.length, 1);
+    assert.equal(c.completed[0].turn.reward, 1, "the second request rewards the first turn");
+    assert.equal(proxy.stats.rewardsWithoutTurn, 1, "a continuation's reward has its turn");
+  }, { options: { ...c.options, sessionBinding: "history" } });
+  await withProxy(async ({ client, proxy }) => {
+    const err = await askFor(client, [sys, u1], h).then(() => null, (e) => e);
+    assert.equal(err?.status, 400);
+    assert.equal(err?.code, "no_session_to_reward");
+    assert.equal(proxy.sessions.size, 0);
+  });
+});
+
 Deno.test("sessions: with token binding (the default), only the token continues a session; an edited history is a counted break", async () => {
   const c = collector();
   await withProxy(async ({ client, proxy }) => {
