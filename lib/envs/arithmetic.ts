@@ -49,13 +49,16 @@ export function verify(action: string, expected: number): boolean | null {
   return Math.abs(value - expected) <= 1e-9 * Math.max(1, Math.abs(expected));
 }
 
-interface State {
+/** The game's state between moves. */
+export interface ArithmeticState {
+  /** The expression asked. */
   question: string;
+  /** Its value. */
   answer: number;
 }
 
 /** Builds a random expression; returns its text and value. Products keep a factor small. */
-export function randomExpression(rng: Rng, opts: ArithmeticOptions): State {
+export function randomExpression(rng: Rng, opts: ArithmeticOptions): ArithmeticState {
   const num = () => 1 + rng.int(opts.maxOperand);
   let text = String(num()), value = Number(text), lastOp = "";
   for (let i = 0; i < opts.ops; i++) {
@@ -71,7 +74,7 @@ export function randomExpression(rng: Rng, opts: ArithmeticOptions): State {
 }
 
 /** The arithmetic environment (`math:Arithmetic-v0-easy`, `-hard`). */
-export class Arithmetic extends TurnGame<State> {
+export class Arithmetic extends TurnGame<ArithmeticState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard";
@@ -84,7 +87,7 @@ export class Arithmetic extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): ArithmeticState {
     return randomExpression(rng, ARITHMETIC_VARIANTS[this.#variant]);
   }
 

@@ -46,14 +46,16 @@ const FROM: Record<Slide, [number, number]> = {
 };
 const UNDO: Record<Slide, Slide> = { up: "down", down: "up", left: "right", right: "left" };
 
-interface State {
+/** The game's state between moves. */
+export interface FifteenPuzzleState {
+  /** Cells per side. */
   size: number;
   /** Row-major cells, 0 for the gap. */
   cells: number[];
 }
 
 /** Slides a tile into the gap; false (board unchanged) when no tile is on that side. */
-export function slide(s: State, dir: Slide): boolean {
+export function slide(s: FifteenPuzzleState, dir: Slide): boolean {
   const gap = s.cells.indexOf(0);
   const r = Math.floor(gap / s.size) + FROM[dir][0], c = (gap % s.size) + FROM[dir][1];
   if (r < 0 || c < 0 || r >= s.size || c >= s.size) return false;
@@ -63,7 +65,7 @@ export function slide(s: State, dir: Slide): boolean {
 }
 
 /** The Fifteen Puzzle environment. */
-export class FifteenPuzzle extends TurnGame<State> {
+export class FifteenPuzzle extends TurnGame<FifteenPuzzleState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
@@ -80,13 +82,16 @@ export class FifteenPuzzle extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): FifteenPuzzleState {
     const opts = this.#variant === "random"
       ? pick(rng, FIFTEEN_PUZZLE_RANDOM)
       : FIFTEEN_PUZZLE_VARIANTS[this.#variant];
     this.maxTurns = opts.maxTurns;
     const n = opts.size * opts.size;
-    const s: State = { size: opts.size, cells: Array.from({ length: n }, (_, i) => (i + 1) % n) };
+    const s: FifteenPuzzleState = {
+      size: opts.size,
+      cells: Array.from({ length: n }, (_, i) => (i + 1) % n),
+    };
     let last: Slide | null = null;
     // Keep scrambling past 100 moves if the walk happens to end on the goal (easy on 2×2).
     for (let i = 0; i < 100 || this.#solved(s); i++) {
@@ -158,7 +163,7 @@ export class FifteenPuzzle extends TurnGame<State> {
     return moveReward + inPlace / cells.length;
   }
 
-  #solved(s: State): boolean {
+  #solved(s: FifteenPuzzleState): boolean {
     return s.cells.every((v, i) => v === (i + 1) % s.cells.length);
   }
 

@@ -36,14 +36,18 @@ export const HANGMAN_RANDOM: readonly HangmanOptions[] = [
   { length: 7, maxTurns: 20 },
 ];
 
-interface State {
+/** The game's state between moves. */
+export interface HangmanState {
+  /** The hidden word. */
   word: string;
+  /** The word as shown: a letter once guessed, else `_`. */
   board: string[];
+  /** Letters guessed so far, in order. */
   guessed: string[];
 }
 
 /** The Hangman environment. */
-export class Hangman extends TurnGame<State> {
+export class Hangman extends TurnGame<HangmanState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
@@ -56,7 +60,7 @@ export class Hangman extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): HangmanState {
     const opts = this.#variant === "random"
       ? pick(rng, HANGMAN_RANDOM)
       : HANGMAN_VARIANTS[this.#variant];

@@ -36,10 +36,15 @@ export const MASTERMIND_RANDOM: readonly MastermindOptions[] = [
   { length: 4, numbers: 8, maxTurns: 30 },
 ];
 
-interface State {
+/** The game's state between moves. */
+export interface MastermindState {
+  /** The game's settings. */
   opts: MastermindOptions;
+  /** The hidden code. */
   code: number[];
+  /** Guesses so far, in order. */
   guesses: string[];
+  /** The most exact matches of any guess so far. */
   best: number;
 }
 
@@ -66,7 +71,7 @@ export function scoreGuess(code: number[], guess: number[]): [black: number, whi
 }
 
 /** The Mastermind environment. */
-export class Mastermind extends TurnGame<State> {
+export class Mastermind extends TurnGame<MastermindState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
@@ -81,7 +86,7 @@ export class Mastermind extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): MastermindState {
     const opts = this.#variant === "random"
       ? pick(rng, MASTERMIND_RANDOM)
       : MASTERMIND_VARIANTS[this.#variant];

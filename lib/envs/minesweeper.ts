@@ -31,12 +31,17 @@ export const MINESWEEPER_VARIANTS = {
   hard: { rows: 8, cols: 8, mines: 12, maxTurns: 64 },
 } as const satisfies Record<string, MinesweeperOptions>;
 
-interface State {
+/** The game's state between moves. */
+export interface MinesweeperState {
+  /** The game's settings. */
   opts: MinesweeperOptions;
   /** −1 a mine, else the adjacent mine count; all 0 until the first reveal lays the mines. */
   grid: number[][];
+  /** Which cells are revealed. */
   revealed: boolean[][];
+  /** Which cells are flagged. */
   flagged: boolean[][];
+  /** Whether the first reveal has laid the mines. */
   laid: boolean;
   /** Seeded generator state for laying mines at the first reveal. */
   rng: [number, number, number, number];
@@ -45,7 +50,7 @@ interface State {
 const NEIGHBOURS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]];
 
 /** The Minesweeper environment. */
-export class Minesweeper extends TurnGame<State> {
+export class Minesweeper extends TurnGame<MinesweeperState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
@@ -58,7 +63,7 @@ export class Minesweeper extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): MinesweeperState {
     let opts: MinesweeperOptions;
     if (this.#variant === "random") {
       const n = 5 + rng.int(4);

@@ -37,9 +37,10 @@ export const GAME_TASKS: { readonly train: 1000000; readonly test: 10000 } = {
 } as const;
 const TEST_SALT = 0x7e57;
 
-/** One game being played through tools. */
-class Play {
+/** One game being played through tools: the state every tool of a tool game acts on. */
+export class ToolGamePlay {
   #over = false;
+  /** A play of `game`, which the tools move. */
   constructor(readonly game: SyncEnv) {}
 
   /** Plays a text action; after the end, every call says so. */
@@ -55,7 +56,8 @@ class Play {
   }
 }
 
-type MoveTool = ToolDef<Play>;
+/** A tool game's move tool: its input becomes the move inside `\boxed{…}`. */
+export type MoveTool = ToolDef<ToolGamePlay>;
 
 /** A tool whose input becomes the text inside `\boxed{…}`. */
 function moveTool<S extends z.ZodObject>(
@@ -68,7 +70,7 @@ function moveTool<S extends z.ZodObject>(
     name,
     description,
     input,
-    (play: Play, args) => play.move(`\\boxed{${boxed(args)}}`),
+    (play: ToolGamePlay, args) => play.move(`\\boxed{${boxed(args)}}`),
   );
 }
 
@@ -172,7 +174,7 @@ export function gameToolEnvironment(
       const { observation } = game.reset(Number(task.seed));
       const note = `\n\nPlay with tool calls (${calls}): put in a call's arguments what the ` +
         "rules say to write in \\boxed{}.";
-      const play = new Play(game);
+      const play = new ToolGamePlay(game);
       return toolSession([textBlock(observation + note)], tools.map((t) => t.bind(play)));
     },
   };

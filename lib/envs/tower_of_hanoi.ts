@@ -34,14 +34,18 @@ export const HANOI_RANDOM: readonly HanoiOptions[] = [
   { disks: 5, maxTurns: 35 },
 ];
 
-type Tower = "A" | "B" | "C";
-interface State {
+/** A peg's name. */
+export type Tower = "A" | "B" | "C";
+/** The game's state between moves. */
+export interface TowerOfHanoiState {
+  /** How many disks. */
   disks: number;
+  /** Each peg's disks, bottom first. */
   towers: Record<Tower, number[]>;
 }
 
 /** The Tower of Hanoi environment. */
-export class TowerOfHanoi extends TurnGame<State> {
+export class TowerOfHanoi extends TurnGame<TowerOfHanoiState> {
   /** Registry id of this variant. */
   readonly id: string;
   #variant: "easy" | "hard" | "random";
@@ -54,7 +58,7 @@ export class TowerOfHanoi extends TurnGame<State> {
   }
 
   /** Builds the start state from a seeded generator. */
-  protected init(rng: Rng): State {
+  protected init(rng: Rng): TowerOfHanoiState {
     const opts = this.#variant === "random"
       ? pick(rng, HANOI_RANDOM)
       : HANOI_VARIANTS[this.#variant];

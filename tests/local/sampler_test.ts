@@ -1,4 +1,4 @@
-import { jit, numpy as np, tree } from "@jax-js/jax";
+import { jit, type numpy as np, tree } from "@jax-js/jax";
 import { assert, assertClose } from "../assert.ts";
 import { initEngine, int32Array, type ParamTree, toDevice } from "../../lib/local/engine.ts";
 import {

@@ -12,7 +12,7 @@ import type { FutureKind } from "../runtime/futures.ts";
 import type { Requests } from "../runtime/requests.ts";
 import {
   type AdamParams,
-  Learner,
+  type Learner,
   type LearnerDatum,
   validateAdamParams,
   validateForwardBackward,

@@ -23,7 +23,7 @@ import type { KvCache } from "./device.ts";
 import type { JobState } from "./rows.ts";
 
 /** Which engine decodes: `onnx` (ONNX Runtime, the default) or `jax` (jax-js). */
-export const SamplerEngineSchema = z.enum(["onnx", "jax"]);
+export const SamplerEngineSchema: z.ZodEnum<{ onnx: "onnx"; jax: "jax" }> = z.enum(["onnx", "jax"]);
 
 /** A sampler engine's name. */
 export type SamplerEngine = z.infer<typeof SamplerEngineSchema>;

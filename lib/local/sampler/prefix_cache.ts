@@ -54,6 +54,7 @@ interface Entry<C> {
 
 /** A hit: the first `length` positions of `cache` hold the prompt's keys and values. */
 export interface PrefixHit<C = KvCache> {
+  /** How many leading positions of the prompt the entry holds. */
   length: number;
   /** A new reference to the entry's row; the caller consumes it. */
   cache: C;
@@ -80,6 +81,7 @@ export class PrefixCache<C = KvCache> {
   #misses = 0;
   #savedTokens = 0;
 
+  /** A cache of at most `budgetBytes`, over the device's rows unless `rows` says how entries are kept. */
   constructor(budgetBytes: number, rows?: CacheEntries<C>) {
     if (!(budgetBytes >= 0)) throw new Error(`PrefixCache: budget must be ≥ 0, got ${budgetBytes}`);
     this.budgetBytes = budgetBytes;
