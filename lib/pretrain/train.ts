@@ -5,7 +5,7 @@
  *
  * Each step's datums are sorted by length and sent in small forward_backward calls (their
  * gradients add up until the step's optim_step, as on Tinker): short transcripts then share
- * short padded blocks, and one call's activations stay well inside jax-js's 4 GiB heap.
+ * short padded blocks, and one call's activations stay small.
  *
  * @module
  */

@@ -52,7 +52,7 @@ export type PrefillOutput = {
  *
  * The model runs as one program per stage (embedding, each block, head), each awaited before
  * the next is issued: jax-js allocates all of a program's buffers before running it, so one
- * whole-model program would hold every layer's intermediates at once (`train/step.ts`).
+ * whole-model program would hold every layer's intermediates at once.
  */
 export async function prefill(
   spec: ForwardSpec,
