@@ -11,9 +11,10 @@
  * `local/long` often answers OpenClaw's prompt with `<tool_call>` text whose JSON is broken, so
  * the proxy returns it as text. OpenClaw strips tool-call-shaped text from the visible answer,
  * finds it empty, asks again once ("empty response … retrying 1/1"), and then ends the run with
- * exit 1 and "Agent couldn't generate a response" (an incomplete turn). That is the model's
- * answer, not a failure of the proxy or the run: the test accepts exactly that end, from its
- * own log lines, besides exit 0, and says which it was.
+ * exit 1 and "Agent couldn't generate a response" (an incomplete turn). A reply cut at
+ * `--max-tokens` ends the same way (`stopReason=length`). That is the model's answer, not a
+ * failure of the proxy or the run: the test accepts that end, from its own log lines, besides
+ * exit 0, and says which it was.
  *
  * OpenClaw then drops that retry (its internal prompt and the answer to it) from its transcript,
  * so its next run replays the conversation as it was before the retry. That does not extend the
@@ -62,8 +63,9 @@ function config(url: string): string {
 }
 
 /**
- * A run of OpenClaw ended on its own: exit 0, or its incomplete-turn end after the model's
- * tool-call-shaped text (see the module's doc). Returns which.
+ * A run of OpenClaw ended on its own: exit 0, or its incomplete-turn end after an answer it could
+ * not use (the model's tool-call-shaped text, or a reply cut at `--max-tokens`; see the module's
+ * doc). Returns which.
  */
 function assertCompleted(
   run: { code: number; stdout: string; stderr: string; timedOut: boolean },
@@ -72,10 +74,13 @@ function assertCompleted(
   if (run.code === 0) return "exit 0";
   const text = run.stderr + run.stdout;
   const ownEnd = !run.timedOut && run.code === 1 &&
-    text.includes("Assistant reply looks like a tool call, but no structured tool invocation") &&
-    text.includes("incomplete turn detected");
+    text.includes("incomplete turn detected") &&
+    text.includes("Agent couldn't generate a response");
   assert.ok(ownEnd, `openclaw ${what}: exit ${run.code}: ${run.stderr}\n${run.stdout}`);
-  return "exit 1: the model's tool-call-shaped text, an incomplete turn";
+  const why = text.includes("Assistant reply looks like a tool call")
+    ? "the model's tool-call-shaped text"
+    : `stopReason=${text.match(/stopReason=(\w+)/)?.[1] ?? "unknown"}`;
+  return `exit 1: an incomplete turn (${why})`;
 }
 
 await agentTest(

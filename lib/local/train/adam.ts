@@ -35,6 +35,23 @@ export function initAdamState(params: NamedTensors): AdamState {
   return { m: zeros(), v: zeros(), step: 0 };
 }
 
+/** The largest finite float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * Whether a step with this gradient norm would overflow float32: the norm itself, or its square,
+ * which bounds every element of Adam's second moment (`v ← β2·v + (1 − β2)·g²`, `g² ≤ ‖g‖²`).
+ * A second moment at Infinity would freeze its weight silently (`m / √v` = 0 ever after), so
+ * such a step is refused, as the jax-js learner's float32 norm refused it.
+ *
+ * @example
+ * gradientOverflows(1e19); // false
+ * gradientOverflows(5.7e31); // true: its square is past float32
+ */
+export function gradientOverflows(norm: number): boolean {
+  return !(norm * norm <= FLOAT32_MAX);
+}
+
 /** Global L2 norm of gradients, summed in float64. */
 export function globalNorm(grads: Iterable<Float32Array>): number {
   let s = 0;
@@ -44,8 +61,8 @@ export function globalNorm(grads: Iterable<Float32Array>): number {
 
 /**
  * One AdamW step, in place on `params`' data and `state`. `hp` fields that are absent take
- * Tinker's defaults. Returns the global gradient norm before clipping; if it is not finite
- * (a gradient overflowed float32), nothing is changed and the caller decides.
+ * Tinker's defaults. Returns the global gradient norm before clipping; if a step with it would
+ * overflow float32 ({@link gradientOverflows}), nothing is changed and the caller decides.
  */
 export function adamStep(
   params: NamedTensors,
@@ -55,7 +72,7 @@ export function adamStep(
 ): number {
   const h = { ...ADAM_DEFAULTS, ...hp };
   const norm = globalNorm(grads.values());
-  if (!Number.isFinite(norm)) return norm;
+  if (gradientOverflows(norm)) return norm;
   const t = state.step + 1;
   const coef = h.grad_clip_norm > 0 ? Math.min(1, h.grad_clip_norm / (norm + 1e-6)) : 1;
   const decay = 1 - h.learning_rate * h.weight_decay;

@@ -24,6 +24,7 @@ import {
   adamStateFromHost,
   adamStateToHost,
   adamStep,
+  gradientOverflows,
   initAdamState,
 } from "./adam.ts";
 import { packMicroBatch, planMicroBatches } from "./batching.ts";
@@ -219,11 +220,11 @@ export class Learner {
     if (this.#pending === 0) {
       return Promise.resolve({ "grad_norm:mean": 0, "learning_rate:mean": lr });
     }
-    // A gradient that overflowed float32 (a reward of 1e30 does it) would turn every weight
-    // into NaN, so such a step is refused and the model stays as it was.
+    // A gradient that overflows float32 (a reward of 1e30 does it) would turn weights into NaN
+    // or freeze them, so such a step is refused and the model stays as it was.
     const norm = adamStep(this.#trained, this.#grads, this.#adam, params);
     this.#resetGrads();
-    if (!Number.isFinite(norm)) {
+    if (gradientOverflows(norm)) {
       return Promise.reject(
         new UserInputError(
           `optim_step: the gradient norm is ${norm} (the gradients overflowed float32: are the ` +

@@ -3,6 +3,7 @@ import {
   adamStateFromHost,
   adamStateToHost,
   adamStep,
+  gradientOverflows,
   initAdamState,
 } from "../../../lib/local/train/adam.ts";
 import type { AdamParams } from "../../../lib/local/train/types.ts";
@@ -114,4 +115,18 @@ Deno.test("adam: a non-finite gradient norm changes nothing", () => {
   assert.equal(norm, Infinity);
   assert.deepEqual(host(params), P0);
   assert.equal(state.step, 0);
+});
+
+Deno.test("adam: a finite gradient whose square overflows float32 changes nothing (no frozen weight)", () => {
+  const params = tensors(P0);
+  const state = initAdamState(params);
+  // 1e20 is a float32; 1e40, its square, is not: v would be Infinity and the weight frozen.
+  const norm = adamStep(params, grads({ a: [1e20, 0], b: [0] }), state, HP);
+  assert.ok(Math.abs(norm - 1e20) <= 1e14, `norm ${norm}`);
+  assert.ok(gradientOverflows(norm));
+  assert.deepEqual(host(params), P0);
+  assert.deepEqual([...state.v.values()].map((v) => [...v]), [[0, 0], [0]]);
+  assert.equal(state.step, 0);
+  assert.ok(!gradientOverflows(1e19), "a norm whose square fits float32 trains");
+  assert.ok(gradientOverflows(NaN));
 });
