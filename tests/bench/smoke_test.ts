@@ -16,7 +16,7 @@ Deno.test("bench: the engine, client and server suites run in their smoke size a
     "openreward",
     "proxy",
     "http",
-    "embed_backward",
+    "learner_long",
     "rl_step",
     "local_engine",
     "long_prompt",
