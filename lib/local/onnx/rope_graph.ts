@@ -65,25 +65,6 @@ export function rotate(
 }
 
 /**
- * Rotates `x [B, H, T, hd]` back by {@link ropeAngles} (the negative angle, the inverse and
- * transpose of {@link rotate}): `[x1·cos + x2·sin, x2·cos − x1·sin]`. The learner's rope
- * backward (`train_attention.ts`).
- */
-export function rotateInverse(
-  g: GraphBuilder,
-  cfg: ModelConfig,
-  x: string,
-  angles: { cos: string; sin: string },
-): string {
-  const half = headWidth(cfg) / 2;
-  const [x1, x2] = g.opN("Split", [x, g.ints([half, half])], 2, { axis: { i: 3 } });
-  return g.op("Concat", [
-    g.op("Add", [g.op("Mul", [x1, angles.cos]), g.op("Mul", [x2, angles.sin])]),
-    g.op("Sub", [g.op("Mul", [x2, angles.cos]), g.op("Mul", [x1, angles.sin])]),
-  ], { axis: { i: 3 } });
-}
-
-/**
  * The window's additive bias `[B, 1, T, S + T]`: {@link MASKED} where the query's position
  * minus the key's is at least `window` (past keys at `keyPositions [B, S]`, new keys at
  * `positions [B, T]`).

@@ -27,7 +27,7 @@
 import type { ModelConfig } from "../model/config.ts";
 import type { GraphBuilder } from "./graph.ts";
 import { MASKED } from "./mask.ts";
-import { ropeAngles, rotate, rotateInverse } from "./rope_graph.ts";
+import { ropeAngles, rotate } from "./rope_graph.ts";
 
 /** Options of {@link causalAttention}. */
 export interface AttentionOptions {
@@ -143,12 +143,19 @@ export function ropeForward(
   let byPositions = ANGLES.get(g);
   if (!byPositions) ANGLES.set(g, byPositions = new Map());
   let angles = byPositions.get(positions);
-  if (!angles) byPositions.set(positions, angles = ropeAngles(g, cfg, positions));
+  if (!angles) {
+    const a = ropeAngles(g, cfg, positions);
+    // The backward rotates by the negative angle (the rotation's transpose): sin negated.
+    byPositions.set(positions, angles = { ...a, back: { cos: a.cos, sin: g.op("Neg", [a.sin]) } });
+  }
   const a = angles;
-  return { y: rotate(g, cfg, x, a), backward: (dy) => rotateInverse(g, cfg, dy, a) };
+  return { y: rotate(g, cfg, x, a), backward: (dy) => rotate(g, cfg, dy, a.back) };
 }
 
-const ANGLES = new WeakMap<GraphBuilder, Map<string, { cos: string; sin: string }>>();
+/** Rotation angles: `cos`/`sin`, and `back`, the backward's (sin negated). */
+type Angles = { cos: string; sin: string; back: { cos: string; sin: string } };
+
+const ANGLES = new WeakMap<GraphBuilder, Map<string, Angles>>();
 
 /** Full causal attention over all `T` keys. */
 function full(
