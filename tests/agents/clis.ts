@@ -70,9 +70,25 @@ export async function installAgentClis(): Promise<AgentClis | { skip: string }> 
   const clis: AgentClis = { dir, nodeBin, bin: (n) => join(dir, "node_modules", ".bin", n) };
   const wanted = Object.values(AGENT_PACKAGES);
   const stamp = join(dir, "installed.json");
-  const have = await Deno.readTextFile(stamp).catch(() => "");
-  if (have === JSON.stringify(wanted)) return clis;
-  await Deno.mkdir(dir, { recursive: true });
+  const installed = async () =>
+    (await Deno.readTextFile(stamp).catch(() => "")) === JSON.stringify(wanted);
+  if (await installed()) return clis;
+  // The four CLI test files start together (deno test --parallel): one installs, the others
+  // wait for it, or npm's concurrent installs into one folder fail (ENOTEMPTY).
+  return await withInstallLock(dir, async () => {
+    if (await installed()) return clis;
+    return await install(dir, clis, wanted, stamp, nodeBin);
+  });
+}
+
+/** Installs the CLIs into `dir` (Node 24 first), then writes the stamp. */
+async function install(
+  dir: string,
+  clis: AgentClis,
+  wanted: string[],
+  stamp: string,
+  nodeBin: string,
+): Promise<AgentClis | { skip: string }> {
   const pkg = join(dir, "package.json");
   if (!(await exists(pkg))) await Deno.writeTextFile(pkg, '{"private":true}\n');
   const npm = async (pkgs: string[], path: string) => {
@@ -94,6 +110,38 @@ export async function installAgentClis(): Promise<AgentClis | { skip: string }> 
   if (rest) return { skip: rest };
   await Deno.writeTextFile(stamp, JSON.stringify(wanted));
   return clis;
+}
+
+/** An install that has held the lock this long died without releasing it. */
+const STALE_INSTALL_MS = 20 * 60_000;
+
+/**
+ * Runs `fn` holding `dir/.install-lock` (a file created exclusively), waiting while another test
+ * file holds it. The test files run as workers of one process, so the holder is known by the
+ * file alone; one left by a killed run is stale after {@link STALE_INSTALL_MS}.
+ */
+async function withInstallLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  await Deno.mkdir(dir, { recursive: true });
+  const lock = join(dir, ".install-lock");
+  for (;;) {
+    try {
+      (await Deno.open(lock, { write: true, createNew: true })).close();
+      break;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+    const since = (await Deno.stat(lock).catch(() => null))?.mtime?.getTime();
+    if (since !== undefined && Date.now() - since > STALE_INSTALL_MS) {
+      await Deno.remove(lock).catch(() => {});
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  try {
+    return await fn();
+  } finally {
+    await Deno.remove(lock).catch(() => {});
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
