@@ -354,7 +354,12 @@ export async function assertSessionTrained(
   for (const t of trained) assert.equal(t.reward, 1);
   assert.ok(metrics.some((m) => m["train/datums"] > 0), `the run trained on ${name}'s turns`);
   const unrewarded = Math.max(...metrics.map((m) => m["proxy/rewards_without_turn"] ?? 0));
-  assert.equal(unrewarded, ids.length, "only a session's first request had no turn to reward");
+  if (expect.splitLabel === undefined) {
+    assert.equal(unrewarded, ids.length, "only a session's first request had no turn to reward");
+  } else {
+    // A split session's first request may land in another step's metrics row than the first's.
+    assert.ok(unrewarded >= 1 && unrewarded <= ids.length, `${unrewarded} unrewarded requests`);
+  }
   // The CLI's first request: turn 0 of the session opened first (OpenClaw's later sessions may
   // start with one of its own lean follow-up requests).
   const openedAt = (id: string) => sessions.find((r) => r.session_id === id)?.opened ?? "";
