@@ -47,8 +47,8 @@ export interface StepBatch {
   shape: number[];
 }
 
-/** What a run returns. */
-export interface StepResult {
+/** What one run of a training or forward graph returns for a micro-batch. */
+export interface MicroBatchOutputs {
   /** Target log-probs, `shape`. */
   lp: Float32Array;
   /** `[loss, ...stats]`. */
@@ -67,7 +67,7 @@ export async function runStep(
   weights: Iterable<[string, { shape: readonly number[]; data: Float32Array }]>,
   batch: StepBatch,
   config: Readonly<Record<string, number>>,
-): Promise<StepResult> {
+): Promise<MicroBatchOutputs> {
   const session = await trainSession(spec);
   const [b, t] = batch.shape;
   const f32 = (data: Float32Array, shape: readonly number[]) =>
