@@ -24,7 +24,24 @@ import type { ScoredEpisode, ScoredGroup } from "./types.ts";
 /** The version written by {@link rolloutRecords}. */
 export const ROLLOUT_SCHEMA_VERSION = 3;
 
-const MessageSchema = z.object({
+/** A chat message as the rollout store writes it. */
+export const MessageRecordSchema: z.ZodObject<
+  {
+    role: z.ZodEnum<{ system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }>;
+    content: z.ZodString;
+    thinking: z.ZodOptional<z.ZodString>;
+    toolCalls: z.ZodOptional<
+      z.ZodArray<
+        z.ZodObject<
+          { name: z.ZodString; arguments: z.ZodUnknown; id: z.ZodOptional<z.ZodString> },
+          z.core.$strip
+        >
+      >
+    >;
+    toolCallId: z.ZodOptional<z.ZodString>;
+  },
+  z.core.$strip
+> = z.object({
   role: z.enum(["system", "user", "assistant", "tool"]),
   content: z.string(),
   thinking: z.string().optional(),
@@ -35,10 +52,63 @@ const MessageSchema = z.object({
   toolCallId: z.string().optional(),
 });
 
-const TurnRecordSchema = z.object({
-  observation: z.array(MessageSchema),
-  action: MessageSchema,
-  next_state: z.array(MessageSchema),
+/** One turn of a rollout record. */
+export const TurnRecordSchema: z.ZodObject<
+  {
+    observation: z.ZodArray<typeof MessageRecordSchema>;
+    action: typeof MessageRecordSchema;
+    next_state: z.ZodArray<typeof MessageRecordSchema>;
+    reward: z.ZodNumber;
+    ob_tokens: z.ZodNumber;
+    ac_tokens: z.ZodNumber;
+    mean_logprob: z.ZodNumber;
+    stop_reason: z.ZodEnum<{ length: "length"; stop: "stop" }>;
+    sampler_version: z.ZodNumber;
+    evidence: z.ZodObject<
+      {
+        prm: z.ZodOptional<
+          z.ZodObject<
+            {
+              score: z.ZodNumber;
+              votes: z.ZodArray<z.ZodNullable<z.ZodNumber>>;
+              representative: z.ZodNullable<z.ZodString>;
+            },
+            z.core.$strip
+          >
+        >;
+        hint: z.ZodOptional<z.ZodNullable<z.ZodString>>;
+        hint_decisions: z.ZodOptional<z.ZodArray<z.ZodNullable<z.ZodNumber>>>;
+        errors: z.ZodArray<z.ZodString>;
+      },
+      z.core.$strip
+    >;
+    tokens: z.ZodOptional<
+      z.ZodObject<
+        {
+          ids: z.ZodArray<z.ZodNumber>;
+          logprobs: z.ZodArray<z.ZodNumber>;
+          advantages: z.ZodNullable<z.ZodArray<z.ZodNumber>>;
+          teacher_logprobs: z.ZodOptional<z.ZodArray<z.ZodNumber>>;
+        },
+        z.core.$strip
+      >
+    >;
+    score: z.ZodObject<
+      {
+        rl_reward: z.ZodNumber;
+        rl_advantage: z.ZodNumber;
+        opd_mean: z.ZodOptional<z.ZodNumber>;
+        dispatch: z.ZodNullable<z.ZodEnum<{ rl: "rl"; opd: "opd"; "opd+rl": "opd+rl" }>>;
+        trained: z.ZodBoolean;
+      },
+      z.core.$strip
+    >;
+  },
+  z.core.$strip
+> = z.object({
+  observation: z.array(MessageRecordSchema),
+  action: MessageRecordSchema,
+  next_state: z.array(MessageRecordSchema),
   reward: z.number(),
   ob_tokens: z.number().int(),
   ac_tokens: z.number().int(),
@@ -91,127 +161,7 @@ export const RolloutRecordSchema: z.ZodObject<
     success: z.ZodBoolean;
     stop_reason: z.ZodString;
     error: z.ZodOptional<z.ZodString>;
-    turns: z.ZodArray<
-      z.ZodObject<
-        {
-          observation: z.ZodArray<
-            z.ZodObject<
-              {
-                role: z.ZodEnum<
-                  { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
-                >;
-                content: z.ZodString;
-                thinking: z.ZodOptional<z.ZodString>;
-                toolCalls: z.ZodOptional<
-                  z.ZodArray<
-                    z.ZodObject<
-                      {
-                        name: z.ZodString;
-                        arguments: z.ZodUnknown;
-                        id: z.ZodOptional<z.ZodString>;
-                      },
-                      z.core.$strip
-                    >
-                  >
-                >;
-                toolCallId: z.ZodOptional<z.ZodString>;
-              },
-              z.core.$strip
-            >
-          >;
-          action: z.ZodObject<
-            {
-              role: z.ZodEnum<
-                { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
-              >;
-              content: z.ZodString;
-              thinking: z.ZodOptional<z.ZodString>;
-              toolCalls: z.ZodOptional<
-                z.ZodArray<
-                  z.ZodObject<
-                    { name: z.ZodString; arguments: z.ZodUnknown; id: z.ZodOptional<z.ZodString> },
-                    z.core.$strip
-                  >
-                >
-              >;
-              toolCallId: z.ZodOptional<z.ZodString>;
-            },
-            z.core.$strip
-          >;
-          next_state: z.ZodArray<
-            z.ZodObject<
-              {
-                role: z.ZodEnum<
-                  { system: "system"; user: "user"; assistant: "assistant"; tool: "tool" }
-                >;
-                content: z.ZodString;
-                thinking: z.ZodOptional<z.ZodString>;
-                toolCalls: z.ZodOptional<
-                  z.ZodArray<
-                    z.ZodObject<
-                      {
-                        name: z.ZodString;
-                        arguments: z.ZodUnknown;
-                        id: z.ZodOptional<z.ZodString>;
-                      },
-                      z.core.$strip
-                    >
-                  >
-                >;
-                toolCallId: z.ZodOptional<z.ZodString>;
-              },
-              z.core.$strip
-            >
-          >;
-          reward: z.ZodNumber;
-          ob_tokens: z.ZodNumber;
-          ac_tokens: z.ZodNumber;
-          mean_logprob: z.ZodNumber;
-          stop_reason: z.ZodEnum<{ length: "length"; stop: "stop" }>;
-          sampler_version: z.ZodNumber;
-          evidence: z.ZodObject<
-            {
-              prm: z.ZodOptional<
-                z.ZodObject<
-                  {
-                    score: z.ZodNumber;
-                    votes: z.ZodArray<z.ZodNullable<z.ZodNumber>>;
-                    representative: z.ZodNullable<z.ZodString>;
-                  },
-                  z.core.$strip
-                >
-              >;
-              hint: z.ZodOptional<z.ZodNullable<z.ZodString>>;
-              hint_decisions: z.ZodOptional<z.ZodArray<z.ZodNullable<z.ZodNumber>>>;
-              errors: z.ZodArray<z.ZodString>;
-            },
-            z.core.$strip
-          >;
-          tokens: z.ZodOptional<
-            z.ZodObject<
-              {
-                ids: z.ZodArray<z.ZodNumber>;
-                logprobs: z.ZodArray<z.ZodNumber>;
-                advantages: z.ZodNullable<z.ZodArray<z.ZodNumber>>;
-                teacher_logprobs: z.ZodOptional<z.ZodArray<z.ZodNumber>>;
-              },
-              z.core.$strip
-            >
-          >;
-          score: z.ZodObject<
-            {
-              rl_reward: z.ZodNumber;
-              rl_advantage: z.ZodNumber;
-              opd_mean: z.ZodOptional<z.ZodNumber>;
-              dispatch: z.ZodNullable<z.ZodEnum<{ rl: "rl"; opd: "opd"; "opd+rl": "opd+rl" }>>;
-              trained: z.ZodBoolean;
-            },
-            z.core.$strip
-          >;
-        },
-        z.core.$strip
-      >
-    >;
+    turns: z.ZodArray<typeof TurnRecordSchema>;
   },
   z.core.$strip
 > = z.object({
