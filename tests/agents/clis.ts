@@ -298,13 +298,15 @@ export async function agentTest(
   drive: (run: AgentRun, url: string, clis: AgentClis) => Promise<void>,
 ): Promise<void> {
   const clis = await installAgentClis();
-  if ("skip" in clis) console.warn(`agents/${log}: skipped: ${clis.skip}`);
+  // CI has the npm registry: there an install that fails is a failure, never a quiet skip.
+  const required = Deno.env.get("TB_REQUIRE_AGENT_CLIS") === "1";
+  if ("skip" in clis && !required) console.warn(`agents/${log}: skipped: ${clis.skip}`);
   Deno.test({
     name: title,
-    ignore: "skip" in clis,
+    ignore: "skip" in clis && !required,
     sanitizeResources: false,
     async fn() {
-      if ("skip" in clis) return;
+      if ("skip" in clis) throw new Error(`agents/${log}: ${clis.skip}`);
       const t0 = performance.now();
       await withAgentRun(log, async (run) => {
         const url = await run.url;
