@@ -114,8 +114,17 @@ export class TurnScorer {
   }
 
   /**
-   * Resolves once `n` turns are ready or `n` turns in a row trained nothing, or the signal
-   * aborts, or scoring failed for good.
+   * Whether the next step trains nothing: `n` turns in a row trained nothing and no trainable
+   * turn is waiting. A waiting turn waits for its batch instead: a step of none would age it
+   * (its sampler version falls behind the step) until the staleness rule drops it.
+   */
+  idleStep(n: number): boolean {
+    return this.#ready.length === 0 && this.#idle.length >= n;
+  }
+
+  /**
+   * Resolves once `n` turns are ready or the next step trains nothing ({@link idleStep}), or
+   * the signal aborts, or scoring failed for good.
    */
   async waitFor(n: number, signal?: AbortSignal): Promise<void> {
     // One abort listener per wait, removed after it (one per wake-up stayed on the run's
@@ -125,7 +134,7 @@ export class TurnScorer {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       while (
-        this.#ready.length < n && this.#idle.length < n && !signal?.aborted && !this.failure
+        this.#ready.length < n && !this.idleStep(n) && !signal?.aborted && !this.failure
       ) {
         await Promise.race([this.#wake.promise, aborted]);
       }

@@ -154,15 +154,16 @@ export class ProxySessions implements GroupSource {
           } steps off policy at step ${step}`
           : null
       );
-      if (scorer.ready >= batch || scorer.idle >= batch) break;
+      if (scorer.ready >= batch || scorer.idleStep(batch)) break;
       await scorer.waitFor(batch, signal);
     }
     if (scorer.failure) throw scorer.failure;
     if (signal?.aborted) return null;
     if (this.cfg.proxy!.pause_during_step) policy.pause();
-    // A batch of turns in a row that train nothing is a step that trains nothing: the trainer's
-    // pipeline.max_steps_without_datums rule then stops the run as it stops an environment run.
-    const idle = scorer.ready >= batch ? [] : scorer.takeIdle(batch);
+    // A batch of turns in a row that train nothing, with no trainable turn waiting, is a step
+    // that trains nothing: the trainer's pipeline.max_steps_without_datums rule then stops the
+    // run as it stops an environment run.
+    const idle = scorer.idleStep(batch) ? scorer.takeIdle(batch) : [];
     const turns = idle.length ? [] : scorer.take(batch);
     this.#taken = turns;
     const completed = idle.length ? idle.map((t) => t.completed) : turns.map((t) => t.completed);

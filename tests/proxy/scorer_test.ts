@@ -79,3 +79,33 @@ Deno.test("scorer: 0/1 rewards with no baseline: after the quiet turns, one line
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("scorer: untrained turns make a step of none only while no trainable turn waits (a waiting turn is not aged stale by idle steps)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tb-scorer-" });
+  try {
+    const scorer = new TurnScorer({
+      plan: evidencePlan(method),
+      sources: { judgeSampling: { samples: 1, temperature: 0, maxTokens: 1 } as never },
+      method,
+      records: await ProxyRecords.open(dir, "rl"),
+      warn: () => {},
+    });
+    const scored = async () => {
+      while (scorer.scoring > 0) await new Promise((r) => setTimeout(r, 1));
+    };
+    scorer.add(turn(0, 1));
+    await scored();
+    for (let i = 1; i <= 5; i++) scorer.add(turn(i, 0));
+    await scored();
+    assert.equal(scorer.ready, 1);
+    assert.equal(scorer.idle, 5, "untrained turns since the trainable one");
+    assert.equal(scorer.idleStep(4), false, "a trainable turn waits: no step of none");
+    await scorer.waitFor(1);
+    assert.equal(scorer.take(4).length, 1);
+    assert.equal(scorer.idleStep(4), true, "nothing waits: the untrained turns are a step of none");
+    assert.equal(scorer.takeIdle(4).length, 4);
+    await scorer.close("done");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
