@@ -126,6 +126,10 @@ function printResult(proxy: boolean, result: TrainResult, report: string): void 
     );
   }
   if (result.interrupted) console.log(`interrupted after step ${result.steps}; rerun to resume`);
+  // No step trained since the start: the checkpoint (if any) is the one the run started from.
+  if (result.interrupted && result.checkpoint === result.resumedFrom) {
+    console.log("no step trained since the start, so no new checkpoint (nothing to save)");
+  }
   if (result.checkpoint) console.log(`checkpoint: ${result.checkpoint.state_path}`);
   console.log(`metrics: ${logDir}/metrics.jsonl\nreport: ${report}`);
   if (result.evaluation) console.log(heldOutLine(result.evaluation));

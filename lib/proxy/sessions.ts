@@ -29,17 +29,17 @@
  *   `rate_limit_exceeded`, Anthropic's `rate_limit_error`) and opens nothing.
  *
  * Side turns are served but change nothing here. The store keeps no tokens of the past, only
- * each session's last main turn.
+ * each session's last main turn. How a request finds an open session (by id, token, latest
+ * answer or conversation) is ./open_sessions.ts.
  *
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { sameSecret } from "../http/auth.ts";
 import type { Message } from "../renderers/types.ts";
 import { noSessionToReward, sessionNotFound, sessionsFull } from "./errors.ts";
 import { continuation, extension } from "./matching.ts";
-import { HistoryIndex } from "./history_index.ts";
+import { OpenSessions } from "./open_sessions.ts";
 import { completedTurn, sessionEnd } from "./session_records.ts";
 import type {
   AgentSession,
@@ -68,13 +68,8 @@ interface Held {
  * store.commit(match, served, { done: false });
  */
 export class AgentSessions {
-  readonly #sessions = new Map<string, AgentSession>();
-  readonly #byToken = new Map<string, AgentSession>();
+  readonly #sessions = new OpenSessions();
   readonly #held = new Map<string, Held>();
-  /** The id of each open session's latest answer (Responses' `previous_response_id`). */
-  readonly #byResponse = new Map<string, AgentSession>();
-  /** Open sessions by the conversation a request must extend to continue them. */
-  readonly #index = new HistoryIndex();
   readonly #opts: AgentSessionsOptions;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -126,13 +121,11 @@ export class AgentSessions {
     let session: AgentSession | undefined;
     let how: SessionMatch["how"] = "opened";
     if (claim.token !== null) {
-      session = this.#byToken.get(hashToken(claim.token));
-      if (!session) {
-        throw sessionNotFound();
-      }
+      session = this.#sessions.withToken(claim.token);
+      if (!session) throw sessionNotFound();
       how = "token";
     } else if ((this.#opts.binding ?? "token") === "history") {
-      session = this.#index.find(messages, claim.label);
+      session = this.#sessions.extendedBy(messages, claim.label);
       if (session) how = "history";
     }
     if (!session) {
@@ -140,7 +133,7 @@ export class AgentSessions {
         throw noSessionToReward();
       }
       this.#checkRoom();
-      session = this.#open(claim.label);
+      session = this.#sessions.open(claim.label, this.#now());
     }
     session.lastActivity = this.#now();
 
@@ -176,7 +169,7 @@ export class AgentSessions {
     const session = this.#sessions.get(match.sessionId);
     if (!session) {
       // It ended while this turn was sampled (idle, /done): the turn has no session to wait in.
-      const orphan = this.#open(null);
+      const orphan = this.#sessions.open(null, this.#now());
       orphan.last = served;
       orphan.turns = 1;
       orphan.pending = true;
@@ -184,15 +177,13 @@ export class AgentSessions {
       return { session: orphan, served, before: { last: null, turns: 0, pending: false } };
     }
     const before = { last: session.last, turns: session.turns, pending: session.pending };
-    this.#index.remove(session);
-    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
-    if (served.responseId) this.#byResponse.set(served.responseId, session);
+    this.#sessions.unfile(session);
     session.last = served;
     session.turns = match.index + 1;
     session.pending = true;
     session.lastActivity = this.#now();
     if (done) this.end(session.id, { reward: null });
-    else this.#index.add(session);
+    else this.#sessions.file(session);
     return { session, served, before };
   }
 
@@ -203,13 +194,11 @@ export class AgentSessions {
   retract(commit: Commit): void {
     const { session, served, before } = commit;
     if (session.last !== served || !session.pending) return;
-    this.#index.remove(session);
-    if (served.responseId) this.#byResponse.delete(served.responseId);
-    if (before.last?.responseId) this.#byResponse.set(before.last.responseId, session);
+    this.#sessions.unfile(session);
     session.last = before.last;
     session.turns = before.turns;
     session.pending = before.pending;
-    if (this.#sessions.get(session.id) === session) this.#index.add(session);
+    if (this.#sessions.get(session.id) === session) this.#sessions.file(session);
   }
 
   /**
@@ -219,7 +208,7 @@ export class AgentSessions {
    * latest answer has it.
    */
   fromResponse(responseId: string): { token: string; conversation: Message[] } | null {
-    const s = this.#byResponse.get(responseId);
+    const s = this.#sessions.withAnswer(responseId);
     if (!s?.last) return null;
     return { token: s.token, conversation: [...s.last.requestMessages, s.last.action] };
   }
@@ -232,9 +221,7 @@ export class AgentSessions {
   abandon(match: SessionMatch): void {
     const s = this.#sessions.get(match.sessionId);
     if (match.how !== "opened" || !s || s.turns > 0) return;
-    this.#index.remove(s);
-    this.#sessions.delete(s.id);
-    this.#byToken.delete(s.tokenHash);
+    this.#sessions.close(s);
   }
 
   /**
@@ -259,9 +246,9 @@ export class AgentSessions {
    * `history` binding the one its conversation extends.
    */
   peek(claim: Pick<SessionClaim, "token" | "label">, messages: Message[]): string | null {
-    if (claim.token !== null) return this.#byToken.get(hashToken(claim.token))?.id ?? null;
+    if (claim.token !== null) return this.#sessions.withToken(claim.token)?.id ?? null;
     if ((this.#opts.binding ?? "token") !== "history") return null;
-    return this.#index.find(messages, claim.label)?.id ?? null;
+    return this.#sessions.extendedBy(messages, claim.label)?.id ?? null;
   }
 
   /**
@@ -303,10 +290,7 @@ export class AgentSessions {
   ): boolean {
     const session = this.#sessions.get(sessionId);
     if (!session) return false;
-    this.#index.remove(session);
-    this.#sessions.delete(sessionId);
-    this.#byToken.delete(session.tokenHash);
-    if (session.last?.responseId) this.#byResponse.delete(session.last.responseId);
+    this.#sessions.close(session);
     const next = nextFrom(session, messages);
     const late = this.#opts.lateRewardMs ?? 0;
     if (
@@ -342,7 +326,9 @@ export class AgentSessions {
    */
   close(): void {
     clearInterval(this.#timer);
-    for (const id of [...this.#sessions.keys()]) this.end(id, { reward: null, reason: "closed" });
+    for (const s of [...this.#sessions.values()]) {
+      this.end(s.id, { reward: null, reason: "closed" });
+    }
     for (const [id, h] of [...this.#held]) {
       this.#held.delete(id);
       this.#finish(h.session, [], null, h.reason, false);
@@ -357,26 +343,6 @@ export class AgentSessions {
     this.flushIdle();
     if (this.#sessions.size < max) return;
     throw sessionsFull(this.#sessions.size);
-  }
-
-  #open(label: string | null): AgentSession {
-    const token = randomHex(32);
-    const session: AgentSession = {
-      id: `sess_${randomHex(12)}`,
-      token,
-      tokenHash: hashToken(token),
-      label,
-      opened: this.#now(),
-      lastActivity: this.#now(),
-      turns: 0,
-      last: null,
-      pending: false,
-      historyBreaks: 0,
-      keys: [],
-    };
-    this.#sessions.set(session.id, session);
-    this.#byToken.set(session.tokenHash, session);
-    return session;
   }
 
   /** The session is gone: its pending turn completes, and it leaves its record. */
@@ -404,15 +370,4 @@ function nextFrom(session: AgentSession, messages: Message[] | undefined): Messa
   if (!messages || !session.last || !session.pending) return [];
   const ext = extension(session.last, messages);
   return ext ? messages.slice(ext.prefix) : [];
-}
-
-function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(bytes)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
 }

@@ -274,8 +274,12 @@ export class RunManager {
       }
     } else if (last?.kind === "final" && last.step >= total && (code === 0 || code === null)) {
       state = "finished";
-    } else if (last?.kind === "interrupted" && code === 0) {
-      state = "stopped"; // interrupted by someone else's Ctrl-C
+    } else if (
+      code === 0 &&
+      (last?.kind === "interrupted" || (await readRunStatus(run.runDir))?.state === "interrupted")
+    ) {
+      // Interrupted by someone else's Ctrl-C (before a step trained, with no checkpoint).
+      state = "stopped";
     } else if ((status = await readRunStatus(run.runDir))?.state === "failed") {
       state = "failed";
       error = `${status!.error}; change the config and start a new run`;

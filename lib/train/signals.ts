@@ -1,7 +1,8 @@
 /**
  * Ctrl-C (SIGINT) and SIGTERM as a run's stop request: the first aborts the run's signal (the
- * run stops within seconds, saves a checkpoint and exits as interrupted), a second one quits at
- * once. `timeout`, Docker and systemd stop a process with SIGTERM, so it saves like Ctrl-C.
+ * run stops within seconds, saves a checkpoint of the steps it trained, none if it trained none,
+ * and exits as interrupted), a second one quits at once. `timeout`, Docker and systemd stop a
+ * process with SIGTERM, so it saves like Ctrl-C.
  *
  * @module
  */

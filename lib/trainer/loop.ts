@@ -36,6 +36,10 @@ import {
 } from "./run.ts";
 import { type OptimizerSettings, type Scoring, StepUpdate } from "./update.ts";
 
+/** Why a run stopped before a step trained since its start wrote no checkpoint (`events.jsonl`). */
+const NOTHING_TO_SAVE =
+  "stopped before a step trained: the state is the one the run started from, and a rerun starts there";
+
 /** The loop's settings, resolved from the config by `prepareRun`. */
 export interface LoopSettings {
   /** The optimizer's settings. */
@@ -191,13 +195,18 @@ async function trainSteps(o: LoopOptions): Promise<void> {
     await source.close({ interrupted: result.interrupted });
   }
 
-  if (result.steps > startStep || result.interrupted) {
+  if (result.steps > startStep) {
     result.checkpoint = await saveCheckpoint(
       log,
       training,
       result.steps,
       result.interrupted ? "interrupted" : "final",
     );
+  } else if (result.interrupted) {
+    // Stopped before a step trained: the state is the one the run started from (its last
+    // checkpoint, `checkpoints.resume_from` or the seeded new adapter), and a rerun starts there
+    // exactly. Writing it again would only spend the stop's seconds (the first save is slow).
+    await log.appendEvent(startStep, "nothing_to_save", NOTHING_TO_SAVE);
   }
   if (result.interrupted || result.steps === startStep) return;
   if (typeof o.evaluate === "string") result.evaluationSkipped = o.evaluate;

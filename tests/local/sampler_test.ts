@@ -341,3 +341,24 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+for (const engine of ENGINES) {
+  Deno.test(`sampler (${engine}): an aborted call ends at the next token with the reason; the sampler samples on`, async () => {
+    await initEngine();
+    await withSampler(engine, null, async (s) => {
+      const long = job([65, 66, 67], { temperature: 0, maxTokens: 200 });
+      // Aborted before it starts: nothing runs.
+      const before = new AbortController();
+      before.abort(new Error("stopped before"));
+      await assert.rejects(() => s.sample([long], { signal: before.signal }), /stopped before/);
+      // Aborted on the first turn of the event loop, while the 200 tokens decode: a loop that
+      // never yields, or checks only at its end, would answer with all of them instead.
+      const during = new AbortController();
+      const call = s.sample([long], { signal: during.signal });
+      setTimeout(() => during.abort(new Error("stopped during")), 0);
+      await assert.rejects(() => call, /stopped during/);
+      const [after] = await s.sample([long]);
+      assert.equal(after.sequences[0].tokens.length, 200);
+    });
+  });
+}

@@ -12,6 +12,7 @@ import { readJsonl } from "../../lib/rundir/mod.ts";
 import { type Train, train } from "./train_process.ts";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { HANG_S } from "../train/signal_run.ts";
 
 /** Plays episodes through the proxy until the trainer exits. */
 async function play(t: Train, o: { sendRewards: boolean }): Promise<number> {
@@ -163,7 +164,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "train --source proxy: Ctrl-C while waiting for turns saves and exits within seconds",
+  name:
+    "train --source proxy: Ctrl-C while waiting for turns exits without a hang, nothing trained to save",
   sanitizeResources: false,
   async fn() {
     const home = await Deno.makeTempDir({ prefix: "tb-proxy-sigint-" });
@@ -186,9 +188,11 @@ Deno.test({
     const seconds = (performance.now() - t0) / 1000;
     await pending;
     assert.equal(out.code, 0, out.stderr);
-    assert.ok(seconds < 20, `exited after ${seconds.toFixed(1)} s`);
-    const ckpts = (await readJsonl(join(dir, "checkpoints.jsonl"))) as { kind: string }[];
-    assert.equal(ckpts.at(-1)?.kind, "interrupted");
+    // The 5 s goal is measured, not asserted (tests/train/signal_run.ts): a hang fails here.
+    assert.ok(seconds < HANG_S, `exited after ${seconds.toFixed(1)} s`);
+    // No step trained: nothing to save (the run starts over exactly), and it says so.
+    assert.deepEqual(await readJsonl(join(dir, "checkpoints.jsonl")), []);
+    assert.match(out.stdout, /no step trained since the start, so no new checkpoint/);
     const status = JSON.parse(await Deno.readTextFile(join(dir, "status.json")));
     assert.equal(status.state, "interrupted");
     await Deno.remove(home, { recursive: true });

@@ -50,8 +50,11 @@ function flaky(failSeeds: number[] = [], left = 0) {
   return { log, makeEnv: () => new FlakyEnv(makeBuiltin(GAME), log) };
 }
 
-/** Wraps the real sampler to count calls in flight and, optionally, hold back the first call. */
-function instrumented(inner: Sampler, delayFirstMs = 0) {
+/**
+ * Wraps the real sampler to count calls in flight and, optionally, hold back the first call
+ * until `holdFirst` settles.
+ */
+function instrumented(inner: Sampler, holdFirst?: Promise<unknown>) {
   const stats = { calls: 0, inFlight: 0, maxInFlight: 0, pending: [] as Promise<unknown>[] };
   const sampler: Sampler = {
     sample(args) {
@@ -60,7 +63,7 @@ function instrumented(inner: Sampler, delayFirstMs = 0) {
       stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
       const p = (async () => {
         try {
-          if (n === 0 && delayFirstMs) await new Promise((r) => setTimeout(r, delayFirstMs));
+          if (n === 0 && holdFirst) await holdFirst;
           return await inner.sample(args);
         } finally {
           stats.inFlight--;
@@ -272,29 +275,34 @@ Deno.test("collectGroups on the local backend", async (t) => {
     await t.step(
       "timeout: a stuck sample call fails its episode without being waited for",
       async () => {
-        // The stuck call lasts far past the timeout, so that even on a busy machine the group
-        // returns while it is still in flight (checked, not timed).
-        const { sampler, stats } = instrumented(real, 10_000);
+        // The stuck call is held until the group has returned, so it outlasts the timeout
+        // however busy the machine is (checked, not timed). The timeout is wide enough for the
+        // other episode's real calls with both cores busy (1.5 s was not load-proof).
+        const stuck = Promise.withResolvers<void>();
+        const { sampler, stats } = instrumented(real, stuck.promise);
         let res = await collectGroups(specs([1], () => makeBuiltin(GAME)), sampler, {
           groupSize: 2,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
-          timeoutMs: 1500,
+          timeoutMs: 5000,
         });
         assert.equal(stats.inFlight, 1, "returned before the late result");
         assert.equal(res.dropped.episodeTimeout, 1);
         assert.equal(res.groups[0].episodes.length, 1);
-        assert.match(res.errors[0].message, /timed out after 1500 ms/);
+        assert.match(res.errors[0].message, /timed out after 5000 ms/);
+        stuck.resolve();
         await Promise.all(stats.pending);
-        // With retries, the timed-out episode is played again (the delay hits only the first call).
-        const again = instrumented(real, 3500);
+        // With retries, the timed-out episode is played again (the hold hits only the first call).
+        const held = Promise.withResolvers<void>();
+        const again = instrumented(real, held.promise);
         res = await collectGroups(specs([1], () => makeBuiltin(GAME)), again.sampler, {
           groupSize: 2,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
-          timeoutMs: 1500,
+          timeoutMs: 5000,
           failures: { onError: "retry", maxRetries: 1 },
         });
+        held.resolve();
         assert.equal(res.retries, 1);
         assert.equal(res.groups[0].episodes.length, 2);
         assert.deepEqual(res.groups[0].episodes.map((e) => e.attempts).sort(), [1, 2]);

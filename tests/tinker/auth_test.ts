@@ -136,7 +136,9 @@ Deno.test("auth: a 2 s JWT is renewed in the background while training runs", as
 });
 
 Deno.test("auth: wrong, missing, forged and expired credentials are 401s with a reason", async () => {
-  await withAuthServer({ apiKey: KEY, jwtTtlSeconds: 0.5 }, async (server) => {
+  // The JWT lives 2 s: the request right after its issue must land before it expires, and a
+  // 0.5 s life left a machine with both cores busy too little room for that one round trip.
+  await withAuthServer({ apiKey: KEY, jwtTtlSeconds: 2 }, async (server) => {
     const err = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-wrong" }).then(
       () => null,
       (e) => e,
@@ -166,7 +168,7 @@ Deno.test("auth: wrong, missing, forged and expired credentials are 401s with a 
       body: { detail: "invalid JWT (bad signature)" },
     });
     assert.equal((await post(server, "auth/token", "tml-wrong")).status, 401);
-    await new Promise((r) => setTimeout(r, 700));
+    await new Promise((r) => setTimeout(r, 2_200));
     assert.deepEqual(await post(server, "get_server_capabilities", jwt), {
       status: 401,
       body: { detail: "JWT expired: exchange the API key at /api/v1/auth/token again" },

@@ -6,8 +6,8 @@
  * The promise is 5 s from the signal to the exit (docs/security.md). A unit test on a shared
  * 2-core machine cannot hold a wall-clock bound that tight, so a test fails only past
  * {@link HANG_S} (a run that waits for something it should not: the bug was 120 s), and each
- * prints what it measured; with `TB_SIGNAL_TIMES=FILE` it also appends it there as a JSON line,
- * which `deno task bench signals` reads (bench/signals.ts).
+ * prints what it measured; with `TB_SIGNAL_TIMES=FILE` it also appends it there as a JSON line.
+ * Those lines, from passes beside two CPU burners, are what bench/results/signals.json records.
  */
 
 import { join } from "node:path";
@@ -111,8 +111,9 @@ export interface Checkpoint {
 
 /**
  * Sends `signal` to the run in the state named `state`, then checks it exits 0 (within
- * {@link HANG_S}) with a checkpoint of `kind` whose step is that of the last metrics row: the
- * checkpoint holds exactly the steps the run recorded. Prints (and records) the seconds it took.
+ * {@link HANG_S}) with the steps it recorded saved: a checkpoint of `kind` whose step is that of
+ * the last metrics row, or, when no step trained, none (the run starts over exactly; the event
+ * says so). Prints (and records) the seconds it took.
  */
 export async function stop(
   t: Train,
@@ -129,17 +130,25 @@ export async function stop(
   assert.equal(out.code, 0, out.stderr);
   assert.match(out.stderr, new RegExp(`${signal}: stopping this step and saving a checkpoint`));
   const ckpts = (await readJsonl(join(t.dir, "checkpoints.jsonl"))) as Checkpoint[];
-  const checkpoint = ckpts.at(-1)!;
-  assert.equal(checkpoint?.kind, kind, JSON.stringify(ckpts));
-  assert.equal(checkpoint.step, await rows(t), "the checkpoint holds the steps recorded");
+  const steps = await rows(t);
+  const checkpoint = ckpts.at(-1) ?? null;
+  if (steps === 0) {
+    assert.deepEqual(ckpts, [], "no step trained: nothing to save");
+    const events = await readJsonl(join(t.dir, "events.jsonl")) as { event: string }[];
+    assert.ok(events.some((e) => e.event === "nothing_to_save"), JSON.stringify(events));
+    assert.match(out.stdout, /no step trained since the start, so no new checkpoint/);
+  } else {
+    assert.equal(checkpoint?.kind, kind, JSON.stringify(ckpts));
+    assert.equal(checkpoint?.step, steps, "the checkpoint holds the steps recorded");
+  }
   // Steps the run finished after the signal: 1 when it landed mid-step.
-  const finished = checkpoint.step - recorded;
+  const finished = steps - recorded;
   const line = { ...state, signal, seconds: round(seconds), load: round(load), finished };
   console.log(`signal to exit: ${JSON.stringify(line)}`);
   const record = Deno.env.get("TB_SIGNAL_TIMES");
   if (record) await Deno.writeTextFile(record, JSON.stringify(line) + "\n", { append: true });
   assert.ok(seconds < HANG_S, `exited ${seconds.toFixed(1)} s after ${signal}`);
-  return { out, seconds, checkpoint };
+  return { out, seconds, checkpoint, steps };
 }
 
 function round(x: number): number {

@@ -1,5 +1,5 @@
 /**
- * Ctrl-C (SIGINT) and SIGTERM stop `deno task train` with a checkpoint in every state an
+ * Ctrl-C (SIGINT) and SIGTERM stop `deno task train` with its steps saved in every state an
  * environment run can be in: waiting on the environment's turn, mid-rollout (the policy
  * sampling), mid-step, async with the next step's rollouts in flight, and during the held-out
  * evaluation. Each runs the real script as a process on the local backend;
@@ -37,13 +37,13 @@ Deno.test("signals, env mode: Ctrl-C waiting on the environment's turn saves and
     TB_SLOW_STEP_MS: "60000",
   });
   await until(t, "the environment's turn", async () => (await count(t, "stepping")) >= 2);
-  const { out, checkpoint } = await stop(t, "SIGINT", "interrupted", {
+  const { out, steps } = await stop(t, "SIGINT", "interrupted", {
     mode: "env",
     state: "waiting on the environment",
   });
   assert.match(
     out.stdout,
-    new RegExp(`interrupted after step ${checkpoint.step}; rerun to resume`),
+    new RegExp(`interrupted after step ${steps}; rerun to resume`),
   );
   const status = JSON.parse(await Deno.readTextFile(join(t.dir, "status.json")));
   assert.equal(status.state, "interrupted");
@@ -67,11 +67,11 @@ Deno.test("signals, env mode: SIGTERM mid-step (the step's episodes played) save
   // Both episodes of step 2 have ended: its update is training now. (Step 1's first
   // forward_backward also compiles the model on the local backend, seconds on a busy machine.)
   await until(t, "step 2's episodes", async () => (await count(t, "played")) >= 4);
-  const { checkpoint } = await stop(t, "SIGTERM", "interrupted", {
+  const { steps } = await stop(t, "SIGTERM", "interrupted", {
     mode: "env",
     state: "mid-step",
   });
-  assert.ok(checkpoint.step >= 2, "the step in training is finished and saved");
+  assert.ok(steps >= 2, "the step in training is finished and saved");
 });
 
 Deno.test("signals, env mode: Ctrl-C in async mode as a step is recorded, the next rollouts in flight, saves and exits", async () => {

@@ -2,8 +2,9 @@
  * The sampling service of the local backend: sampling sessions (on a base model, a saved
  * `sampler_weights/` checkpoint, or an in-memory snapshot of a training model) and sample
  * requests, which run as one batch per set of weights on the compute queue. When the run that
- * samples stops ({@link SamplingService.stopSampling}), queued generation is dropped with a clear
- * error, so the step in training and its checkpoint do not wait behind samples nobody will read.
+ * samples stops ({@link SamplingService.stopSampling}), queued generation is dropped and the
+ * batch decoding ends at its next token, each with a clear error, so the step in training and
+ * its checkpoint do not wait behind samples nobody will read.
  *
  * @module
  */
@@ -92,6 +93,8 @@ export class SamplingService {
   #snapshots = 0;
   /** Why generation stopped ({@link stopSampling}); null while it runs. */
   #stopped: ShuttingDownError | null = null;
+  /** Aborted with {@link #stopped}: the batch decoding ends at its next token. */
+  readonly #generation = new AbortController();
 
   constructor(opts: SamplingServiceOptions) {
     this.#sessions = opts.sessions;
@@ -200,13 +203,15 @@ export class SamplingService {
   }
 
   /**
-   * Stops generation: queued sample requests that generate fail at once with `reason` (the batch
-   * decoding now finishes), and so do later ones; scoring requests (prompt log-probs, which a
-   * step in training may need) still run. The trainer calls it when its run stops (Ctrl-C,
-   * SIGTERM), so the step in flight and the checkpoint run next. Returns how many were dropped.
+   * Stops generation: queued sample requests that generate fail at once with `reason`, the batch
+   * decoding fails at its next token, and so do later ones; scoring requests (prompt log-probs,
+   * which a step in training may need) still run. The trainer calls it when its run stops
+   * (Ctrl-C, SIGTERM), so the step in flight and the checkpoint run next. Returns how many
+   * queued requests were dropped.
    */
   stopSampling(reason: string): number {
     this.#stopped ??= new ShuttingDownError(`sample request dropped: ${reason}`);
+    this.#generation.abort(this.#stopped);
     return this.#requests.queue.dropQueued(this.#stopped);
   }
 
@@ -218,9 +223,14 @@ export class SamplingService {
   async #runSamples(spec: LocalModelSpec, weights: SamplerWeights, items: QueuedSample[]) {
     const futures = this.#requests.futures;
     let results: SampleResult[];
+    // A batch that only generates is cut at the next token when the run stops; one with a
+    // scoring request in it (a step in training may need its log-probs) runs to its end.
+    const generates = items.every((i) => !i.job.promptLogprobs);
+    const signal = generates ? this.#generation.signal : undefined;
     try {
+      signal?.throwIfAborted();
       const sampler = await this.samplers.get(spec, weights);
-      results = await sampler.sample(items.map((i) => i.job));
+      results = await sampler.sample(items.map((i) => i.job), { signal });
     } catch (e) {
       for (const i of items) futures.reject(i.requestId, e);
       return;

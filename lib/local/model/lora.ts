@@ -57,6 +57,9 @@ export function foldLoraOnHost(
     const path = key.slice(0, -".lora_a".length);
     const b = adapter.get(`${path}.lora_b`), w = base.get(`${path}.weight`);
     if (!b || !w) throw new Error(`lora: adapter ${path} has no lora_b or no base weight`);
+    // An untrained adapter's B is zero (a fresh LoRA, before its first step): W' is W, and the
+    // copy and matmul below would block the event loop for nothing (a second at step 0).
+    if (b.data.every((x) => x === 0)) continue;
     const [inF, rank] = a.shape, outF = b.shape[1];
     const folded = new Float32Array(w.data);
     const row = new Float64Array(outF);

@@ -57,8 +57,8 @@ export function prefixCacheFor(engine: SamplerEngine, bytes: number): AnyPrefixC
 
 /** One set of weights loaded on an engine, running decode groups. */
 export interface GroupRunner {
-  /** Generates every row of `group` into `states`. */
-  run(states: JobState[], group: DecodeGroup): Promise<void>;
+  /** Generates every row of `group` into `states`; stops at the next token once `signal` aborts. */
+  run(states: JobState[], group: DecodeGroup, signal?: AbortSignal): Promise<void>;
   /** Frees the weights (and, for jax-js, the owner's prefix-cache entries). */
   free(): Promise<void>;
 }
@@ -85,7 +85,7 @@ export async function jaxRunner(
     : [toDevice(w.base), {}];
   const weights = { base, lora, spec: forwardSpec(w.config, null) };
   return {
-    run: (states, group) => generateGroup(w.config, weights, states, group, prefix),
+    run: (states, group, signal) => generateGroup(w.config, weights, states, group, prefix, signal),
     free: () => {
       disposeTree(base);
       disposeTree(lora);
@@ -109,7 +109,7 @@ export async function onnxRunner(
   const weights = w.adapter ? foldLoraOnHost(w.base, w.adapter, spec.loraScale) : w.base;
   const gpt = await GptSession.create(w.config, weights, { threads: 1 });
   return {
-    run: (states, group) => runHostGroup(gpt, states, group, prefix),
+    run: (states, group, signal) => runHostGroup(gpt, states, group, prefix, signal),
     free: () => {
       prefix?.cache.drop(prefix.owner);
       return gpt.release();

@@ -48,7 +48,8 @@ export interface GroupWeights {
 /**
  * Generates every row of `group`, writing sequences and prompt logprobs into the jobs. With
  * a prefix store, prompts reuse its cached prefixes and every finished row is stored (its
- * prompt and all but its last token, the one never fed back).
+ * prompt and all but its last token, the one never fed back). Once `signal` aborts, it frees
+ * the group's cache and throws its reason before the next decode step.
  */
 export async function generateGroup(
   cfg: ModelConfig,
@@ -56,6 +57,7 @@ export async function generateGroup(
   jobs: JobState[],
   group: DecodeGroup,
   prefix?: PrefixStore,
+  signal?: AbortSignal,
 ): Promise<void> {
   const prompts = await prefillGroup(cfg, weights, jobs, group, prefix);
   const rows: Row[] = group.rows.map(({ job, sample }, slot) => {
@@ -78,6 +80,10 @@ export async function generateGroup(
   let cache = gatherRows(prompts.cache, int32Array(fanOut, [fanOut.length]));
   if (prefix) storeRows(prefix, cache, rows.filter((r) => r.done));
   for (let active = rows.filter((r) => !r.done); active.length > 0;) {
+    if (signal?.aborted) {
+      disposeCache(cache);
+      signal.throwIfAborted();
+    }
     cache = compact(cache, active);
     cache = makeRoom(cfg, cache, active);
     const step = decodeActive(weights, cache, active);

@@ -50,12 +50,16 @@ export interface HostPrefixStore {
   owner: object;
 }
 
-/** Generates every row of `group`, writing sequences and prompt logprobs into the jobs. */
+/**
+ * Generates every row of `group`, writing sequences and prompt logprobs into the jobs. Once
+ * `signal` aborts, it throws its reason before the next decode step.
+ */
 export async function runHostGroup(
   gpt: GptSession,
   jobs: JobState[],
   group: DecodeGroup,
   prefix?: HostPrefixStore,
+  signal?: AbortSignal,
 ): Promise<void> {
   const cfg = gpt.config;
   const prompts = await prefillPrompts(gpt, jobs, group, prefix);
@@ -81,6 +85,7 @@ export async function runHostGroup(
     r.slot = i;
   });
   while (active.length > 0) {
+    signal?.throwIfAborted();
     const need = slotBucket(cfg, Math.max(...active.map(position)) + 1);
     if (active.length <= cache.rows / 2 || need > cache.slots) {
       cache = cache.remap(cfg, active.map((r) => r.slot), Math.max(need, cache.slots));

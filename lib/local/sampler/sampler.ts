@@ -114,16 +114,20 @@ export class LocalSampler {
   /**
    * Samples every job; results are in job order. All rows of all jobs decode together
    * (up to the batch cap). Validates every job first, so a bad job fails the whole call with
-   * a `UserInputError` before any work starts.
+   * a `UserInputError` before any work starts. Aborting `signal` (the run stopping) ends the
+   * call at the next token with the signal's reason: no partial results.
    */
-  async sample(jobs: SampleJob[]): Promise<SampleResult[]> {
+  async sample(jobs: SampleJob[], o: { signal?: AbortSignal } = {}): Promise<SampleResult[]> {
     if (this.#disposed) throw new Error("sampler: used after dispose()");
     for (const job of jobs) validateSampleJob(this.config, job);
     if (jobs.length === 0) return [];
     return await serialize(async () => {
       if (this.#disposed) throw new Error("sampler: disposed while a sample call was queued");
       const states = jobs.map(jobState);
-      for (const group of planGroups(this.config, jobs)) await this.#runner.run(states, group);
+      for (const group of planGroups(this.config, jobs)) {
+        o.signal?.throwIfAborted();
+        await this.#runner.run(states, group, o.signal);
+      }
       return states.map((s) => s.result);
     });
   }

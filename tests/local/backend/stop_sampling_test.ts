@@ -51,3 +51,26 @@ Deno.test("local backend: stopSampling drops queued generation with a clear erro
     assert.ok("loss_fn_outputs" in await h.result(train), "training runs on");
   });
 });
+
+Deno.test("local backend: stopSampling ends the batch already decoding at its next token", async () => {
+  await withServer(async (h) => {
+    const s = await h.post("create_sampling_session", {
+      session_id: h.sessionId,
+      sampling_session_seq_id: 0,
+      base_model: "local/tiny",
+    });
+    const running = await h.post("asample", {
+      sampling_session_id: s.body.sampling_session_id,
+      num_samples: 2,
+      prompt: { chunks: [{ type: "encoded_text", tokens: [72, 105, 33] }] },
+      sampling_params: { max_tokens: 200, seed: 1 },
+    });
+    // Taken off the queue: its sampler is being made or it decodes (200 tokens, no stop).
+    while (h.server.backend.queue.pending > 0) await new Promise((r) => setTimeout(r, 0));
+    assert.equal(h.server.backend.stopSampling("the run is stopping"), 0, "nothing was queued");
+    assert.deepEqual(await h.result(running), {
+      error: "sample request dropped: the run is stopping",
+      category: "server",
+    });
+  });
+});
