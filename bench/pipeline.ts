@@ -18,6 +18,9 @@
  * calls, and how far apart a step's groups arrived (what `stream` can overlap). Last, the
  * local learner's cost of a step's datums as one forward_backward and as `stream`'s split
  * (learnerCallCost): the part of a `stream` step that latency does not explain.
+ *
+ * What the client sends is counted on the wire (wireCounter): the most training submissions
+ * in flight at once, and sample and retrieve_future requests per step.
  */
 
 import { loadTrainConfig } from "../lib/config/mod.ts";
@@ -93,6 +96,36 @@ export function stepLoopMeasures(
   };
 }
 
+/** A step's training submissions: each is a POST answered with a future. */
+const TRAINING_SUBMITS = /\/api\/v1\/(forward_backward|optim_step|save_weights_for_sampler)$/;
+
+/**
+ * A `fetch` that counts what the client sends: requests by endpoint, and the most training
+ * submissions in flight at once (1 when each waits for the previous one's acceptance; a
+ * step's forward_backward, optim_step and sampler save sent together make 3).
+ */
+export function wireCounter(): {
+  fetch: typeof fetch;
+  requests: Record<string, number>;
+  submitsInFlightMax: () => number;
+} {
+  const requests: Record<string, number> = {};
+  let inFlight = 0, most = 0;
+  const counting: typeof fetch = async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    const endpoint = url.split("/api/v1/")[1] ?? url;
+    requests[endpoint] = (requests[endpoint] ?? 0) + 1;
+    if (!TRAINING_SUBMITS.test(url)) return await fetch(input, init);
+    most = Math.max(most, ++inFlight);
+    try {
+      return await fetch(input, init);
+    } finally {
+      inFlight--;
+    }
+  };
+  return { fetch: counting, requests, submitsInFlightMax: () => most };
+}
+
 /** One arm's run: the step loop's measures, and the whole run's. */
 async function runArm(arm: string): Promise<Record<string, number>> {
   const b = PIPELINE_BENCH;
@@ -101,7 +134,12 @@ async function runArm(arm: string): Promise<Record<string, number>> {
     dataDir: await Deno.makeTempDir({ prefix: "tb-bench-pipe-" }),
     faults: { latencyMs: [b.latencyMs, b.latencyMs] },
   });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
+  const wire = wireCounter();
+  const service = await ServiceClient.connect({
+    baseUrl: server.url,
+    apiKey: "tml-local",
+    fetch: wire.fetch,
+  });
   const logDir = await Deno.makeTempDir({ prefix: `tb-bench-pipe-${arm}-` });
   try {
     const config = await loadTrainConfig({
@@ -138,6 +176,10 @@ async function runArm(arm: string): Promise<Record<string, number>> {
       off_policy_max: Math.max(...run.history.map((m) => m["async/off_policy_max"] ?? 0)),
       requeued: run.history.reduce((a, m) => a + (m["async/requeued"] ?? 0), 0),
       final_reward: run.history.at(-1)![METRIC.reward],
+      submits_in_flight_max: wire.submitsInFlightMax(),
+      // Per step over the whole run (set-up and final checkpoint are a few requests).
+      sample_requests_per_step: (wire.requests.asample ?? 0) / b.steps,
+      retrieve_future_per_step: (wire.requests.retrieve_future ?? 0) / b.steps,
       load_avg_1m: (load + Deno.loadavg()[0]) / 2,
     };
   } finally {
@@ -235,9 +277,11 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
       log(
         `  step loop ${r.loop_episodes_per_s.toFixed(2)} episodes/s, service busy ${
           (100 * r.loop_service_busy_frac).toFixed(0)
-        } %; whole run ${
-          r.episodes_per_s.toFixed(2)
-        } episodes/s; off-policy max ${r.off_policy_max}; load ${r.load_avg_1m.toFixed(1)}`,
+        } %; whole run ${r.episodes_per_s.toFixed(2)} episodes/s; rollout ${
+          r.rollout_ms.toFixed(0)
+        } ms, train ${r.train_ms.toFixed(0)} ms; off-policy max ${r.off_policy_max}; load ${
+          r.load_avg_1m.toFixed(1)
+        }`,
       );
       runs[arm].push(r);
     }
