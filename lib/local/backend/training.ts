@@ -190,6 +190,7 @@ export class TrainingModels {
         lora: m.lora,
         trainable: m.trainable,
       });
+      await this.#opts.sampling.warm(id);
       return { type: "save_weights_for_sampler", path: null, sampling_session_id: id };
     });
   }
