@@ -18,10 +18,19 @@
  * calls, and how far apart a step's groups arrived (what `stream` can overlap). Last, the
  * local learner's cost of a step's datums as one forward_backward and as `stream`'s split
  * (learnerCallCost): the part of a `stream` step that latency does not explain.
+ *
+ * The arms run with the backend embedded in the trainer's process (the headline, as a local run
+ * has it), then sync and async again with the backend in a process of its own (`own_process`):
+ * there a step's compute on the backend no longer holds up the trainer's thread, nor the
+ * trainer's work the backend's timers.
+ *
+ * What the client sends is counted on the wire (wireCounter): the most training submissions
+ * in flight at once, and sample and retrieve_future requests per step.
  */
 
 import { loadTrainConfig } from "../lib/config/mod.ts";
 import { startLocalServer } from "../lib/local/server/mod.ts";
+import { startServerProcess } from "../lib/http/mod.ts";
 import { ServiceClient } from "../lib/tinker/mod.ts";
 import { train } from "../lib/train/mod.ts";
 import { METRIC, readJsonl, runPath } from "../lib/rundir/mod.ts";
@@ -93,15 +102,69 @@ export function stepLoopMeasures(
   };
 }
 
+/** A step's training submissions: each is a POST answered with a future. */
+const TRAINING_SUBMITS = /\/api\/v1\/(forward_backward|optim_step|save_weights_for_sampler)$/;
+
+/**
+ * A `fetch` that counts what the client sends: requests by endpoint, and the most training
+ * submissions in flight at once (1 when each waits for the previous one's acceptance; a
+ * step's forward_backward, optim_step and sampler save sent together make 3).
+ */
+export function wireCounter(): {
+  fetch: typeof fetch;
+  requests: Record<string, number>;
+  submitsInFlightMax: () => number;
+} {
+  const requests: Record<string, number> = {};
+  let inFlight = 0, most = 0;
+  const counting: typeof fetch = async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    const endpoint = url.split("/api/v1/")[1] ?? url;
+    requests[endpoint] = (requests[endpoint] ?? 0) + 1;
+    if (!TRAINING_SUBMITS.test(url)) return await fetch(input, init);
+    most = Math.max(most, ++inFlight);
+    try {
+      return await fetch(input, init);
+    } finally {
+      inFlight--;
+    }
+  };
+  return { fetch: counting, requests, submitsInFlightMax: () => most };
+}
+
+/**
+ * The local backend with the bench's latency: embedded in the trainer's process (as a run
+ * without TINKER_API_KEY has it), or in a process of its own (`deno task serve`, as a service
+ * is): then the trainer's work and the backend's do not share one thread.
+ */
+async function startBackend(
+  ownProcess: boolean,
+): Promise<{ url: string; close(): Promise<unknown> }> {
+  const b = PIPELINE_BENCH;
+  const dataDir = await Deno.makeTempDir({ prefix: "tb-bench-pipe-" });
+  const faults = { latencyMs: [b.latencyMs, b.latencyMs] as [number, number] };
+  if (!ownProcess) {
+    const server = await startLocalServer({ dataDir, faults });
+    return { url: server.url, close: () => server.close() };
+  }
+  const child = await startServerProcess({
+    script: new URL("../scripts/serve.ts", import.meta.url).pathname,
+    args: ["--port", "0", "--data-dir", dataDir, "--faults", JSON.stringify(faults)],
+  });
+  return { url: child.listening, close: () => child.stop() };
+}
+
 /** One arm's run: the step loop's measures, and the whole run's. */
-async function runArm(arm: string): Promise<Record<string, number>> {
+async function runArm(arm: string, ownProcess = false): Promise<Record<string, number>> {
   const b = PIPELINE_BENCH;
   const load = Deno.loadavg()[0];
-  const server = await startLocalServer({
-    dataDir: await Deno.makeTempDir({ prefix: "tb-bench-pipe-" }),
-    faults: { latencyMs: [b.latencyMs, b.latencyMs] },
+  const server = await startBackend(ownProcess);
+  const wire = wireCounter();
+  const service = await ServiceClient.connect({
+    baseUrl: server.url,
+    apiKey: "tml-local",
+    fetch: wire.fetch,
   });
-  const service = await ServiceClient.connect({ baseUrl: server.url, apiKey: "tml-local" });
   const logDir = await Deno.makeTempDir({ prefix: `tb-bench-pipe-${arm}-` });
   try {
     const config = await loadTrainConfig({
@@ -138,6 +201,10 @@ async function runArm(arm: string): Promise<Record<string, number>> {
       off_policy_max: Math.max(...run.history.map((m) => m["async/off_policy_max"] ?? 0)),
       requeued: run.history.reduce((a, m) => a + (m["async/requeued"] ?? 0), 0),
       final_reward: run.history.at(-1)![METRIC.reward],
+      submits_in_flight_max: wire.submitsInFlightMax(),
+      // Per step over the whole run (set-up and final checkpoint are a few requests).
+      sample_requests_per_step: (wire.requests.asample ?? 0) / b.steps,
+      retrieve_future_per_step: (wire.requests.retrieve_future ?? 0) / b.steps,
       load_avg_1m: (load + Deno.loadavg()[0]) / 2,
     };
   } finally {
@@ -221,23 +288,29 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** Every arm, `rounds` times in alternating order; medians and ratios to sync. */
-export async function runPipelineBench(log: (m: string) => void): Promise<object> {
-  const names = Object.keys(ARMS);
+/** `names`' arms, `rounds` times in alternating order: every run, medians and ratios to sync. */
+async function runRounds(
+  names: string[],
+  ownProcess: boolean,
+  log: (m: string) => void,
+): Promise<{ summary: object; runs: Record<string, Record<string, number>[]> }> {
   const runs: Record<string, Record<string, number>[]> = Object.fromEntries(
     names.map((n) => [n, []]),
   );
+  const where = ownProcess ? " (backend in its own process)" : "";
   for (let round = 0; round < PIPELINE_BENCH.rounds; round++) {
     const order = round % 2 === 0 ? names : [...names].reverse();
     for (const arm of order) {
-      log(`pipeline round ${round + 1}: ${arm}`);
-      const r = await runArm(arm);
+      log(`pipeline round ${round + 1}: ${arm}${where}`);
+      const r = await runArm(arm, ownProcess);
       log(
         `  step loop ${r.loop_episodes_per_s.toFixed(2)} episodes/s, service busy ${
           (100 * r.loop_service_busy_frac).toFixed(0)
-        } %; whole run ${
-          r.episodes_per_s.toFixed(2)
-        } episodes/s; off-policy max ${r.off_policy_max}; load ${r.load_avg_1m.toFixed(1)}`,
+        } %; whole run ${r.episodes_per_s.toFixed(2)} episodes/s; rollout ${
+          r.rollout_ms.toFixed(0)
+        } ms, train ${r.train_ms.toFixed(0)} ms; off-policy max ${r.off_policy_max}; load ${
+          r.load_avg_1m.toFixed(1)
+        }`,
       );
       runs[arm].push(r);
     }
@@ -245,6 +318,24 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
   // Ratios within a round (measured minutes apart) are steadier than ratios of medians.
   const vsSync = (n: string, k: string) => runs[n].map((r, i) => r[k] / runs.sync[i][k]);
   const keys = Object.keys(runs.sync[0]);
+  const summary = Object.fromEntries(names.map((n) => [n, {
+    ...Object.fromEntries(keys.map((k) => [k, median(runs[n].map((r) => r[k]))])),
+    loop_vs_sync_per_round: vsSync(n, "loop_episodes_per_s"),
+    loop_vs_sync: median(vsSync(n, "loop_episodes_per_s")),
+    vs_sync_per_round: vsSync(n, "episodes_per_s"),
+    vs_sync: median(vsSync(n, "episodes_per_s")),
+  }]));
+  return { summary, runs };
+}
+
+/**
+ * Every arm, `rounds` times in alternating order, with the backend embedded (the headline:
+ * `summary`); then sync and async with the backend in its own process (`own_process`); last,
+ * the learner's cost of one call against stream's split.
+ */
+export async function runPipelineBench(log: (m: string) => void): Promise<object> {
+  const embedded = await runRounds(Object.keys(ARMS), false, log);
+  const own = await runRounds(["sync", "async"], true, log);
   log("pipeline: the learner's cost of one forward_backward vs the stream arm's split");
   const learnerCalls = await learnerCallCost();
   log(
@@ -255,14 +346,10 @@ export async function runPipelineBench(log: (m: string) => void): Promise<object
   return {
     workload: PIPELINE_BENCH,
     arms: ARMS,
-    summary: Object.fromEntries(names.map((n) => [n, {
-      ...Object.fromEntries(keys.map((k) => [k, median(runs[n].map((r) => r[k]))])),
-      loop_vs_sync_per_round: vsSync(n, "loop_episodes_per_s"),
-      loop_vs_sync: median(vsSync(n, "loop_episodes_per_s")),
-      vs_sync_per_round: vsSync(n, "episodes_per_s"),
-      vs_sync: median(vsSync(n, "episodes_per_s")),
-    }])),
+    summary: embedded.summary,
+    own_process: own.summary,
     learner_calls: learnerCalls,
-    runs,
+    runs: embedded.runs,
+    own_process_runs: own.runs,
   };
 }

@@ -1,9 +1,12 @@
 /**
  * A LoRA training run on a Tinker-compatible server.
  *
- * Operations are numbered at call time (seq ids 1, 2, 3, …) and their POSTs leave in that
- * order, so a caller may submit forward_backward and optim_step before awaiting either
- * (pipelining): the server runs them in order.
+ * Operations are numbered at call time (seq ids 1, 2, 3, …) and each POST leaves at once, in
+ * call order, without waiting for the previous one to be accepted: the server runs a model's
+ * work in seq-id order whatever order the POSTs arrive in (the hosted service does, and the
+ * official SDK relies on it for its parallel forward_backward chunks). So a step's
+ * forward_backward, optim_step and sampler save cost one round trip to submit, not one each;
+ * a caller may submit them all before awaiting any (pipelining).
  *
  * @module
  */
@@ -61,7 +64,6 @@ export class TrainingClient {
   readonly baseModel: string;
   readonly #ctx: TrainingClientContext;
   #seq = 0;
-  #sendChain: Promise<unknown> = Promise.resolve();
 
   /** Made by {@link ServiceClient.createLoraTrainingClient}, not directly. */
   constructor(ctx: TrainingClientContext, modelId: string, baseModel: string) {
@@ -269,8 +271,10 @@ export class TrainingClient {
   }
 
   /**
-   * Reserves the next seq id now, sends after every earlier submission was accepted, and
-   * retries transient failures with the same seq id (the server dedupes them).
+   * Reserves the next seq id now and sends at once (the server orders by seq id, not arrival),
+   * retrying transient failures with the same seq id (the server dedupes them). Why not wait
+   * for the previous submission's acceptance, as the SDK's turn queue does: each wait is a
+   * round trip, and the order it buys is the one the server keeps anyway.
    */
   #submit<T>(
     path: string,
@@ -279,8 +283,7 @@ export class TrainingClient {
   ): APIFuture<T> {
     const seqId = ++this.#seq;
     const payload = body(seqId);
-    const accepted = this.#sendChain.then(() => submitWithRetries(this.#ctx, path, payload));
-    this.#sendChain = accepted.catch(() => {});
+    const accepted = submitWithRetries(this.#ctx, path, payload);
     return new APIFuture(
       accepted.then((requestId) => awaitResult(this.#ctx, path, payload, requestId, decoder)),
     );

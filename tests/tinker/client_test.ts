@@ -130,6 +130,44 @@ Deno.test("client: 200 steps under injected faults apply exactly 200 updates, sa
   assertClose(faulty.final, clean.final, 1e-6, "final log-probs with and without faults");
 });
 
+Deno.test("client: submissions go out without waiting for acceptance; the server keeps seq order", async () => {
+  let inFlight = 0, most = 0, holdNext = false;
+  const slowFirst: typeof fetch = async (input, init) => {
+    if (!/\/(forward_backward|optim_step)$/.test(String(input))) return await fetch(input, init);
+    inFlight++;
+    most = Math.max(most, inFlight);
+    try {
+      // The step's forward_backward lands last: after its optim_step and the forward behind it.
+      if (holdNext) {
+        holdNext = false;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      return await fetch(input, init);
+    } finally {
+      inFlight--;
+    }
+  };
+  await withClient(
+    async (service) => {
+      const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
+      const before = (await training.forward(batch, "cross_entropy")).metrics["loss:sum"];
+      most = 0;
+      holdNext = true;
+      const fb = training.forwardBackward(batch, "cross_entropy");
+      const step = training.optimStep({ learning_rate: 1e-2 });
+      const after = training.forward(batch, "cross_entropy");
+      assert.equal((await fb).metrics["loss:sum"], before);
+      await step;
+      // In arrival order the optim_step would have had no gradient, and the forward seen no step.
+      const loss = (await after).metrics["loss:sum"];
+      assert.ok(loss < before - 1e-3, `the step ran between: ${before} -> ${loss}`);
+      assert.equal(most, 3, "the three submissions were in flight together");
+    },
+    {},
+    { fetch: slowFirst },
+  );
+});
+
 let posts = 0;
 const countingFetch: typeof fetch = (input, init) => {
   if (String(input).endsWith("/forward_backward")) posts++;

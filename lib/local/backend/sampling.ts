@@ -165,6 +165,17 @@ export class SamplingService {
     return { sampler_id: s.id, base_model: s.spec.name, model_path: s.modelPath ?? null };
   }
 
+  /**
+   * Makes the sampler of sampling session `id` now. A snapshot's is sampled from next (that is
+   * what `save_weights_and_get_sampling_client` is for); making it as part of the save, whose
+   * result the client polls a round trip later anyway, takes it off the next rollout's path. A
+   * failure is left for the first sample request to report.
+   */
+  async warm(id: string): Promise<void> {
+    const s = this.#samplingSession(id);
+    await this.samplers.get(s.spec, s.weights).catch(() => {});
+  }
+
   /** Queues a sample request; concurrent requests on the same weights run as one batch. */
   async sample(req: wire.SampleRequest, print: string): Promise<string> {
     let target: { id: string; spec: LocalModelSpec; weights: SamplerWeights };

@@ -190,6 +190,7 @@ export class TrainingModels {
         lora: m.lora,
         trainable: m.trainable,
       });
+      await this.#opts.sampling.warm(id);
       return { type: "save_weights_for_sampler", path: null, sampling_session_id: id };
     });
   }
@@ -206,7 +207,10 @@ export class TrainingModels {
       throw new UserInputError(`load_weights needs a weights/ checkpoint, got ${req.path}`);
     }
     const { dedupe } = this.#opts.requests;
-    if (m.submitted > 0 && dedupe.lookup(m.id, req.seq_id ?? -1, print) === undefined) {
+    // First by seq id, not by arrival: a client's POSTs may arrive in any order (the server
+    // runs them in seq-id order), so a load numbered 1 is first even if seq 2 came in before.
+    const first = req.seq_id != null && req.seq_id > 0 ? req.seq_id === 1 : m.submitted === 0;
+    if (!first && dedupe.lookup(m.id, req.seq_id ?? -1, print) === undefined) {
       throw new UserInputError(
         "load_weights must be the model's first operation after create_model; create a new " +
           "training client from the checkpoint instead",

@@ -234,6 +234,29 @@ Deno.test("server: load_weights is only allowed as a model's first operation", a
   });
 });
 
+Deno.test("server: a load_weights numbered 1 is first even when seq 2 arrives before it", async () => {
+  await withServer(async (h) => {
+    // A checkpoint to load, saved by another model.
+    const other = await h.newModel();
+    const saved = await h.result(
+      await h.post("save_weights", { model_id: other, path: "c", seq_id: 1 }),
+    );
+    const modelId = await h.newModel({ seq: 1 });
+    // Clients send without waiting for acceptance: seq 2 can land first and must wait for 1.
+    const later = await h.post("save_weights", { model_id: modelId, path: "after", seq_id: 2 });
+    assert.equal(later.status, 200);
+    const load = await h.post("load_weights", {
+      model_id: modelId,
+      path: saved.path,
+      seq_id: 1,
+      optimizer: false,
+    });
+    assert.equal(load.status, 200);
+    assert.equal((await h.result(load)).type, "load_weights");
+    assert.equal((await h.result(later)).type, "save_weights");
+  });
+});
+
 Deno.test("server: failed futures carry error and category", async () => {
   await withServer(async (h) => {
     const modelId = await h.newModel();
