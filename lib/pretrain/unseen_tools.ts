@@ -19,7 +19,8 @@ import { Rng } from "../util/random.ts";
 /** Registry-style id of the unseen-tools environment (pretraining and evaluation only). */
 export const UNSEEN_TOOLS_ID = "synthetic:UnseenTools-v0";
 
-const VERBS = [
+/** The unseen tools' verbs (tool names). */
+export const VERBS: readonly string[] = [
   "say",
   "send",
   "echo",
@@ -45,7 +46,8 @@ const VERBS = [
   "call",
   "note",
 ];
-const NOUNS = [
+/** The unseen tools' nouns (argument names). */
+export const NOUNS: readonly string[] = [
   "word",
   "item",
   "city",
@@ -71,7 +73,8 @@ const NOUNS = [
   "date",
   "animal",
 ];
-const WORDS = [
+/** The words argument values are drawn from. */
+export const WORDS: readonly string[] = [
   "hi",
   "hello",
   "yes",
@@ -193,7 +196,8 @@ function request(rng: Rng, tool: string, call: ToolCall, args: Arg[]): string {
 
 /**
  * The task of a seed: one to three tools of zero to three arguments each, and a request for one
- * call (two in a fifth of tasks, one after the other).
+ * call (two in a fifth of tasks, one after the other). Tool names are verbs or verb_noun pairs of
+ * a small fixed set (or, rarely, random letters), argument names nouns or pairs.
  *
  * @example
  * const task = generateUnseenToolTask(3);
@@ -201,13 +205,25 @@ function request(rng: Rng, tool: string, call: ToolCall, args: Arg[]): string {
  */
 export function generateUnseenToolTask(seed: number): UnseenToolTask {
   const rng = new Rng(seed);
-  const n = 1 + rng.int(3);
+  return toolTask(rng, 1 + rng.int(3), (kind) => identifier(rng, kind === "tool" ? VERBS : NOUNS));
+}
+
+/**
+ * A task of `n` tools named by `name` (called for each tool, then each tool's arguments, in
+ * order), with a request for one call, or two in a fifth of tasks. Shared by the unseen tools
+ * and the fresh tools (`fresh_tools.ts`), which differ only in how names are made up.
+ */
+export function toolTask(
+  rng: Rng,
+  n: number,
+  name: (kind: "tool" | "argument") => string,
+): UnseenToolTask {
   const names = new Set<string>();
-  while (names.size < n) names.add(identifier(rng, VERBS));
-  const defs = [...names].map((name) => {
+  while (names.size < n) names.add(name("tool"));
+  const defs = [...names].map((toolName) => {
     const argNames = new Set<string>();
     const k = rng.uniform() < 0.1 ? 0 : 1 + Math.floor(rng.uniform() * rng.uniform() * 3);
-    while (argNames.size < k) argNames.add(identifier(rng, NOUNS));
+    while (argNames.size < k) argNames.add(name("argument"));
     const args: Arg[] = [...argNames].map((a) => {
       const u = rng.uniform();
       if (u < 0.6) return { name: a, type: "string" };
@@ -218,8 +234,8 @@ export function generateUnseenToolTask(seed: number): UnseenToolTask {
       return { name: a, type: "enum", options: [...options] };
     });
     const spec: ToolSpec = {
-      name,
-      description: `${cap(name.replace(/_/g, " "))} ${
+      name: toolName,
+      description: `${cap(toolName.replace(/_/g, " "))} ${
         pickOne(rng, ["now", "for the user", "once", "(returns a status)"])
       }.`,
       parameters: schemaOf(rng, args),
@@ -259,10 +275,18 @@ export function sameCall(got: ToolCall | undefined, want: ToolCall): boolean {
 /** The unseen-tools environment: one generated task per seed. */
 export class UnseenToolsEnv implements MessageEnv {
   readonly kind = "message";
-  readonly id = UNSEEN_TOOLS_ID;
   readonly maxTurns = 2;
   #task: UnseenToolTask | null = null;
   #done = 0;
+
+  /**
+   * `id` and `generate` name the task family: the unseen tools by default, or the fresh tools
+   * (`fresh_tools.ts`), whose names are made up anew for every task.
+   */
+  constructor(
+    readonly id: string = UNSEEN_TOOLS_ID,
+    readonly generate: (seed: number) => UnseenToolTask = generateUnseenToolTask,
+  ) {}
 
   get tools(): readonly ToolSpec[] {
     return this.#task?.tools ?? [];
@@ -274,7 +298,7 @@ export class UnseenToolsEnv implements MessageEnv {
   }
 
   reset(seed = 0): { messages: Message[]; info: Record<string, unknown> } {
-    this.#task = generateUnseenToolTask(seed);
+    this.#task = this.generate(seed);
     this.#done = 0;
     return { messages: [{ role: "user", content: this.#task.prompt }], info: {} };
   }
@@ -302,7 +326,7 @@ export class UnseenToolsEnv implements MessageEnv {
   }
 
   spawn(sameState = false): UnseenToolsEnv {
-    const copy = new UnseenToolsEnv();
+    const copy = new UnseenToolsEnv(this.id, this.generate);
     if (sameState && this.#task) copy.#task = this.#task;
     return copy;
   }
