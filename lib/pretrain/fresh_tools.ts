@@ -46,7 +46,7 @@ export function freshIdentifier(rng: Rng): string {
 
 /**
  * The task of a seed: one to four tools (mostly several) named by {@link freshIdentifier},
- * their arguments too, and a request for one call (two in a fifth of tasks).
+ * their arguments too, and a request for one to three calls.
  *
  * @example
  * const task = generateFreshToolTask(3);
@@ -55,7 +55,8 @@ export function freshIdentifier(rng: Rng): string {
 export function generateFreshToolTask(seed: number): UnseenToolTask {
   const rng = new Rng(seed);
   const n = [1, 2, 2, 3, 3, 4][rng.int(6)];
-  return toolTask(rng, n, () => freshIdentifier(rng));
+  // More asked calls than the unseen tools: each one more copy for a few tokens more.
+  return toolTask(rng, n, () => freshIdentifier(rng), () => [1, 1, 2, 2, 3][rng.int(5)]);
 }
 
 /** A fresh-tools environment (the unseen tools' environment over fresh names). */

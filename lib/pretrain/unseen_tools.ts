@@ -115,6 +115,9 @@ interface Arg {
   options?: string[];
 }
 
+/** Most calls one task asks for. */
+export const MAX_ASKED = 3;
+
 /** One generated task: its tools, the user's request and the calls that fulfil it. */
 export interface UnseenToolTask {
   tools: ToolSpec[];
@@ -205,18 +208,25 @@ function request(rng: Rng, tool: string, call: ToolCall, args: Arg[]): string {
  */
 export function generateUnseenToolTask(seed: number): UnseenToolTask {
   const rng = new Rng(seed);
-  return toolTask(rng, 1 + rng.int(3), (kind) => identifier(rng, kind === "tool" ? VERBS : NOUNS));
+  return toolTask(
+    rng,
+    1 + rng.int(3),
+    (kind) => identifier(rng, kind === "tool" ? VERBS : NOUNS),
+    () => rng.uniform() < 0.2 ? 2 : 1,
+  );
 }
 
 /**
  * A task of `n` tools named by `name` (called for each tool, then each tool's arguments, in
- * order), with a request for one call, or two in a fifth of tasks. Shared by the unseen tools
- * and the fresh tools (`fresh_tools.ts`), which differ only in how names are made up.
+ * order), with a request for `asked()` calls (at most {@link MAX_ASKED}), one after the other.
+ * Shared by the unseen tools and the fresh tools (`fresh_tools.ts`), which differ in how names
+ * are made up and how many calls are asked.
  */
 export function toolTask(
   rng: Rng,
   n: number,
   name: (kind: "tool" | "argument") => string,
+  asked: () => number,
 ): UnseenToolTask {
   const names = new Set<string>();
   while (names.size < n) names.add(name("tool"));
@@ -242,10 +252,10 @@ export function toolTask(
     };
     return { spec, args };
   });
-  const asked = rng.uniform() < 0.2 ? 2 : 1;
+  const count = Math.min(MAX_ASKED, asked());
   const calls: ToolCall[] = [];
   const lines: string[] = [];
-  for (let i = 0; i < asked; i++) {
+  for (let i = 0; i < count; i++) {
     const d = pickOne(rng, defs);
     const call = {
       name: d.spec.name,
@@ -258,7 +268,9 @@ export function toolTask(
         : request(rng, d.spec.name, call, d.args),
     );
   }
-  const prompt = asked === 1 ? lines[0] : `First: ${lines[0]} Then: ${lines[1]}`;
+  const prompt = count === 1
+    ? lines[0]
+    : [`First: ${lines[0]}`, ...lines.slice(1).map((l) => `Then: ${l}`)].join(" ");
   return { tools: defs.map((d) => d.spec), prompt, calls };
 }
 
@@ -275,7 +287,8 @@ export function sameCall(got: ToolCall | undefined, want: ToolCall): boolean {
 /** The unseen-tools environment: one generated task per seed. */
 export class UnseenToolsEnv implements MessageEnv {
   readonly kind = "message";
-  readonly maxTurns = 2;
+  // One turn per asked call: an episode ends after its last asked call, right or not.
+  readonly maxTurns = MAX_ASKED;
   #task: UnseenToolTask | null = null;
   #done = 0;
 
