@@ -17,6 +17,7 @@ import { generateUnseenToolTask, sameCall } from "../lib/pretrain/unseen_tools.t
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { ModelInput } from "../lib/tinker/types.ts";
+import { readSafetensors } from "../lib/local/safetensors.ts";
 
 /** The bench's sizes (bench/smoke.ts shrinks them). */
 export const UNSEEN_TOOLS_BENCH = {
@@ -100,10 +101,14 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
   } finally {
     await tinker.close();
   }
+  // Which weights were asked: the pretraining run's own record in the shipped file's header.
+  const file = new URL(`../models/${b.model.replace("/", "_")}.safetensors`, import.meta.url);
+  const { metadata } = await readSafetensors(file.pathname);
   return {
     benchmark: "unseen_tools",
     date: new Date().toISOString(),
     model: b.model,
+    weights: metadata,
     load_average_end: Deno.loadavg(),
     rows,
   };

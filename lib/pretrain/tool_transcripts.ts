@@ -19,15 +19,17 @@ import { drawMistake, mistakeOf } from "./tool_mistakes.ts";
 import { toolPlayer } from "./tool_players.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 import { UNSEEN_TOOLS_ID, UnseenToolsEnv } from "./unseen_tools.ts";
+import { FRESH_TOOLS_ID, freshToolsEnv } from "./fresh_tools.ts";
 
 /** Whether an env id is played by {@link playToolTranscript} (a message environment). */
 export function isToolEnvId(envId: string): boolean {
-  return envId.startsWith("tool:") || envId === UNSEEN_TOOLS_ID;
+  return envId.startsWith("tool:") || envId === UNSEEN_TOOLS_ID || envId === FRESH_TOOLS_ID;
 }
 
 /** A fresh message environment of a tool env id (the registry's, or the unseen tools). */
 export function makeToolEnv(envId: string): MessageEnv {
   if (envId === UNSEEN_TOOLS_ID) return new UnseenToolsEnv();
+  if (envId === FRESH_TOOLS_ID) return freshToolsEnv();
   const env = make(envId);
   if (!isMessageEnv(env)) throw new Error(`${envId} is not a tool environment`);
   return env;

@@ -28,6 +28,7 @@ import type { Transcript, TranscriptOptions } from "./transcript.ts";
 
 export type { Transcript, TranscriptOptions } from "./transcript.ts";
 import { UNSEEN_TOOLS_ID } from "./unseen_tools.ts";
+import { FRESH_TOOLS_ID } from "./fresh_tools.ts";
 
 /** One environment of the pretraining mix and its share of the episodes. */
 export interface MixEntry {
@@ -70,13 +71,14 @@ const TOOL_GAMES = [
 ].flatMap((g) => [`tool:${g}-v0-easy`, `tool:${g}-v0-hard`]);
 
 /**
- * The mix of `local/tools`: a third games transcripts (local/games2's last mix: mostly
- * GuessTheNumber-easy), two thirds tool transcripts, of which three eighths are unseen tools
- * (the format itself), the rest every shipped tool environment, weighted towards the short
- * ones RL starts with (the tool GuessTheNumber, the word problems): a WhoDunIt or Tower of
- * Hanoi transcript fills the context, four times the tokens of a word problem.
+ * The mix the tools tokenizer was built from (`buildToolsTokenizer`): `local/tools`' first mix,
+ * a third games transcripts (local/games2's last mix: mostly GuessTheNumber-easy), two thirds
+ * tool transcripts, of which three eighths are unseen tools (the format itself), the rest every
+ * shipped tool environment, weighted towards the short ones RL starts with (the tool
+ * GuessTheNumber, the word problems): a WhoDunIt or Tower of Hanoi transcript fills the
+ * context, four times the tokens of a word problem.
  */
-export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
+export const TOOLS_TOKENIZER_MIX: readonly MixEntry[] = [
   { envId: "game:GuessTheNumber-v0-easy", weight: 0.27 },
   { envId: "game:GuessTheNumber-v0-hard", weight: 0.02 },
   ...OTHER_ENVS.map((envId) => ({ envId, weight: 0.04 / OTHER_ENVS.length })),
@@ -90,6 +92,16 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: "tool:WhoDunIt-v0-easy", weight: 0.04 },
   { envId: "tool:WhoDunIt-v0-hard", weight: 0.02 },
   { envId: "tool:WordProblems-v0", weight: 0.17 },
+];
+
+/**
+ * The mix of `local/tools`: {@link TOOLS_TOKENIZER_MIX} and the fresh tools (a fifth), whose
+ * names are made up anew in every task, so that a declared name is copied, not recalled
+ * (`fresh_tools.ts`). Not part of the tokenizer's mix: made-up names must not become tokens.
+ */
+export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
+  ...TOOLS_TOKENIZER_MIX,
+  { envId: FRESH_TOOLS_ID, weight: 0.25 },
 ];
 
 /**

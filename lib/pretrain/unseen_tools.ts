@@ -19,7 +19,8 @@ import { Rng } from "../util/random.ts";
 /** Registry-style id of the unseen-tools environment (pretraining and evaluation only). */
 export const UNSEEN_TOOLS_ID = "synthetic:UnseenTools-v0";
 
-const VERBS = [
+/** The unseen tools' verbs (tool names). */
+export const VERBS: readonly string[] = [
   "say",
   "send",
   "echo",
@@ -45,7 +46,8 @@ const VERBS = [
   "call",
   "note",
 ];
-const NOUNS = [
+/** The unseen tools' nouns (argument names). */
+export const NOUNS: readonly string[] = [
   "word",
   "item",
   "city",
@@ -71,7 +73,8 @@ const NOUNS = [
   "date",
   "animal",
 ];
-const WORDS = [
+/** The words argument values are drawn from. */
+export const WORDS: readonly string[] = [
   "hi",
   "hello",
   "yes",
@@ -111,6 +114,9 @@ interface Arg {
   type: "string" | "integer" | "boolean" | "enum";
   options?: string[];
 }
+
+/** Most calls one task asks for. */
+export const MAX_ASKED = 3;
 
 /** One generated task: its tools, the user's request and the calls that fulfil it. */
 export interface UnseenToolTask {
@@ -193,7 +199,8 @@ function request(rng: Rng, tool: string, call: ToolCall, args: Arg[]): string {
 
 /**
  * The task of a seed: one to three tools of zero to three arguments each, and a request for one
- * call (two in a fifth of tasks, one after the other).
+ * call (two in a fifth of tasks, one after the other). Tool names are verbs or verb_noun pairs of
+ * a small fixed set (or, rarely, random letters), argument names nouns or pairs.
  *
  * @example
  * const task = generateUnseenToolTask(3);
@@ -201,13 +208,32 @@ function request(rng: Rng, tool: string, call: ToolCall, args: Arg[]): string {
  */
 export function generateUnseenToolTask(seed: number): UnseenToolTask {
   const rng = new Rng(seed);
-  const n = 1 + rng.int(3);
+  return toolTask(
+    rng,
+    1 + rng.int(3),
+    (kind) => identifier(rng, kind === "tool" ? VERBS : NOUNS),
+    () => rng.uniform() < 0.2 ? 2 : 1,
+  );
+}
+
+/**
+ * A task of `n` tools named by `name` (called for each tool, then each tool's arguments, in
+ * order), with a request for `asked()` calls (at most {@link MAX_ASKED}), one after the other.
+ * Shared by the unseen tools and the fresh tools (`fresh_tools.ts`), which differ in how names
+ * are made up and how many calls are asked.
+ */
+export function toolTask(
+  rng: Rng,
+  n: number,
+  name: (kind: "tool" | "argument") => string,
+  asked: () => number,
+): UnseenToolTask {
   const names = new Set<string>();
-  while (names.size < n) names.add(identifier(rng, VERBS));
-  const defs = [...names].map((name) => {
+  while (names.size < n) names.add(name("tool"));
+  const defs = [...names].map((toolName) => {
     const argNames = new Set<string>();
     const k = rng.uniform() < 0.1 ? 0 : 1 + Math.floor(rng.uniform() * rng.uniform() * 3);
-    while (argNames.size < k) argNames.add(identifier(rng, NOUNS));
+    while (argNames.size < k) argNames.add(name("argument"));
     const args: Arg[] = [...argNames].map((a) => {
       const u = rng.uniform();
       if (u < 0.6) return { name: a, type: "string" };
@@ -218,18 +244,18 @@ export function generateUnseenToolTask(seed: number): UnseenToolTask {
       return { name: a, type: "enum", options: [...options] };
     });
     const spec: ToolSpec = {
-      name,
-      description: `${cap(name.replace(/_/g, " "))} ${
+      name: toolName,
+      description: `${cap(toolName.replace(/_/g, " "))} ${
         pickOne(rng, ["now", "for the user", "once", "(returns a status)"])
       }.`,
       parameters: schemaOf(rng, args),
     };
     return { spec, args };
   });
-  const asked = rng.uniform() < 0.2 ? 2 : 1;
+  const count = Math.min(MAX_ASKED, asked());
   const calls: ToolCall[] = [];
   const lines: string[] = [];
-  for (let i = 0; i < asked; i++) {
+  for (let i = 0; i < count; i++) {
     const d = pickOne(rng, defs);
     const call = {
       name: d.spec.name,
@@ -242,7 +268,9 @@ export function generateUnseenToolTask(seed: number): UnseenToolTask {
         : request(rng, d.spec.name, call, d.args),
     );
   }
-  const prompt = asked === 1 ? lines[0] : `First: ${lines[0]} Then: ${lines[1]}`;
+  const prompt = count === 1
+    ? lines[0]
+    : [`First: ${lines[0]}`, ...lines.slice(1).map((l) => `Then: ${l}`)].join(" ");
   return { tools: defs.map((d) => d.spec), prompt, calls };
 }
 
@@ -259,10 +287,19 @@ export function sameCall(got: ToolCall | undefined, want: ToolCall): boolean {
 /** The unseen-tools environment: one generated task per seed. */
 export class UnseenToolsEnv implements MessageEnv {
   readonly kind = "message";
-  readonly id = UNSEEN_TOOLS_ID;
-  readonly maxTurns = 2;
+  // One turn per asked call: an episode ends after its last asked call, right or not.
+  readonly maxTurns = MAX_ASKED;
   #task: UnseenToolTask | null = null;
   #done = 0;
+
+  /**
+   * `id` and `generate` name the task family: the unseen tools by default, or the fresh tools
+   * (`fresh_tools.ts`), whose names are made up anew for every task.
+   */
+  constructor(
+    readonly id: string = UNSEEN_TOOLS_ID,
+    readonly generate: (seed: number) => UnseenToolTask = generateUnseenToolTask,
+  ) {}
 
   get tools(): readonly ToolSpec[] {
     return this.#task?.tools ?? [];
@@ -274,7 +311,7 @@ export class UnseenToolsEnv implements MessageEnv {
   }
 
   reset(seed = 0): { messages: Message[]; info: Record<string, unknown> } {
-    this.#task = generateUnseenToolTask(seed);
+    this.#task = this.generate(seed);
     this.#done = 0;
     return { messages: [{ role: "user", content: this.#task.prompt }], info: {} };
   }
@@ -302,7 +339,7 @@ export class UnseenToolsEnv implements MessageEnv {
   }
 
   spawn(sameState = false): UnseenToolsEnv {
-    const copy = new UnseenToolsEnv();
+    const copy = new UnseenToolsEnv(this.id, this.generate);
     if (sameState && this.#task) copy.#task = this.#task;
     return copy;
   }

@@ -16,7 +16,7 @@ import { Rng } from "../util/random.ts";
 import {
   playTranscript,
   PRETRAIN_MIX,
-  TOOLS_PRETRAIN_MIX,
+  TOOLS_TOKENIZER_MIX,
   transcriptExample,
   TranscriptStream,
 } from "./transcripts.ts";
@@ -85,7 +85,7 @@ export const TOOLS_VOCAB_DEFAULTS: GamesVocabOptions = {
  * The tools tokenizer's `tokenizer.json` object: the games tokenizer extended, not rebuilt.
  * Its first tokens are the games tokenizer's, with the same ids (so `local/tools` can start
  * from `local/games2`'s weights, and game text encodes as before wherever it did not fall back
- * to characters), then the frequent words of `local/tools`' mix ({@link TOOLS_PRETRAIN_MIX}:
+ * to characters), then the frequent words of `local/tools`' mix ({@link TOOLS_TOKENIZER_MIX}:
  * the tool declarations, the `<tool_call>` JSON, the tool environments' texts). Byte fallback
  * is kept. Its pre-tokenizer ({@link TOOLS_WORD_PATTERN}) also keeps a space with the symbols
  * after it, so the JSON of declarations and calls takes fewer tokens.
@@ -100,7 +100,7 @@ export async function buildToolsTokenizer(
   const o = { ...TOOLS_VOCAB_DEFAULTS, ...options };
   const inOrder = Object.entries(games.model.vocab).sort((a, b) => a[1] - b[1]).map(([w]) => w);
   // Whole episodes: the bytes of a WhoDunIt case run far past 1025.
-  return buildWordLevelTokenizer(await mixTexts(TOOLS_PRETRAIN_MIX, o, Infinity), {
+  return buildWordLevelTokenizer(await mixTexts(TOOLS_TOKENIZER_MIX, o, Infinity), {
     specialTokens: BYTE_SPECIAL_TOKENS,
     vocabSize: o.vocabSize,
     requiredWords: inOrder,
