@@ -265,7 +265,7 @@ export class RunManager {
     const last = (await readCheckpoints(run.runDir)).at(-1) ?? null;
     const total = Number(run.config.total_steps);
     let state: RunState, error: string | null = null;
-    let status: RunDirStatus | null = null;
+    const status: RunDirStatus | null = await readRunStatus(run.runDir);
     if (run.stopRequestedAt !== null) {
       state = "stopped";
       if (this.#killed.has(run.id)) {
@@ -276,13 +276,13 @@ export class RunManager {
       state = "finished";
     } else if (
       code === 0 &&
-      (last?.kind === "interrupted" || (await readRunStatus(run.runDir))?.state === "interrupted")
+      (last?.kind === "interrupted" || status?.state === "interrupted")
     ) {
       // Interrupted by someone else's Ctrl-C (before a step trained, with no checkpoint).
       state = "stopped";
-    } else if ((status = await readRunStatus(run.runDir))?.state === "failed") {
+    } else if (status?.state === "failed") {
       state = "failed";
-      error = `${status!.error}; change the config and start a new run`;
+      error = `${status.error}; change the config and start a new run`;
     } else {
       state = "crashed";
       const why = code === null
