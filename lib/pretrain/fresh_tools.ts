@@ -20,14 +20,14 @@ import {
   toolTask,
   UnseenToolsEnv,
   type UnseenToolTask,
+  VALUE_WORDS,
   VERBS,
-  WORDS,
 } from "./unseen_tools.ts";
 
 /** Registry-style id of the fresh-tools environment (pretraining only). */
 export const FRESH_TOOLS_ID = "synthetic:FreshTools-v0";
 
-const PIECES: readonly string[] = [...new Set([...VERBS, ...NOUNS, ...WORDS])];
+const PIECES: readonly string[] = [...new Set([...VERBS, ...NOUNS, ...VALUE_WORDS])];
 const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
 /** One piece of a name: a word of the pools, or two to seven random letters. */

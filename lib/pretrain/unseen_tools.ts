@@ -74,7 +74,7 @@ export const NOUNS: readonly string[] = [
   "animal",
 ];
 /** The words argument values are drawn from. */
-export const WORDS: readonly string[] = [
+export const VALUE_WORDS: readonly string[] = [
   "hi",
   "hello",
   "yes",
@@ -148,10 +148,12 @@ function argValue(rng: Rng, a: Arg): unknown {
     case "enum":
       return pickOne(rng, a.options!);
     default:
-      return rng.uniform() < 0.1 ? `${pickOne(rng, WORDS)} ${pickOne(rng, WORDS)}` : pickOne(
-        rng,
-        WORDS,
-      );
+      return rng.uniform() < 0.1
+        ? `${pickOne(rng, VALUE_WORDS)} ${pickOne(rng, VALUE_WORDS)}`
+        : pickOne(
+          rng,
+          VALUE_WORDS,
+        );
   }
 }
 
@@ -240,7 +242,7 @@ export function toolTask(
       if (u < 0.8) return { name: a, type: "integer" };
       if (u < 0.9) return { name: a, type: "boolean" };
       const options = new Set<string>();
-      while (options.size < 2 + rng.int(3)) options.add(pickOne(rng, WORDS));
+      while (options.size < 2 + rng.int(3)) options.add(pickOne(rng, VALUE_WORDS));
       return { name: a, type: "enum", options: [...options] };
     });
     const spec: ToolSpec = {
