@@ -24,6 +24,7 @@ import {
   isAnswerEnvId,
   playAnswerTranscript,
 } from "./answer_transcripts.ts";
+import { isRecallEnvId, playRecallTranscript, RECALL_ID } from "./recall_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 
 export type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -95,13 +96,16 @@ export const TOOLS_TOKENIZER_MIX: readonly MixEntry[] = [
 ];
 
 /**
- * The mix of `local/tools`: {@link TOOLS_TOKENIZER_MIX} and the fresh tools (a fifth), whose
- * names are made up anew in every task, so that a declared name is copied, not recalled
- * (`fresh_tools.ts`). Not part of the tokenizer's mix: made-up names must not become tokens.
+ * The mix of `local/tools`: {@link TOOLS_TOKENIZER_MIX}, the fresh tools, whose names are made
+ * up anew in every task, so that a declared name is copied, not recalled (`fresh_tools.ts`), and
+ * recall transcripts, lists of words said back in order (`recall_transcripts.ts`), which form the
+ * copying circuit the fresh tools need. Neither is part of the tokenizer's mix: made-up names
+ * must not become tokens.
  */
 export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   ...TOOLS_TOKENIZER_MIX,
   { envId: FRESH_TOOLS_ID, weight: 0.25 },
+  { envId: RECALL_ID, weight: 0.25 },
 ];
 
 /**
@@ -268,6 +272,8 @@ export class TranscriptStream {
           ? playHintTranscript(envId, seed, this.#rng, this.#opts)
           : isAnswerEnvId(envId)
           ? playAnswerTranscript(envId, seed, this.#rng, this.#opts)
+          : isRecallEnvId(envId)
+          ? playRecallTranscript(envId, seed, this.#rng, this.#opts)
           : playTranscript(envId, seed, this.#rng, this.#opts),
       );
     }
