@@ -143,6 +143,7 @@ async function trainSteps(o: LoopOptions): Promise<void> {
       const tTrained = performance.now();
       // A step with nothing to train leaves the weights as they were: same sampler, next version.
       sampler = out.sampler ?? sampler;
+      source.setSampler(sampler, step);
       await source.afterStep?.(step, out);
 
       const row: StepMetrics = {
@@ -183,10 +184,6 @@ async function trainSteps(o: LoopOptions): Promise<void> {
       }
       // Stops the run (after the step is recorded) when it cannot train.
       failures.check(step, taken, idle, out.groups);
-      // The new sampler goes to the source once the step is recorded: an async source's next
-      // rollout then sends its sample requests together with the next step's training requests,
-      // and the backend answers both before it computes (docs/learner.md).
-      source.setSampler(sampler, step);
 
       if (
         saveEvery > 0 && step % saveEvery === 0 && step < steps
