@@ -99,7 +99,11 @@ export interface Episode {
   sampledTokens?: number;
   /** Wall time of the episode. */
   durationMs?: number;
-  /** The sampler seed of the episode's first turn (turn t samples with seed + t). */
+  /**
+   * The sampler seed of the episode's turns (turn t samples with seed + t). In a group of two
+   * episodes or more, the first turn of the first attempt is the episode's sample of the group's
+   * one request instead (`lib/rollout/group_sample.ts`).
+   */
   seed?: number;
   /** Attempts it took under a retry failure policy (1 = first try). */
   attempts?: number;

@@ -15,6 +15,7 @@ import type { Episode, EpisodeGroup } from "../rl/types.ts";
 import { deriveSeed } from "../util/random.ts";
 import { formatZodError } from "../util/zod.ts";
 import { runEpisode, type Sampler, type ToolUseOptions } from "./episode.ts";
+import { GroupFirstTurn } from "./group_sample.ts";
 
 /** One group to play: a fresh env from `makeEnv`, reset with `envSeed`. */
 export interface GroupSpec {
@@ -68,8 +69,10 @@ export interface CollectOptions {
   /** Sampling temperature (default 1). */
   temperature?: number;
   /**
-   * Base sampler seed: episode i of group g samples with a seed derived from (seed, g, i,
-   * attempt), so runs repeat and retries differ. Without it the server picks seeds.
+   * Base sampler seed, so runs repeat and retries differ. A group's first turn is one request
+   * for all its episodes (./group_sample.ts), seeded from (seed, g, -1): episode i's first
+   * action is its sample i. Its later turns, and every turn of a retry, are seeded from
+   * (seed, g, i, attempt). Without it the server picks seeds.
    */
   seed?: number;
   /** Failed-rollout policy (default: drop the episode, keep groups with at least one). */
@@ -179,13 +182,16 @@ interface GroupState {
   abort: AbortController;
   /** Episode slots settled so far. */
   settled: number;
+  /** The first turn of the group's episodes, one request (groups of 2 episodes or more). */
+  firstTurn?: GroupFirstTurn;
 }
 
 /**
  * Plays `groupSize` episodes for every group spec, at most `maxConcurrency` at a time, over
  * one sampler. Each group's env is made and reset once; its episodes play copies made with
- * `spawn(true)`, so they share the start state. Episodes are scheduled group by group, so
- * early groups finish first.
+ * `spawn(true)`, so they share the start state. Their first turn is one sample request with
+ * `num_samples` = the group's size (./group_sample.ts). Episodes are scheduled group by group,
+ * so early groups finish first.
  *
  * @example
  * const { groups, dropped } = await collectGroups(
@@ -264,6 +270,15 @@ export async function collectGroups(
     dropped: false,
     abort: new AbortController(),
     settled: 0,
+    ...(sizes[g] > 1
+      ? {
+        firstTurn: new GroupFirstTurn(
+          sampler,
+          sizes[g],
+          o.seed === undefined ? undefined : deriveSeed(o.seed, spec.seedIndex ?? g, -1),
+        ),
+      }
+      : {}),
   }));
   // Resets run concurrently: an environment's reset may be a network call.
   await Promise.all(states.map(async (st, g) => {
@@ -289,7 +304,9 @@ export async function collectGroups(
     for (let attempt = 0;; attempt++) {
       let ep: Episode;
       try {
-        ep = await runEpisode(st.env!.spawn(true), st.opening!, sampler, {
+        // A retry plays on its own: the group's first request is spent.
+        const own = attempt === 0 && st.firstTurn ? st.firstTurn.episodeSampler(i) : sampler;
+        ep = await runEpisode(st.env!.spawn(true), st.opening!, own, {
           maxTokensPerTurn: o.maxTokensPerTurn,
           maxTurns: o.maxTurns,
           maxTokensPerEpisode: o.maxTokensPerEpisode,

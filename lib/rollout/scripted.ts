@@ -37,27 +37,29 @@ export function scriptedPolicy(reply: (prompt: string, i: number) => string): Sc
     params,
     sample(args) {
       const prompt = tok.decode(ModelInput.toInts(args.prompt as never));
-      prompts.push(prompt);
-      params.push(args.samplingParams);
       const stops = ([] as (string | number)[]).concat(args.samplingParams?.stop ?? [])
         .map((s) => (typeof s === "number" ? tok.decode([s]) : s));
-      let text = reply(prompt, prompts.length - 1);
-      let cut = text.length, stopped = false;
-      for (const s of stops) {
-        const at = text.indexOf(s);
-        if (at >= 0 && at + s.length <= cut) [cut, stopped] = [at + s.length, true];
-      }
-      text = text.slice(0, cut);
-      let tokens = tok.encode(text);
-      const max = args.samplingParams?.maxTokens ?? Infinity;
-      if (tokens.length > max) [tokens, stopped] = [tokens.slice(0, max), false];
-      return Promise.resolve({
-        sequences: [{
+      // Each sample of a call (a group's first turn asks for one per episode) is a call of its own.
+      const sequences = Array.from({ length: args.numSamples ?? 1 }, () => {
+        prompts.push(prompt);
+        params.push(args.samplingParams);
+        let text = reply(prompt, prompts.length - 1);
+        let cut = text.length, stopped = false;
+        for (const s of stops) {
+          const at = text.indexOf(s);
+          if (at >= 0 && at + s.length <= cut) [cut, stopped] = [at + s.length, true];
+        }
+        text = text.slice(0, cut);
+        let tokens = tok.encode(text);
+        const max = args.samplingParams?.maxTokens ?? Infinity;
+        if (tokens.length > max) [tokens, stopped] = [tokens.slice(0, max), false];
+        return {
           tokens,
           logprobs: tokens.map((_, i) => -0.1 - i / 1000),
           stop_reason: stopped ? "stop" : "length",
-        }],
-      } as unknown as SampleResponse);
+        };
+      });
+      return Promise.resolve({ sequences } as unknown as SampleResponse);
     },
   };
 }

@@ -64,6 +64,12 @@ export class TrainingClient {
   readonly baseModel: string;
   readonly #ctx: TrainingClientContext;
   #seq = 0;
+  /**
+   * Set while a custom loss's backward has no seq id yet (forwardBackwardCustom): resolves once
+   * every submission queued behind it has its seq id. Submissions made meanwhile queue behind
+   * it, in call order, so that they run after that backward, as they were called.
+   */
+  #tail: Promise<void> | null = null;
 
   /** Made by {@link ServiceClient.createLoraTrainingClient}, not directly. */
   constructor(ctx: TrainingClientContext, modelId: string, baseModel: string) {
@@ -95,6 +101,8 @@ export class TrainingClient {
    * as Tinker's SDK does it: a `forward` gives the log-probs; `lossFn` returns the loss and its
    * gradient with respect to each log-prob; a `forward_backward` with `cross_entropy` and
    * `weights = −gradient` then has exactly that gradient (cross-entropy is `Σ −w·lp`).
+   * Operations called after it, without waiting for it, run after its backward: they take
+   * their seq ids once the backward has its own.
    *
    * @example
    * // maximise the mean log-prob of each sequence
@@ -123,6 +131,10 @@ export class TrainingClient {
       return { ...d, loss_fn_inputs: { target_tokens: targets, weights } };
     });
     const forward = this.forward(inputs, "cross_entropy");
+    // Later submissions wait until the backward has its seq ids (or the forward or the loss
+    // failed, and there is no backward).
+    const backwardNumbered = Promise.withResolvers<void>();
+    this.#queueBehind(backwardNumbered.promise);
     return new APIFuture(
       forward.result().then(async (out) => {
         const logprobs = out.loss_fn_outputs.map((o) => Array.from(o.logprobs.data));
@@ -146,9 +158,11 @@ export class TrainingClient {
             },
           },
         }));
-        const result = await this.forwardBackward(surrogate, "cross_entropy");
+        const backward = this.#fwd(surrogate, "cross_entropy", {}, false, true);
+        backwardNumbered.resolve();
+        const result = await backward;
         return { ...result, metrics: { ...result.metrics, "custom_loss:sum": loss, ...metrics } };
-      }),
+      }).finally(() => backwardNumbered.resolve()),
     );
   }
 
@@ -253,10 +267,20 @@ export class TrainingClient {
     return new APIFuture(f.result().then(() => {}));
   }
 
-  /** One submission per chunk (each takes its own seq id, in order); results merged. */
-  #fwd(data: Datum[], lossFn: string, cfg: Record<string, number>, forwardOnly: boolean) {
+  /**
+   * One submission per chunk (each takes its own seq id, in order); results merged. `now`: take
+   * the seq ids at once, ahead of the queue (a custom loss's backward, which the queue waits for).
+   */
+  #fwd(
+    data: Datum[],
+    lossFn: string,
+    cfg: Record<string, number>,
+    forwardOnly: boolean,
+    now = false,
+  ) {
+    const submit = now ? this.#send.bind(this) : this.#submit.bind(this);
     const parts = chunkData(data, this.#ctx.chunkLimits).map((chunk) =>
-      this.#submit<ForwardBackwardOutput>("forward_backward", (seq_id) => ({
+      submit<ForwardBackwardOutput>("forward_backward", (seq_id) => ({
         proto: encodeForwardBackwardRequest({
           model_id: this.modelId,
           seq_id,
@@ -274,9 +298,38 @@ export class TrainingClient {
    * Reserves the next seq id now and sends at once (the server orders by seq id, not arrival),
    * retrying transient failures with the same seq id (the server dedupes them). Why not wait
    * for the previous submission's acceptance, as the SDK's turn queue does: each wait is a
-   * round trip, and the order it buys is the one the server keeps anyway.
+   * round trip, and the order it buys is the one the server keeps anyway. While a custom
+   * loss's backward waits for its seq id, the submission queues behind it instead (`#tail`).
    */
   #submit<T>(
+    path: string,
+    body: (seqId: number) => Submission,
+    decoder: ResultDecoder<T>,
+  ): APIFuture<T> {
+    const ahead = this.#tail;
+    if (ahead === null) return this.#send(path, body, decoder);
+    const numbered = Promise.withResolvers<void>();
+    this.#queueBehind(numbered.promise);
+    return new APIFuture(ahead.then(() => {
+      try {
+        return this.#send(path, body, decoder).result();
+      } finally {
+        numbered.resolve();
+      }
+    }));
+  }
+
+  /** Makes later submissions wait for `numbered` too (after what they already wait for). */
+  #queueBehind(numbered: Promise<void>): void {
+    const tail = (this.#tail ?? Promise.resolve()).then(() => numbered);
+    this.#tail = tail;
+    void tail.then(() => {
+      if (this.#tail === tail) this.#tail = null;
+    });
+  }
+
+  /** Takes the next seq id and sends (see {@link TrainingClient.#submit}). */
+  #send<T>(
     path: string,
     body: (seqId: number) => Submission,
     decoder: ResultDecoder<T>,

@@ -49,7 +49,8 @@ export class RunLog {
   /**
    * Opens (or creates) a run directory: takes its lock (a second trainer fails with one line
    * naming the holder's pid; a dead holder's lock is taken over and named), cuts a last line a
-   * crash left torn, and reads its checkpoints.
+   * crash left torn, removes a rollout file's half-written temporary copy, and reads its
+   * checkpoints. Each repair is a notice and an event.
    */
   static async open(dir: string): Promise<RunLog> {
     const lock = await lockRunDir(dir);
@@ -61,6 +62,13 @@ export class RunLog {
       );
     }
     await Deno.mkdir(runPath(dir, "rollouts"), { recursive: true });
+    // A rollout file's temporary copy (writeFileAtomic) outlives a writer killed mid-write. The
+    // lock says no writer is alive; its step is played again.
+    for await (const e of Deno.readDir(runPath(dir, "rollouts"))) {
+      if (!e.isFile || !/^iteration_\d+\.jsonl\.\d+\.tmp$/.test(e.name)) continue;
+      await Deno.remove(join(runPath(dir, "rollouts"), e.name));
+      notices.push(`rollouts/${e.name}: removed a rollout file a stopped run left half written`);
+    }
     for (const file of APPENDED) {
       const cut = await repairTornLine(runPath(dir, file));
       if (cut) notices.push(`${RUN_FILES[file]}: removed a last line cut short (${cut} bytes)`);

@@ -250,8 +250,10 @@ Deno.test("collectGroups on the local backend", async (t) => {
       assert.equal(res.dropped.groupEpisodeFailed, 1);
       assert.equal(res.dropped.episodeError, 1);
       assert.equal(res.dropped.episodeGroupDropped, 2);
-      const played = res.groups.flatMap((g) => g.episodes).reduce((a, e) => a + e.turns.length, 0);
-      assert.equal(stats.calls, played + 1, "only the failing episode of group 2 sampled");
+      // A group's first turn is one call for all its episodes; later turns one call each.
+      const kept = res.groups.flatMap((g) => g.episodes);
+      const later = kept.reduce((a, e) => a + e.turns.length - 1, 0);
+      assert.equal(stats.calls, 3 + later, "group 2 sampled its first turn only");
     });
 
     await t.step("a group whose env cannot reset is dropped with its reason", async () => {
@@ -278,21 +280,23 @@ Deno.test("collectGroups on the local backend", async (t) => {
         // The stuck call is held until the group has returned, so it outlasts the timeout
         // however busy the machine is (checked, not timed). The timeout is wide enough for the
         // other episode's real calls with both cores busy (1.5 s was not load-proof).
+        // Groups of one episode: the held first call is one episode's.
         const stuck = Promise.withResolvers<void>();
         const { sampler, stats } = instrumented(real, stuck.promise);
-        let res = await collectGroups(specs([1], () => makeBuiltin(GAME)), sampler, {
-          groupSize: 2,
+        let res = await collectGroups(specs([1, 2], () => makeBuiltin(GAME)), sampler, {
+          groupSize: 1,
           maxConcurrency: 2,
           maxTokensPerTurn: 8,
           timeoutMs: 5000,
         });
         assert.equal(stats.inFlight, 1, "returned before the late result");
         assert.equal(res.dropped.episodeTimeout, 1);
-        assert.equal(res.groups[0].episodes.length, 1);
+        assert.deepEqual(res.groups.map((g) => g.envSeed), [2]);
         assert.match(res.errors[0].message, /timed out after 5000 ms/);
         stuck.resolve();
         await Promise.all(stats.pending);
-        // With retries, the timed-out episode is played again (the hold hits only the first call).
+        // A group of two: the held first call is the group's first turn, so both episodes time
+        // out; with retries each is played again with calls of its own.
         const held = Promise.withResolvers<void>();
         const again = instrumented(real, held.promise);
         res = await collectGroups(specs([1], () => makeBuiltin(GAME)), again.sampler, {
@@ -303,9 +307,9 @@ Deno.test("collectGroups on the local backend", async (t) => {
           failures: { onError: "retry", maxRetries: 1 },
         });
         held.resolve();
-        assert.equal(res.retries, 1);
+        assert.equal(res.retries, 2);
         assert.equal(res.groups[0].episodes.length, 2);
-        assert.deepEqual(res.groups[0].episodes.map((e) => e.attempts).sort(), [1, 2]);
+        assert.deepEqual(res.groups[0].episodes.map((e) => e.attempts), [2, 2]);
         await Promise.all(again.stats.pending);
       },
     );

@@ -87,12 +87,12 @@ function scripted(replies: (prompt: string, i: number) => string): Sampler & { p
       const prompt = ModelInput.toInts(args.prompt as never);
       const text = renderer.tokenizer.decode(prompt);
       prompts.push(text);
-      const tokens = renderer.tokenizer.encode(replies(text, prompts.length) + "<|im_end|>");
-      return Promise.resolve(
-        {
-          sequences: [{ tokens, logprobs: tokens.map(() => -0.5), stop_reason: "stop" }],
-        } as unknown as SampleResponse,
-      );
+      // A group's first turn asks for one sample per episode.
+      const sequences = Array.from({ length: args.numSamples ?? 1 }, () => {
+        const tokens = renderer.tokenizer.encode(replies(text, prompts.length) + "<|im_end|>");
+        return { tokens, logprobs: tokens.map(() => -0.5), stop_reason: "stop" };
+      });
+      return Promise.resolve({ sequences } as unknown as SampleResponse);
     },
   };
 }

@@ -282,6 +282,38 @@ Deno.test("client: forwardBackwardCustom with the cross-entropy gradient trains 
   assert.equal(custom.metrics["probe:sum"], 1);
 });
 
+Deno.test("client: an optimStep called right after forwardBackwardCustom runs after its backward", async () => {
+  const CE = (lps: number[][]) => ({
+    loss: -lps.reduce((a, lp) => a + lp.reduce((s, x) => s + x, 0), 0),
+    gradients: lps.map((lp) => lp.map(() => -1)),
+  });
+  const train = async (awaited: boolean) => {
+    let lp: ArrayLike<number> = [];
+    await withClient(async (service) => {
+      const training = await service.createLoraTrainingClient({
+        baseModel: "local/tiny",
+        rank: 4,
+        seed: 9,
+      });
+      // A slow loss: the optim_step is called (and, unawaited, sent) while it runs.
+      const fb = training.forwardBackwardCustom(batch, async (_data, lps) => {
+        await new Promise((r) => setTimeout(r, 300));
+        return CE(lps);
+      });
+      if (awaited) await fb;
+      const optim = training.optimStep({ learning_rate: 1e-2 });
+      const after = training.forward(batch, "cross_entropy");
+      await fb;
+      await optim;
+      lp = (await after).loss_fn_outputs[0].logprobs.data;
+    });
+    return lp;
+  };
+  const awaited = await train(true);
+  const unawaited = await train(false);
+  assertClose(unawaited, awaited, 1e-6, "the step's update applied the custom gradient");
+});
+
 Deno.test("client: forwardBackwardCustom rejects extra inputs and mis-shaped gradients", async () => {
   await withClient(async (service) => {
     const training = await service.createLoraTrainingClient({ baseModel: "local/tiny", rank: 4 });
@@ -290,9 +322,10 @@ Deno.test("client: forwardBackwardCustom rejects extra inputs and mis-shaped gra
       () => training.forwardBackwardCustom([withAdvantages], () => ({ loss: 0, gradients: [] })),
       /advantages/,
     );
-    await assert.rejects(
-      () => training.forwardBackwardCustom(batch, () => ({ loss: 0, gradients: [[1]] })).result(),
-      /one value per log-prob/,
-    );
+    // Called before the failure is known, the optim_step waits for it, then still runs.
+    const bad = training.forwardBackwardCustom(batch, () => ({ loss: 0, gradients: [[1]] }));
+    const optim = training.optimStep({ learning_rate: 1e-2 });
+    await assert.rejects(() => bad.result(), /one value per log-prob/);
+    await optim;
   });
 });

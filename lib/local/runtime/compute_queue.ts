@@ -6,8 +6,16 @@
  * stops, the samples it will never read are dropped (see {@link ComputeQueue.dropQueued}) so the
  * work it still needs (the step in training, its checkpoint) runs next.
  *
+ * A task starts only once the server's traffic has gone quiet (see `#settle`): a computation
+ * holds the one JavaScript thread, and answers and requests on the sockets wait for its end.
+ *
  * @module
  */
+
+/** A task starts after this many timer turns in a row without traffic… */
+const QUIET_TURNS = 2;
+/** …or after this many turns, so that steady traffic cannot hold the queue up. */
+const MAX_SETTLE_TURNS = 8;
 
 type Task =
   | { type: "single"; run: () => Promise<void> }
@@ -25,6 +33,8 @@ type Task =
 export class ComputeQueue {
   #tasks: Task[] = [];
   #running = false;
+  /** Tasks pushed and requests seen so far (see #settle). */
+  #traffic = 0;
   #idle: Array<() => void> = [];
   /** Most rows a batched job may carry. */
   readonly maxBatchRows: number;
@@ -42,6 +52,7 @@ export class ComputeQueue {
   /** Queues a task that runs alone. Errors must be handled inside `run`. */
   push(run: () => Promise<void>): void {
     this.#tasks.push({ type: "single", run });
+    this.#traffic++;
     this.#pump();
   }
 
@@ -65,6 +76,7 @@ export class ComputeQueue {
       runBatch: runBatch as (items: unknown[]) => Promise<void>,
       drop: drop as ((item: unknown, reason: Error) => void) | undefined,
     });
+    this.#traffic++;
     this.#pump();
   }
 
@@ -95,12 +107,38 @@ export class ComputeQueue {
   #pump(): void {
     if (this.#running) return;
     this.#running = true;
-    // Start on a later tick so that requests arriving together can be batched.
-    setTimeout(() => this.#loop(), 0);
+    void this.#loop();
+  }
+
+  /**
+   * Notes a request arriving or being answered: the server's HTTP layer calls it, so that the
+   * next task waits for the traffic to go quiet.
+   */
+  noteTraffic(): void {
+    this.#traffic++;
+  }
+
+  /**
+   * Waits, before a task, until two timer turns in a row saw no traffic (eight turns at most).
+   * ONNX Runtime's runs are synchronous, chained through `setImmediate`, and while they chain
+   * the runtime does not poll its sockets. A request answered just before a task would leave
+   * only at its end, and the client's next request (the poll of that answer, whose latency
+   * would overlap the task) would arrive only then: the latency would add to the task instead.
+   * Measured with `deno task bench pipeline` (docs/learner.md). Requests arriving together
+   * also batch.
+   */
+  async #settle(): Promise<void> {
+    let quiet = 0;
+    for (let turn = 0; turn < MAX_SETTLE_TURNS && quiet < QUIET_TURNS; turn++) {
+      const seen = this.#traffic;
+      await new Promise((r) => setTimeout(r, 0));
+      quiet = this.#traffic === seen ? quiet + 1 : 0;
+    }
   }
 
   async #loop(): Promise<void> {
     while (this.#tasks.length > 0) {
+      await this.#settle();
       const head = this.#tasks.shift()!;
       try {
         if (head.type === "single") await head.run();

@@ -37,6 +37,12 @@ export interface AppOptions {
 /** Builds the Hono app serving the Tinker protocol over `backend`, under `/api/v1`. */
 export function createApp(backend: LocalBackend, opts: AppOptions): Hono {
   const app = new Hono();
+  // Computation waits for the traffic to go quiet (runtime/compute_queue.ts).
+  app.use("*", async (_c, next) => {
+    backend.queue.noteTraffic();
+    await next();
+    backend.queue.noteTraffic();
+  });
   if (opts.faults) app.use("*", faultMiddleware(opts.faults));
   jsonErrors(app, {
     body: (e) => ({ detail: e.message }),

@@ -68,3 +68,43 @@ Deno.test("ComputeQueue: dropQueued answers the droppable items unrun; the rest 
   await q.idle();
   assert.deepEqual(ran, ["first", "train", "score"], "the running item finished; none dropped ran");
 });
+
+const turn = () => new Promise((r) => setTimeout(r, 0));
+
+Deno.test("ComputeQueue: a task waits until the server's traffic goes quiet", async () => {
+  const q = new ComputeQueue();
+  const log: string[] = [];
+  q.push(() => Promise.resolve(void log.push("task")));
+  // A request answered, its client's next request arriving: traffic on three turns in a row.
+  for (let i = 0; i < 3; i++) {
+    q.noteTraffic();
+    log.push(`traffic ${i}`);
+    await turn();
+  }
+  await q.idle();
+  assert.deepEqual(log, ["traffic 0", "traffic 1", "traffic 2", "task"]);
+});
+
+Deno.test("ComputeQueue: steady traffic does not hold a task up", async () => {
+  const q = new ComputeQueue();
+  let ran = false;
+  q.push(() => Promise.resolve(void (ran = true)));
+  // Traffic on every turn, for longer than the queue waits.
+  for (let i = 0; i < 50 && !ran; i++) {
+    q.noteTraffic();
+    await turn();
+  }
+  assert.ok(ran, "the task ran while the traffic went on");
+  await q.idle();
+});
+
+Deno.test("ComputeQueue: requests arriving on the turns before a batch join it", async () => {
+  const q = new ComputeQueue();
+  const batches: string[][] = [];
+  const run = (items: string[]) => Promise.resolve(void batches.push(items));
+  q.pushBatchable("w", "a", 1, run);
+  await turn();
+  q.pushBatchable("w", "b", 1, run);
+  await q.idle();
+  assert.deepEqual(batches, [["a", "b"]]);
+});
