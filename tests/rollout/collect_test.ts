@@ -1,4 +1,5 @@
 import { assert } from "../assert.ts";
+import { OpenEnv } from "./open_env.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ServiceClient } from "../../lib/tinker/mod.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
@@ -74,21 +75,6 @@ function instrumented(inner: Sampler, holdFirst?: Promise<unknown>) {
     },
   };
   return { sampler, stats };
-}
-
-/** Takes any text, rewards nothing and lasts 5 turns. */
-class OpenEnv implements Env {
-  readonly id = "test:Open-v0";
-  readonly maxTurns = 5;
-  reset() {
-    return { observation: "Say anything.", info: {} };
-  }
-  step(): StepResult {
-    return { observation: "Go on.", reward: 0, terminated: false, truncated: false, info: {} };
-  }
-  spawn(): Env {
-    return new OpenEnv();
-  }
 }
 
 const specs = (seeds: number[], makeEnv: () => AnyEnv) =>
@@ -318,7 +304,7 @@ Deno.test("collectGroups on the local backend", async (t) => {
       "max tokens per episode: the budget caps turns, then stops the episode",
       async () => {
         // An env that takes any text and never ends early: only the budget can stop it.
-        const res = await collectGroups(specs([1, 2], () => new OpenEnv()), real, {
+        const res = await collectGroups(specs([1, 2], () => new OpenEnv(5)), real, {
           groupSize: 4,
           maxTokensPerTurn: 40,
           maxTokensPerEpisode: 3,

@@ -1,11 +1,11 @@
 import { assert } from "../assert.ts";
+import { OpenEnv } from "./open_env.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { ModelInput, type SampleArgs, ServiceClient } from "../../lib/tinker/mod.ts";
 import { collectGroups, type Sampler } from "../../lib/rollout/mod.ts";
 import { GroupFirstTurn } from "../../lib/rollout/group_sample.ts";
 import { makeBuiltin } from "../../lib/envs/mod.ts";
 import type { SampleResponse } from "../../lib/protocol/mod.ts";
-import type { Env, StepResult } from "../../lib/envs/types.ts";
 import { deriveSeed } from "../../lib/util/random.ts";
 
 const ONE_TURN = "debug:EvenFirstByte-v0";
@@ -21,21 +21,6 @@ function recording(inner: Sampler) {
     },
   };
   return { sampler, calls };
-}
-
-/** Takes any text and goes on, for `maxTurns` turns. */
-class OpenEnv implements Env {
-  readonly id = "test:Open-v0";
-  readonly maxTurns = 3;
-  reset() {
-    return { observation: "Say anything.", info: {} };
-  }
-  step(): StepResult {
-    return { observation: "Go on.", reward: 0, terminated: false, truncated: false, info: {} };
-  }
-  spawn(): Env {
-    return new OpenEnv();
-  }
 }
 
 const specs = (env: string, seeds: number[]) =>
@@ -90,7 +75,7 @@ Deno.test("a group's first turn is one sample request on the local backend", asy
     await t.step("later turns are one request an episode", async () => {
       const { sampler, calls } = recording(real);
       const res = await collectGroups(
-        [{ makeEnv: () => new OpenEnv(), envSeed: 8 }],
+        [{ makeEnv: () => new OpenEnv(3), envSeed: 8 }],
         sampler,
         opts,
       );
