@@ -65,15 +65,21 @@ export function learningRateAt(step: number, o: PretrainOptions): number {
 
 /** Steps measured before the plan is fitted to the time budget. */
 const FIT_AFTER_STEPS = 5;
+/**
+ * Share of the time budget measured before the plan is fitted. The plan only shrinks, so a pace
+ * read off a few slow first steps (a busy machine for a minute) would cut a long run for good:
+ * a 75-minute run once stopped after 21 minutes that way.
+ */
+const FIT_AFTER_BUDGET_SHARE = 0.1;
 
 /**
  * The planned step count after `done` steps took `elapsedSeconds`: `planned`, or fewer when
- * the budget will not hold them at the pace so far (never fewer than the next step). Only
- * shrinks, so the cosine never climbs back. A run cut by the clock with the learning rate still
+ * the budget will not hold them at the pace so far (never fewer than the next step), once a tenth
+ * of the budget has passed. Only shrinks, so the cosine never climbs back. A run cut by the clock with the learning rate still
  * near its peak ends on noisy weights, which is why the schedule is fitted rather than cut.
  *
  * @example
- * fitSteps(400, 10, 80, 1440); // 180: 8 s a step, 24 minutes
+ * fitSteps(400, 20, 160, 1440); // 180: 8 s a step, 24 minutes
  */
 export function fitSteps(
   planned: number,
@@ -81,7 +87,9 @@ export function fitSteps(
   elapsedSeconds: number,
   maxSeconds: number,
 ): number {
-  if (done < FIT_AFTER_STEPS || elapsedSeconds <= 0) return planned;
+  if (done < FIT_AFTER_STEPS || elapsedSeconds < FIT_AFTER_BUDGET_SHARE * maxSeconds) {
+    return planned;
+  }
   const fits = Math.floor(maxSeconds / (elapsedSeconds / done));
   // Never above `planned`: a plan raised back to the next step would never end, and the run
   // would go on at the floor learning rate until the clock stopped it.

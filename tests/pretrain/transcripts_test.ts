@@ -261,7 +261,11 @@ Deno.test("parseMix: named weights, others shared equally, one-line errors", () 
 
 Deno.test("fitSteps: the plan shrinks to what the time budget holds, never grows", () => {
   assert.equal(fitSteps(400, 3, 30, 1440), 400, "too few steps measured");
-  assert.equal(fitSteps(400, 10, 80, 1440), 180, "8 s a step in 24 minutes");
+  assert.equal(fitSteps(400, 20, 160, 1440), 180, "8 s a step in 24 minutes");
+  assert.equal(fitSteps(400, 10, 80, 1440), 400, "a tenth of the budget not yet measured");
+  // Slow first steps (a busy minute) do not cut a 75-minute plan of 5,000 steps for good.
+  assert.equal(fitSteps(5000, 5, 6.5, 4500), 5000, "5 steps at 1.3 s");
+  assert.equal(fitSteps(5000, 1500, 600, 4500), 5000, "0.4 s a step over ten minutes: it fits");
   assert.equal(fitSteps(100, 10, 20, 1440), 100, "fits: unchanged");
   assert.equal(fitSteps(180, 170, 1430, 1440), 171, "never before the next step");
   assert.equal(fitSteps(171, 171, 1439, 1440), 171, "never above the plan: the run ends");
