@@ -133,7 +133,7 @@ export class TrainingClient {
     const forward = this.forward(inputs, "cross_entropy");
     // Later submissions wait until the backward has its seq ids (or the forward or the loss
     // failed, and there is no backward).
-    const backwardNumbered = Promise.withResolvers<void>();
+    const backwardNumbered = signal();
     this.#queueBehind(backwardNumbered.promise);
     return new APIFuture(
       forward.result().then(async (out) => {
@@ -308,7 +308,7 @@ export class TrainingClient {
   ): APIFuture<T> {
     const ahead = this.#tail;
     if (ahead === null) return this.#send(path, body, decoder);
-    const numbered = Promise.withResolvers<void>();
+    const numbered = signal();
     this.#queueBehind(numbered.promise);
     return new APIFuture(ahead.then(() => {
       try {
@@ -341,4 +341,14 @@ export class TrainingClient {
       accepted.then((requestId) => awaitResult(this.#ctx, path, payload, requestId, decoder)),
     );
   }
+}
+
+/**
+ * A promise and the function that resolves it. Not `Promise.withResolvers`: this client is also
+ * the npm package, which supports Node 20, where that arrived only in Node 22.
+ */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => resolve = r);
+  return { promise, resolve };
 }
