@@ -82,7 +82,7 @@ export function applySmokeSizes(): void {
     "train-epochs": "1",
     "eval.episodes": "2",
   });
-  set(UNSEEN_TOOLS_BENCH, { tasks: 2, maxTokens: 16 });
+  set(UNSEEN_TOOLS_BENCH, { tasks: 2, maxTokens: 16, recallLists: 2 });
   RL_STEP_SETTINGS.splice(1);
   set(RL_STEP_PROBE, {
     transcripts: 2,

@@ -5,7 +5,10 @@
  * reply, in increasing strictness: it parses as a call; it names a declared tool; it names the
  * asked tool; it names the asked tool with exactly the asked argument names (issue 43's bar: at
  * least 48 of 64 greedy); it is the asked call, values included. Five replies of each setting are
- * kept as text, so the figures can be read against what the model wrote.
+ * kept as text, so the figures can be read against what the model wrote. A third setting declares
+ * only the asked tool (greedy): the copy without the choice among tools. Last, the copying itself:
+ * 24 held-out recall lists (`recall:repeat`) said back greedily, counted exact and by the share of
+ * tokens before the first error.
  *
  * Run: `deno task bench unseen_tools` (writes bench/results/unseen_tools.json; a few minutes).
  *
@@ -17,6 +20,9 @@ import { generateUnseenToolTask, sameCall } from "../lib/pretrain/unseen_tools.t
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { ModelInput } from "../lib/tinker/types.ts";
+import type { SamplingClient } from "../lib/tinker/mod.ts";
+import { playRecallTranscript, RECALL_ID } from "../lib/pretrain/recall_transcripts.ts";
+import { Rng } from "../lib/util/random.ts";
 import { readSafetensors } from "../lib/local/safetensors.ts";
 
 /** The bench's sizes (bench/smoke.ts shrinks them). */
@@ -25,12 +31,21 @@ export const UNSEEN_TOOLS_BENCH = {
   tasks: 64,
   firstSeed: 2_000_000,
   maxTokens: 96,
-  temperatures: [0, 1],
+  /** Each setting's temperature, and whether every tool is declared or only the asked one. */
+  settings: [
+    { temperature: 0, declared: "all" },
+    { temperature: 1, declared: "all" },
+    { temperature: 0, declared: "asked_only" },
+  ] as { temperature: number; declared: "all" | "asked_only" }[],
+  /** Held-out recall lists (`recall:repeat`, seeds from 9,000,000), said back greedily. */
+  recallLists: 24,
 };
 
 /** The counts of one setting, over `tasks` replies. */
 export interface UnseenToolsCounts {
   temperature: number;
+  /** Every tool of the task declared, or only the asked one (the call without a choice). */
+  declared: "all" | "asked_only";
   tasks: number;
   parsed: number;
   declared_name: number;
@@ -47,11 +62,13 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
   const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(b.model));
   const stop = [...renderer.stopSequences(), ...renderer.tokenizer.encode("</tool_call>")];
   const rows: UnseenToolsCounts[] = [];
+  let recall: RecallCounts | undefined;
   try {
     const sampler = await tinker.service.createSamplingClient({ baseModel: b.model });
-    for (const temperature of b.temperatures) {
+    for (const { temperature, declared } of b.settings) {
       const row: UnseenToolsCounts = {
         temperature,
+        declared,
         tasks: b.tasks,
         parsed: 0,
         declared_name: 0,
@@ -62,10 +79,11 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
       };
       for (let i = 0; i < b.tasks; i++) {
         const task = generateUnseenToolTask(b.firstSeed + i);
-        const messages = renderer.declareTools(
-          [{ role: "user", content: task.prompt }],
-          task.tools,
-        );
+        const want = task.calls[0];
+        const tools = declared === "all"
+          ? task.tools
+          : task.tools.filter((t) => t.name === want.name);
+        const messages = renderer.declareTools([{ role: "user", content: task.prompt }], tools);
         const res = await sampler.sample({
           prompt: ModelInput.fromInts(renderer.buildGenerationPrompt(messages)),
           numSamples: 1,
@@ -73,7 +91,6 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         }).result();
         const tokens = res.sequences[0].tokens;
         const call = renderer.parseResponse(tokens).message.toolCalls?.[0];
-        const want = task.calls[0];
         const args = call?.arguments as Record<string, unknown> | undefined;
         const ok = call !== undefined && typeof call.name === "string" &&
           args !== null && typeof args === "object" && !Array.isArray(args);
@@ -92,12 +109,17 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         }
       }
       log(
-        `unseen_tools ${b.model} T=${temperature}: parsed ${row.parsed}, declared name ` +
+        `unseen_tools ${b.model} T=${temperature}, ${declared} declared: parsed ${row.parsed}, declared name ` +
           `${row.declared_name}, asked name ${row.asked_name}, + argument names ` +
           `${row.asked_name_and_argument_names}, asked call ${row.asked_call} (of ${b.tasks})`,
       );
       rows.push(row);
     }
+    recall = await recallCounts(sampler, renderer, b.recallLists);
+    log(
+      `unseen_tools ${b.model} recall: ${recall.exact} of ${recall.lists} lists exact, ` +
+        `${recall.prefix_tokens_pct.toFixed(1)} % of tokens before the first error`,
+    );
   } finally {
     await tinker.close();
   }
@@ -111,5 +133,46 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
     weights: metadata,
     load_average_end: Deno.loadavg(),
     rows,
+    recall,
   };
+}
+
+/** How well the model says a list back: the copying that naming a declared tool needs. */
+export interface RecallCounts {
+  lists: number;
+  /** Lists said back exactly. */
+  exact: number;
+  /** Share of the lists' tokens written before each reply's first wrong token. */
+  prefix_tokens_pct: number;
+}
+
+/** Greedy replies to `lists` held-out recall transcripts' requests, against their replies. */
+async function recallCounts(
+  sampler: SamplingClient,
+  renderer: ChatMLRenderer<Tokenizer>,
+  lists: number,
+): Promise<RecallCounts> {
+  let exact = 0, right = 0, all = 0;
+  for (let i = 0; i < lists; i++) {
+    const seed = 9_000_000 + i;
+    const t = playRecallTranscript(RECALL_ID, seed, new Rng(seed), { renderer });
+    const want = renderer.tokenizer.encode(t.messages[1].content);
+    const res = await sampler.sample({
+      prompt: ModelInput.fromInts(renderer.buildGenerationPrompt([t.messages[0]])),
+      numSamples: 1,
+      samplingParams: {
+        maxTokens: want.length + 2,
+        temperature: 0,
+        seed: i,
+        stop: renderer.stopSequences(),
+      },
+    }).result();
+    const got = res.sequences[0].tokens;
+    let k = 0;
+    while (k < want.length && got[k] === want[k]) k++;
+    right += k;
+    all += want.length;
+    if (k === want.length) exact++;
+  }
+  return { lists, exact, prefix_tokens_pct: all ? (100 * right) / all : 0 };
 }
