@@ -150,10 +150,7 @@ function argValue(rng: Rng, a: Arg): unknown {
     default:
       return rng.uniform() < 0.1
         ? `${pickOne(rng, VALUE_WORDS)} ${pickOne(rng, VALUE_WORDS)}`
-        : pickOne(
-          rng,
-          VALUE_WORDS,
-        );
+        : pickOne(rng, VALUE_WORDS);
   }
 }
 
