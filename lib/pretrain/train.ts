@@ -75,8 +75,9 @@ const FIT_AFTER_BUDGET_SHARE = 0.1;
 /**
  * The planned step count after `done` steps took `elapsedSeconds`: `planned`, or fewer when
  * the budget will not hold them at the pace so far (never fewer than the next step), once a tenth
- * of the budget has passed. Only shrinks, so the cosine never climbs back. A run cut by the clock with the learning rate still
- * near its peak ends on noisy weights, which is why the schedule is fitted rather than cut.
+ * of the budget has passed. Only shrinks, so the cosine never climbs back. A run cut by the clock
+ * with the learning rate still near its peak ends on noisy weights, which is why the schedule is
+ * fitted rather than cut.
  *
  * @example
  * fitSteps(400, 20, 160, 1440); // 180: 8 s a step, 24 minutes
