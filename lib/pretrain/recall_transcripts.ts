@@ -14,6 +14,16 @@
  * between: words in prose (as a request names a tool) and quoted JSON strings (as a declaration
  * and a call write it). A third of the replies turn prose into JSON, the request-to-call step.
  *
+ * A second kind ({@link RECALL_NAMES_ID}) lists snake_case names made of a few such words
+ * (`set_order write_weather set_weather`). Its pieces recur across the list, so the token before
+ * the one to copy is not enough (`_` is followed by `order` and by `weather`): the copy must match
+ * two tokens back, as a tool's name does in a declaration (models/README.md, runs 11–12).
+ *
+ * A third kind ({@link RECALL_TOOLS_ID}) asks about the tools declared in the system message, as
+ * a rollout declares them (the fresh tools' made-up names): which tools there are, and which
+ * arguments a named one takes. Every reply token is read from a declaration, found by the name
+ * the question gives: the look-up a call makes when the request does not name its arguments.
+ *
  * @module
  */
 
@@ -22,13 +32,20 @@ import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
+import { generateFreshToolTask } from "./fresh_tools.ts";
 
 /** The mix id of recall transcripts. */
 export const RECALL_ID = "recall:repeat";
 
-/** Whether a mix id names recall transcripts. */
+/** The mix id of recall transcripts whose lists are snake_case names of recurring pieces. */
+export const RECALL_NAMES_ID = "recall:names";
+
+/** The mix id of questions about the declared tools, answered from their declarations. */
+export const RECALL_TOOLS_ID = "recall:tools";
+
+/** Whether a mix id names recall transcripts (of words, of names, or of declared tools). */
 export function isRecallEnvId(id: string): boolean {
-  return id === RECALL_ID;
+  return id === RECALL_ID || id === RECALL_NAMES_ID || id === RECALL_TOOLS_ID;
 }
 
 const ASKS = ["Repeat:", "Say back:", "Copy this:", "Echo:", "Write again:"];
@@ -51,15 +68,66 @@ export function recallWords(tokenizer: Tokenizer): string[] {
   return words;
 }
 
+/**
+ * 4 to 14 distinct snake_case names, each of one to three distinct pieces (mostly two) drawn from
+ * 3 to 8 words of `pool`, so a piece recurs across names and a copy must match two tokens back.
+ */
+function recallNames(pool: string[], rng: Rng): string[] {
+  const pieces: string[] = [];
+  const k = 3 + rng.int(6);
+  while (pieces.length < k) pieces.push(pool.splice(rng.int(pool.length), 1)[0]);
+  const names = new Set<string>();
+  const n = 4 + rng.int(11);
+  // A small piece set has fewer distinct names than asked for: stop after enough tries.
+  for (let tries = 0; names.size < n && tries < 8 * n; tries++) {
+    const u = rng.uniform();
+    const len = u < 0.25 ? 1 : u < 0.8 ? 2 : 3;
+    const left = [...pieces];
+    names.add(Array.from({ length: len }, () => left.splice(rng.int(left.length), 1)[0]).join("_"));
+  }
+  return [...names];
+}
+
+const ASK_TOOLS = ["Which tools can you call?", "List the tools.", "Name every tool."];
+const ASK_ARGUMENTS = [
+  (t: string) => `What arguments does ${t} take?`,
+  (t: string) => `List the arguments of ${t}.`,
+  (t: string) => `Which arguments has the ${t} tool?`,
+];
+
+/**
+ * Questions about declared tools: the tool list first in half of the transcripts, then the
+ * arguments of one to three distinct tools (in the order they were drawn), each answered as a JSON
+ * list copied from the declarations.
+ */
+function toolQuestions(envSeed: number, rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[] {
+  const { tools } = generateFreshToolTask(envSeed);
+  const turns: Message[] = [];
+  const ask = (q: string, answer: string[]) =>
+    turns.push({ role: "user", content: q }, {
+      role: "assistant",
+      content: JSON.stringify(answer).replaceAll('","', '", "'),
+    });
+  if (rng.uniform() < 0.5) ask(ASK_TOOLS[rng.int(ASK_TOOLS.length)], tools.map((t) => t.name));
+  const left = [...tools];
+  for (let n = Math.min(left.length, 1 + rng.int(3)); n > 0; n--) {
+    const tool = left.splice(rng.int(left.length), 1)[0];
+    const properties = (tool.parameters as { properties?: Record<string, unknown> }).properties;
+    ask(ASK_ARGUMENTS[rng.int(ASK_ARGUMENTS.length)](tool.name), Object.keys(properties ?? {}));
+  }
+  return renderer.declareTools(turns, tools);
+}
+
 /** A list in prose (`a b c`) or as a JSON array of strings (`["a", "b", "c"]`). */
 function written(words: readonly string[], json: boolean): string {
   return json ? `["${words.join('", "')}"]` : words.join(" ");
 }
 
 /**
- * One recall transcript: a user message asking for 6 to 24 of {@link recallWords} back, and the
- * assistant's reply that writes them again (`envSeed` is recorded; the words are drawn from
- * `rng`).
+ * One recall transcript: a user message asking for 6 to 24 of {@link recallWords} back (or, for
+ * {@link RECALL_NAMES_ID}, 4 to 14 names made of them), and the assistant's reply that writes
+ * them again (`envSeed` is recorded; the words are drawn from `rng`). For
+ * {@link RECALL_TOOLS_ID}, the fresh tools of `envSeed` declared and questions about them.
  *
  * @example
  * const t = playRecallTranscript(RECALL_ID, 0, new Rng(0));
@@ -71,22 +139,33 @@ export function playRecallTranscript(
   rng: Rng,
   { renderer = new ChatMLRenderer(), maxTokens = 1025 }: TranscriptOptions = {},
 ): Transcript {
-  if (!isRecallEnvId(envId)) throw new Error(`${envId}: recall transcripts are ${RECALL_ID}`);
+  if (!isRecallEnvId(envId)) {
+    throw new Error(
+      `${envId}: recall transcripts are ${RECALL_ID}, ${RECALL_NAMES_ID} or ${RECALL_TOOLS_ID}`,
+    );
+  }
+  const fits = (messages: Message[]) => {
+    if (renderer.buildSupervisedExample(messages).tokens.length > maxTokens) {
+      throw new Error(`${envId} (seed ${envSeed}): the transcript exceeds ${maxTokens} tokens`);
+    }
+    return { envId, envSeed, messages, reasons: ["copied"], rewards: [1], finished: true };
+  };
+  if (envId === RECALL_TOOLS_ID) return fits(toolQuestions(envSeed, rng, renderer));
   const pool = [...recallWords(renderer.tokenizer)];
   if (pool.length < 24) {
     throw new Error(`${envId}: the tokenizer has ${pool.length} one-token words, 24 needed`);
   }
   const words: string[] = [];
-  const n = 6 + rng.int(19);
-  while (words.length < n) words.push(pool.splice(rng.int(pool.length), 1)[0]);
+  if (envId === RECALL_NAMES_ID) words.push(...recallNames(pool, rng));
+  else {
+    const n = 6 + rng.int(19);
+    while (words.length < n) words.push(pool.splice(rng.int(pool.length), 1)[0]);
+  }
   const shape = rng.int(3); // prose, JSON, or prose asked as JSON
   const ask = shape === 2 ? AS_JSON[rng.int(AS_JSON.length)] : ASKS[rng.int(ASKS.length)];
   const messages: Message[] = [
     { role: "user", content: `${ask}\n${written(words, shape === 1)}` },
     { role: "assistant", content: written(words, shape !== 0) },
   ];
-  if (renderer.buildSupervisedExample(messages).tokens.length > maxTokens) {
-    throw new Error(`${envId} (seed ${envSeed}): the transcript exceeds ${maxTokens} tokens`);
-  }
-  return { envId, envSeed, messages, reasons: ["copied"], rewards: [1], finished: true };
+  return fits(messages);
 }

@@ -24,7 +24,13 @@ import {
   isAnswerEnvId,
   playAnswerTranscript,
 } from "./answer_transcripts.ts";
-import { isRecallEnvId, playRecallTranscript, RECALL_ID } from "./recall_transcripts.ts";
+import {
+  isRecallEnvId,
+  playRecallTranscript,
+  RECALL_ID,
+  RECALL_NAMES_ID,
+  RECALL_TOOLS_ID,
+} from "./recall_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 
 export type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -98,14 +104,16 @@ export const TOOLS_TOKENIZER_MIX: readonly MixEntry[] = [
 /**
  * The mix of `local/tools`: {@link TOOLS_TOKENIZER_MIX}, the fresh tools, whose names are made
  * up anew in every task, so that a declared name is copied, not recalled (`fresh_tools.ts`), and
- * recall transcripts, lists of words said back in order (`recall_transcripts.ts`), which form the
- * copying circuit the fresh tools need. Neither is part of the tokenizer's mix: made-up names
+ * recall transcripts, lists of words and of snake_case names said back in order
+ * (`recall_transcripts.ts`), which form the copying circuit the fresh tools need. Neither is part of the tokenizer's mix: made-up names
  * must not become tokens.
  */
 export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   ...TOOLS_TOKENIZER_MIX,
   { envId: FRESH_TOOLS_ID, weight: 0.25 },
-  { envId: RECALL_ID, weight: 0.25 },
+  { envId: RECALL_ID, weight: 0.1 },
+  { envId: RECALL_NAMES_ID, weight: 0.1 },
+  { envId: RECALL_TOOLS_ID, weight: 0.05 },
 ];
 
 /**

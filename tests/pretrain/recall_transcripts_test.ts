@@ -3,7 +3,10 @@ import {
   isRecallEnvId,
   playRecallTranscript,
   RECALL_ID,
+  RECALL_NAMES_ID,
+  RECALL_TOOLS_ID,
 } from "../../lib/pretrain/recall_transcripts.ts";
+import { generateFreshToolTask } from "../../lib/pretrain/fresh_tools.ts";
 import {
   TOOLS_PRETRAIN_MIX,
   TOOLS_TOKENIZER_MIX,
@@ -44,11 +47,64 @@ Deno.test("recall: the reply is the user's words again, in order, each one token
   assert.ok(shapes.same > 70 && shapes.toJson > 30, JSON.stringify(shapes));
 });
 
+Deno.test("recall names: distinct names whose pieces recur, so a copy matches two tokens back", () => {
+  let ambiguous = 0;
+  for (let seed = 0; seed < 100; seed++) {
+    const t = playRecallTranscript(RECALL_NAMES_ID, seed, new Rng(seed), { renderer });
+    const [user, reply] = t.messages;
+    const list = user.content.slice(user.content.indexOf("\n") + 1);
+    const names: string[] = list.startsWith("[") ? JSON.parse(list) : list.split(" ");
+    assert.ok(names.length >= 2 && new Set(names).size === names.length, list);
+    assert.deepEqual(
+      reply.content.startsWith("[") ? JSON.parse(reply.content) : reply.content.split(" "),
+      names,
+    );
+    for (const n of names) {
+      const pieces = n.split("_");
+      assert.ok(pieces.length <= 3 && new Set(pieces).size === pieces.length, n);
+    }
+    // A piece after `_` that differs between two names with the same `_`: one token back is not
+    // enough to tell which to copy.
+    const after = names.flatMap((n) => n.split("_").slice(1));
+    if (new Set(after).size > 1) ambiguous++;
+  }
+  assert.ok(ambiguous > 80, `${ambiguous} of 100 lists need a two-token match`);
+});
+
+Deno.test("recall tools: each answer is read from the declarations the system message holds", () => {
+  let listed = 0;
+  for (let seed = 0; seed < 60; seed++) {
+    const t = playRecallTranscript(RECALL_TOOLS_ID, seed, new Rng(seed), { renderer });
+    const { tools } = generateFreshToolTask(seed);
+    const [system, ...turns] = t.messages;
+    assert.equal(system.role, "system");
+    for (const tool of tools) assert.ok(system.content.includes(`"name": "${tool.name}"`));
+    const asked = new Set<string>();
+    for (let i = 0; i < turns.length; i += 2) {
+      const [q, a] = [turns[i].content, JSON.parse(turns[i + 1].content) as string[]];
+      const tool = tools.find((x) => q.includes(` ${x.name} `) || q.endsWith(` ${x.name}.`));
+      if (!tool) {
+        listed++;
+        assert.deepEqual(a, tools.map((x) => x.name), q);
+        continue;
+      }
+      assert.ok(!asked.has(tool.name), "each tool is asked about once");
+      asked.add(tool.name);
+      const props = (tool.parameters as { properties: Record<string, unknown> }).properties;
+      assert.deepEqual(a, Object.keys(props), q);
+    }
+    assert.ok(asked.size >= 1);
+  }
+  assert.ok(listed > 15 && listed < 45, `${listed} of 60 list the tools`);
+});
+
 Deno.test("recall: a pretraining mix entry of local/tools, not of its tokenizer's mix", async () => {
-  assert.ok(isRecallEnvId(RECALL_ID) && !isRecallEnvId("synthetic:FreshTools-v0"));
-  assert.ok(TOOLS_PRETRAIN_MIX.some((e) => e.envId === RECALL_ID));
-  // Made-up names must not become tokens.
-  assert.ok(!TOOLS_TOKENIZER_MIX.some((e) => e.envId === RECALL_ID));
+  for (const id of [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID]) {
+    assert.ok(isRecallEnvId(id) && TOOLS_PRETRAIN_MIX.some((e) => e.envId === id));
+    // Made-up names must not become tokens.
+    assert.ok(!TOOLS_TOKENIZER_MIX.some((e) => e.envId === id));
+  }
+  assert.ok(!isRecallEnvId("synthetic:FreshTools-v0"));
   const [t] = await new TranscriptStream(3, [{ envId: RECALL_ID, weight: 1 }], { renderer }).next(
     1,
   );
