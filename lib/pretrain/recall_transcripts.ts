@@ -20,7 +20,7 @@
  * two tokens back, as a tool's name does in a declaration (models/README.md, runs 11–12).
  *
  * A third kind ({@link RECALL_TOOLS_ID}) asks about the tools declared in the system message, as
- * a rollout declares them (the fresh tools' made-up names): which tools there are, and which
+ * a rollout declares them (names of one or two of the words above): which tools there are, and which
  * arguments a named one takes. Every reply token is read from a declaration, found by the name
  * the question gives: the look-up a call makes when the request does not name its arguments.
  *
@@ -32,7 +32,7 @@ import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
-import { generateFreshToolTask } from "./fresh_tools.ts";
+import { toolTask, type UnseenToolTask } from "./unseen_tools.ts";
 
 /** The mix id of recall transcripts. */
 export const RECALL_ID = "recall:repeat";
@@ -88,6 +88,20 @@ function recallNames(pool: string[], rng: Rng): string[] {
   return [...names];
 }
 
+/**
+ * One to four tools as the unseen tools declare them, named by one or two of `words` (so each
+ * piece is one token and can be found by the two before it; letter-by-letter names cannot, run 9).
+ */
+export function declaredTools(words: readonly string[], rng: Rng): UnseenToolTask {
+  const piece = () => words[rng.int(words.length)];
+  return toolTask(
+    rng,
+    1 + rng.int(4),
+    () => rng.uniform() < 0.4 ? piece() : `${piece()}_${piece()}`,
+    () => 1,
+  );
+}
+
 const ASK_TOOLS = ["Which tools can you call?", "List the tools.", "Name every tool."];
 const ASK_ARGUMENTS = [
   (t: string) => `What arguments does ${t} take?`,
@@ -100,8 +114,8 @@ const ASK_ARGUMENTS = [
  * arguments of one to three distinct tools (in the order they were drawn), each answered as a JSON
  * list copied from the declarations.
  */
-function toolQuestions(envSeed: number, rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[] {
-  const { tools } = generateFreshToolTask(envSeed);
+function toolQuestions(rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[] {
+  const { tools } = declaredTools(recallWords(renderer.tokenizer), rng);
   const turns: Message[] = [];
   const ask = (q: string, answer: string[]) =>
     turns.push({ role: "user", content: q }, {
@@ -127,7 +141,7 @@ function written(words: readonly string[], json: boolean): string {
  * One recall transcript: a user message asking for 6 to 24 of {@link recallWords} back (or, for
  * {@link RECALL_NAMES_ID}, 4 to 14 names made of them), and the assistant's reply that writes
  * them again (`envSeed` is recorded; the words are drawn from `rng`). For
- * {@link RECALL_TOOLS_ID}, the fresh tools of `envSeed` declared and questions about them.
+ * {@link RECALL_TOOLS_ID}, tools made up from those words, declared, and questions about them.
  *
  * @example
  * const t = playRecallTranscript(RECALL_ID, 0, new Rng(0));
@@ -150,7 +164,7 @@ export function playRecallTranscript(
     }
     return { envId, envSeed, messages, reasons: ["copied"], rewards: [1], finished: true };
   };
-  if (envId === RECALL_TOOLS_ID) return fits(toolQuestions(envSeed, rng, renderer));
+  if (envId === RECALL_TOOLS_ID) return fits(toolQuestions(rng, renderer));
   const pool = [...recallWords(renderer.tokenizer)];
   if (pool.length < 24) {
     throw new Error(`${envId}: the tokenizer has ${pool.length} one-token words, 24 needed`);
