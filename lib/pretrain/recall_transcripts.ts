@@ -24,6 +24,12 @@
  * arguments a named one takes. Every reply token is read from a declaration, found by the name
  * the question gives: the look-up a call makes when the request does not name its arguments.
  *
+ * A fourth kind ({@link RECALL_RECORDS_ID}) is that look-up at short range: a few JSON records
+ * (`{"name": "set_order", "type": "moon"}`), then questions for every value of one key, or for
+ * one record's value by another's. A value follows `key`, `":`, `␣"`, and the last two precede
+ * every value, so the copy must match three tokens back: the step a declaration's name needs,
+ * in 60 tokens instead of 300.
+ *
  * @module
  */
 
@@ -43,9 +49,14 @@ export const RECALL_NAMES_ID = "recall:names";
 /** The mix id of questions about the declared tools, answered from their declarations. */
 export const RECALL_TOOLS_ID = "recall:tools";
 
-/** Whether a mix id names recall transcripts (of words, of names, or of declared tools). */
+/** The mix id of questions about a few JSON records, answered from them. */
+export const RECALL_RECORDS_ID = "recall:records";
+
+const RECALL_IDS = [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID];
+
+/** Whether a mix id names recall transcripts (of words, names, declared tools or records). */
 export function isRecallEnvId(id: string): boolean {
-  return id === RECALL_ID || id === RECALL_NAMES_ID || id === RECALL_TOOLS_ID;
+  return RECALL_IDS.includes(id);
 }
 
 const ASKS = ["Repeat:", "Say back:", "Copy this:", "Echo:", "Write again:"];
@@ -132,6 +143,53 @@ function toolQuestions(rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[]
   return renderer.declareTools(turns, tools);
 }
 
+const RECORD_KEYS = ["name", "type", "description", "id", "kind", "value", "label"];
+
+/**
+ * Three to eight records of two or three keys (the same keys, in the same order, in each), with
+ * distinct values of one or two words; then one to three questions: every value of a key, or the
+ * value of a key in the record whose value of another key is named.
+ */
+function recordQuestions(words: readonly string[], rng: Rng): Message[] {
+  const keys: string[] = [];
+  const left = [...RECORD_KEYS];
+  for (let k = 2 + rng.int(2); k > 0; k--) keys.push(left.splice(rng.int(left.length), 1)[0]);
+  const values = new Set<string>();
+  const n = 3 + rng.int(6);
+  const piece = () => words[rng.int(words.length)];
+  while (values.size < n * keys.length) {
+    values.add(rng.uniform() < 0.5 ? piece() : `${piece()}_${piece()}`);
+  }
+  const all = [...values];
+  const records = Array.from(
+    { length: n },
+    (_, i) => Object.fromEntries(keys.map((key, j) => [key, all[i * keys.length + j]])),
+  );
+  const json = (x: unknown) =>
+    JSON.stringify(x).replaceAll('","', '", "').replaceAll('":"', '": "');
+  const turns: Message[] = [];
+  const asked = new Set<string>();
+  // A question asked twice is answered by copying the first answer: draw again instead.
+  for (let q = 1 + rng.int(3), tries = 0; asked.size < q && tries < 20; tries++) {
+    const key = keys[rng.int(keys.length)];
+    let question: string, answer: string[];
+    if (rng.uniform() < 0.5) {
+      question = `List every ${key}.`;
+      answer = records.map((r) => r[key]);
+    } else {
+      const by = keys.find((k) => k !== key)!;
+      const r = records[rng.int(n)];
+      question = `What is the ${key} of the record whose ${by} is ${r[by]}?`;
+      answer = [r[key]];
+    }
+    if (asked.has(question)) continue;
+    asked.add(question);
+    turns.push({ role: "user", content: question }, { role: "assistant", content: json(answer) });
+  }
+  turns[0] = { role: "user", content: `${records.map(json).join("\n")}\n${turns[0].content}` };
+  return turns;
+}
+
 /** A list in prose (`a b c`) or as a JSON array of strings (`["a", "b", "c"]`). */
 function written(words: readonly string[], json: boolean): string {
   return json ? `["${words.join('", "')}"]` : words.join(" ");
@@ -141,7 +199,8 @@ function written(words: readonly string[], json: boolean): string {
  * One recall transcript: a user message asking for 6 to 24 of {@link recallWords} back (or, for
  * {@link RECALL_NAMES_ID}, 4 to 14 names made of them), and the assistant's reply that writes
  * them again (`envSeed` is recorded; the words are drawn from `rng`). For
- * {@link RECALL_TOOLS_ID}, tools made up from those words, declared, and questions about them.
+ * {@link RECALL_TOOLS_ID}, tools made up from those words, declared, and questions about them;
+ * for {@link RECALL_RECORDS_ID}, records of those words and questions about them.
  *
  * @example
  * const t = playRecallTranscript(RECALL_ID, 0, new Rng(0));
@@ -154,9 +213,7 @@ export function playRecallTranscript(
   { renderer = new ChatMLRenderer(), maxTokens = 1025 }: TranscriptOptions = {},
 ): Transcript {
   if (!isRecallEnvId(envId)) {
-    throw new Error(
-      `${envId}: recall transcripts are ${RECALL_ID}, ${RECALL_NAMES_ID} or ${RECALL_TOOLS_ID}`,
-    );
+    throw new Error(`${envId}: recall transcripts are ${RECALL_IDS.join(", ")}`);
   }
   const fits = (messages: Message[]) => {
     if (renderer.buildSupervisedExample(messages).tokens.length > maxTokens) {
@@ -165,6 +222,9 @@ export function playRecallTranscript(
     return { envId, envSeed, messages, reasons: ["copied"], rewards: [1], finished: true };
   };
   if (envId === RECALL_TOOLS_ID) return fits(toolQuestions(rng, renderer));
+  if (envId === RECALL_RECORDS_ID) {
+    return fits(recordQuestions(recallWords(renderer.tokenizer), rng));
+  }
   const pool = [...recallWords(renderer.tokenizer)];
   if (pool.length < 24) {
     throw new Error(`${envId}: the tokenizer has ${pool.length} one-token words, 24 needed`);

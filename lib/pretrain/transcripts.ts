@@ -29,6 +29,7 @@ import {
   playRecallTranscript,
   RECALL_ID,
   RECALL_NAMES_ID,
+  RECALL_RECORDS_ID,
   RECALL_TOOLS_ID,
 } from "./recall_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -114,6 +115,7 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: RECALL_ID, weight: 0.1 },
   { envId: RECALL_NAMES_ID, weight: 0.1 },
   { envId: RECALL_TOOLS_ID, weight: 0.05 },
+  { envId: RECALL_RECORDS_ID, weight: 0.05 },
 ];
 
 /**

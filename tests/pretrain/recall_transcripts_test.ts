@@ -5,6 +5,7 @@ import {
   playRecallTranscript,
   RECALL_ID,
   RECALL_NAMES_ID,
+  RECALL_RECORDS_ID,
   RECALL_TOOLS_ID,
   recallWords,
 } from "../../lib/pretrain/recall_transcripts.ts";
@@ -105,8 +106,40 @@ Deno.test("recall tools: each answer is read from the declarations the system me
   assert.ok(listed > 15 && listed < 45, `${listed} of 60 list the tools`);
 });
 
+Deno.test("recall records: each answer is the records' values, read by key, never asked twice", () => {
+  const kinds = { list: 0, lookup: 0 };
+  for (let seed = 0; seed < 80; seed++) {
+    const t = playRecallTranscript(RECALL_RECORDS_ID, seed, new Rng(seed), { renderer });
+    const lines = t.messages[0].content.split("\n");
+    const records = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, string>);
+    assert.ok(records.length >= 3);
+    const values = records.flatMap((r) => Object.values(r));
+    assert.equal(new Set(values).size, values.length, "values are distinct");
+    const questions = [
+      lines.at(-1)!,
+      ...t.messages.slice(2).filter((m) => m.role === "user").map((m) => m.content),
+    ];
+    assert.equal(new Set(questions).size, questions.length);
+    const answers = t.messages.filter((m) => m.role === "assistant").map((m) =>
+      JSON.parse(m.content)
+    );
+    questions.forEach((q, i) => {
+      const list = q.match(/^List every (\w+)\.$/);
+      if (list) {
+        kinds.list++;
+        assert.deepEqual(answers[i], records.map((r) => r[list[1]]));
+        return;
+      }
+      const [, key, by, v] = q.match(/^What is the (\w+) of the record whose (\w+) is (\w+)\?$/)!;
+      kinds.lookup++;
+      assert.deepEqual(answers[i], [records.find((r) => r[by] === v)![key]]);
+    });
+  }
+  assert.ok(kinds.list > 40 && kinds.lookup > 40, JSON.stringify(kinds));
+});
+
 Deno.test("recall: a pretraining mix entry of local/tools, not of its tokenizer's mix", async () => {
-  for (const id of [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID]) {
+  for (const id of [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID]) {
     assert.ok(isRecallEnvId(id) && TOOLS_PRETRAIN_MIX.some((e) => e.envId === id));
     // Made-up names must not become tokens.
     assert.ok(!TOOLS_TOKENIZER_MIX.some((e) => e.envId === id));
