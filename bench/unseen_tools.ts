@@ -7,8 +7,9 @@
  * least 48 of 64 greedy); it is the asked call, values included. Five replies of each setting are
  * kept as text, so the figures can be read against what the model wrote. A third setting declares
  * only the asked tool (greedy): the copy without the choice among tools. Last, the copying itself:
- * 24 held-out recall lists (`recall:repeat`) said back greedily, counted exact and by the share of
- * tokens before the first error.
+ * 24 held-out transcripts of each recall kind (`recall:repeat`, `recall:names`, `recall:tools`,
+ * `recall:records`), each reply given the conversation before it, greedy, counted exact and by
+ * the share of tokens before the first error.
  *
  * Run: `deno task bench unseen_tools` (writes bench/results/unseen_tools.json; a few minutes).
  *
@@ -21,7 +22,13 @@ import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { ModelInput } from "../lib/tinker/types.ts";
 import type { SamplingClient } from "../lib/tinker/mod.ts";
-import { playRecallTranscript, RECALL_ID } from "../lib/pretrain/recall_transcripts.ts";
+import {
+  playRecallTranscript,
+  RECALL_ID,
+  RECALL_NAMES_ID,
+  RECALL_RECORDS_ID,
+  RECALL_TOOLS_ID,
+} from "../lib/pretrain/recall_transcripts.ts";
 import { Rng } from "../lib/util/random.ts";
 import { readSafetensors } from "../lib/local/safetensors.ts";
 
@@ -37,8 +44,9 @@ export const UNSEEN_TOOLS_BENCH = {
     { temperature: 1, declared: "all" },
     { temperature: 0, declared: "asked_only" },
   ] as { temperature: number; declared: "all" | "asked_only" }[],
-  /** Held-out recall lists (`recall:repeat`, seeds from 9,000,000), said back greedily. */
+  /** Held-out transcripts of each recall kind (seeds from 9,000,000), answered greedily. */
   recallLists: 24,
+  recallKinds: [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID],
 };
 
 /** The counts of one setting, over `tasks` replies. */
@@ -62,7 +70,7 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
   const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer(b.model));
   const stop = [...renderer.stopSequences(), ...renderer.tokenizer.encode("</tool_call>")];
   const rows: UnseenToolsCounts[] = [];
-  let recall: RecallCounts | undefined;
+  const recall: RecallCounts[] = [];
   try {
     const sampler = await tinker.service.createSamplingClient({ baseModel: b.model });
     for (const { temperature, declared } of b.settings) {
@@ -115,11 +123,14 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
       );
       rows.push(row);
     }
-    recall = await recallCounts(sampler, renderer, b.recallLists);
-    log(
-      `unseen_tools ${b.model} recall: ${recall.exact} of ${recall.lists} lists exact, ` +
-        `${recall.prefix_tokens_pct.toFixed(1)} % of tokens before the first error`,
-    );
+    for (const kind of b.recallKinds) {
+      const r = await recallCounts(sampler, renderer, kind, b.recallLists);
+      log(
+        `unseen_tools ${b.model} ${kind}: ${r.exact} of ${r.replies} replies exact, ` +
+          `${r.prefix_tokens_pct.toFixed(1)} % of tokens before the first error`,
+      );
+      recall.push(r);
+    }
   } finally {
     await tinker.close();
   }
@@ -137,42 +148,54 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
   };
 }
 
-/** How well the model says a list back: the copying that naming a declared tool needs. */
+/** How well the model answers one recall kind: the copying that naming a declared tool needs. */
 export interface RecallCounts {
+  kind: string;
+  /** Transcripts asked (seeds 9,000,000 on). */
   lists: number;
-  /** Lists said back exactly. */
+  /** Their replies (a recall:tools or recall:records transcript asks one to three questions). */
+  replies: number;
+  /** Replies written exactly. */
   exact: number;
-  /** Share of the lists' tokens written before each reply's first wrong token. */
+  /** Share of the replies' tokens written before each reply's first wrong token. */
   prefix_tokens_pct: number;
 }
 
-/** Greedy replies to `lists` held-out recall transcripts' requests, against their replies. */
+/**
+ * Greedy replies to `lists` held-out transcripts of one recall kind, each reply given the
+ * conversation before it (the transcript's own earlier replies), against the transcript's.
+ */
 async function recallCounts(
   sampler: SamplingClient,
   renderer: ChatMLRenderer<Tokenizer>,
+  kind: string,
   lists: number,
 ): Promise<RecallCounts> {
-  let exact = 0, right = 0, all = 0;
+  let replies = 0, exact = 0, right = 0, all = 0;
   for (let i = 0; i < lists; i++) {
     const seed = 9_000_000 + i;
-    const t = playRecallTranscript(RECALL_ID, seed, new Rng(seed), { renderer });
-    const want = renderer.tokenizer.encode(t.messages[1].content);
-    const res = await sampler.sample({
-      prompt: ModelInput.fromInts(renderer.buildGenerationPrompt([t.messages[0]])),
-      numSamples: 1,
-      samplingParams: {
-        maxTokens: want.length + 2,
-        temperature: 0,
-        seed: i,
-        stop: renderer.stopSequences(),
-      },
-    }).result();
-    const got = res.sequences[0].tokens;
-    let k = 0;
-    while (k < want.length && got[k] === want[k]) k++;
-    right += k;
-    all += want.length;
-    if (k === want.length) exact++;
+    const t = playRecallTranscript(kind, seed, new Rng(seed), { renderer });
+    for (let m = 0; m < t.messages.length; m++) {
+      if (t.messages[m].role !== "assistant") continue;
+      const want = renderer.tokenizer.encode(t.messages[m].content);
+      const res = await sampler.sample({
+        prompt: ModelInput.fromInts(renderer.buildGenerationPrompt(t.messages.slice(0, m))),
+        numSamples: 1,
+        samplingParams: {
+          maxTokens: want.length + 2,
+          temperature: 0,
+          seed: i,
+          stop: renderer.stopSequences(),
+        },
+      }).result();
+      const got = res.sequences[0].tokens;
+      let k = 0;
+      while (k < want.length && got[k] === want[k]) k++;
+      replies++;
+      right += k;
+      all += want.length;
+      if (k === want.length) exact++;
+    }
   }
-  return { lists, exact, prefix_tokens_pct: all ? (100 * right) / all : 0 };
+  return { kind, lists, replies, exact, prefix_tokens_pct: all ? (100 * right) / all : 0 };
 }
