@@ -37,6 +37,7 @@ import type { Rng } from "../util/random.ts";
 import { ChatMLRenderer } from "../renderers/chatml.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
+import { pyJson } from "../renderers/parse.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
 import { toolTask, type UnseenToolTask } from "./unseen_tools.ts";
 
@@ -52,7 +53,13 @@ export const RECALL_TOOLS_ID = "recall:tools";
 /** The mix id of questions about a few JSON records, answered from them. */
 export const RECALL_RECORDS_ID = "recall:records";
 
-const RECALL_IDS = [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID];
+/** Every recall kind's mix id. */
+export const RECALL_IDS: readonly string[] = [
+  RECALL_ID,
+  RECALL_NAMES_ID,
+  RECALL_TOOLS_ID,
+  RECALL_RECORDS_ID,
+];
 
 /** Whether a mix id names recall transcripts (of words, names, declared tools or records). */
 export function isRecallEnvId(id: string): boolean {
@@ -129,10 +136,7 @@ function toolQuestions(rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[]
   const { tools } = declaredTools(recallWords(renderer.tokenizer), rng);
   const turns: Message[] = [];
   const ask = (q: string, answer: string[]) =>
-    turns.push({ role: "user", content: q }, {
-      role: "assistant",
-      content: JSON.stringify(answer).replaceAll('","', '", "'),
-    });
+    turns.push({ role: "user", content: q }, { role: "assistant", content: pyJson(answer) });
   if (rng.uniform() < 0.5) ask(ASK_TOOLS[rng.int(ASK_TOOLS.length)], tools.map((t) => t.name));
   const left = [...tools];
   for (let n = Math.min(left.length, 1 + rng.int(3)); n > 0; n--) {
@@ -165,8 +169,6 @@ function recordQuestions(words: readonly string[], rng: Rng): Message[] {
     { length: n },
     (_, i) => Object.fromEntries(keys.map((key, j) => [key, all[i * keys.length + j]])),
   );
-  const json = (x: unknown) =>
-    JSON.stringify(x).replaceAll('","', '", "').replaceAll('":"', '": "');
   const turns: Message[] = [];
   const asked = new Set<string>();
   // A question asked twice is answered by copying the first answer: draw again instead.
@@ -184,15 +186,15 @@ function recordQuestions(words: readonly string[], rng: Rng): Message[] {
     }
     if (asked.has(question)) continue;
     asked.add(question);
-    turns.push({ role: "user", content: question }, { role: "assistant", content: json(answer) });
+    turns.push({ role: "user", content: question }, { role: "assistant", content: pyJson(answer) });
   }
-  turns[0] = { role: "user", content: `${records.map(json).join("\n")}\n${turns[0].content}` };
+  turns[0] = { role: "user", content: `${records.map(pyJson).join("\n")}\n${turns[0].content}` };
   return turns;
 }
 
 /** A list in prose (`a b c`) or as a JSON array of strings (`["a", "b", "c"]`). */
 function written(words: readonly string[], json: boolean): string {
-  return json ? `["${words.join('", "')}"]` : words.join(" ");
+  return json ? pyJson(words) : words.join(" ");
 }
 
 /**

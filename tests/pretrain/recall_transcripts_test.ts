@@ -4,6 +4,7 @@ import {
   isRecallEnvId,
   playRecallTranscript,
   RECALL_ID,
+  RECALL_IDS,
   RECALL_NAMES_ID,
   RECALL_RECORDS_ID,
   RECALL_TOOLS_ID,
@@ -139,7 +140,7 @@ Deno.test("recall records: each answer is the records' values, read by key, neve
 });
 
 Deno.test("recall: a pretraining mix entry of local/tools, not of its tokenizer's mix", async () => {
-  for (const id of [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID]) {
+  for (const id of RECALL_IDS) {
     assert.ok(isRecallEnvId(id) && TOOLS_PRETRAIN_MIX.some((e) => e.envId === id));
     // Made-up names must not become tokens.
     assert.ok(!TOOLS_TOKENIZER_MIX.some((e) => e.envId === id));
