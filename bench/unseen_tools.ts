@@ -22,13 +22,7 @@ import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { ModelInput } from "../lib/tinker/types.ts";
 import type { SamplingClient } from "../lib/tinker/mod.ts";
-import {
-  playRecallTranscript,
-  RECALL_ID,
-  RECALL_NAMES_ID,
-  RECALL_RECORDS_ID,
-  RECALL_TOOLS_ID,
-} from "../lib/pretrain/recall_transcripts.ts";
+import { playRecallTranscript, RECALL_IDS } from "../lib/pretrain/recall_transcripts.ts";
 import { Rng } from "../lib/util/random.ts";
 import { readSafetensors } from "../lib/local/safetensors.ts";
 
@@ -46,7 +40,7 @@ export const UNSEEN_TOOLS_BENCH = {
   ] as { temperature: number; declared: "all" | "asked_only" }[],
   /** Held-out transcripts of each recall kind (seeds from 9,000,000), answered greedily. */
   recallLists: 24,
-  recallKinds: [RECALL_ID, RECALL_NAMES_ID, RECALL_TOOLS_ID, RECALL_RECORDS_ID],
+  recallKinds: RECALL_IDS,
 };
 
 /** The counts of one setting, over `tasks` replies. */
@@ -59,6 +53,13 @@ export interface UnseenToolsCounts {
   declared_name: number;
   asked_name: number;
   asked_name_and_argument_names: number;
+  /**
+   * Tasks whose request names every asked argument (`… with count_file 'alpha'`), and of them
+   * those with the asked name and argument names. The others' argument names are only in the
+   * declaration (`Use the store tool with 'yes'.`).
+   */
+  arguments_named_in_request: number;
+  asked_name_and_argument_names_named_in_request: number;
   asked_call: number;
   examples: { prompt: string; reply: string }[];
 }
@@ -82,6 +83,8 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         declared_name: 0,
         asked_name: 0,
         asked_name_and_argument_names: 0,
+        arguments_named_in_request: 0,
+        asked_name_and_argument_names_named_in_request: 0,
         asked_call: 0,
         examples: [],
       };
@@ -104,11 +107,15 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
           args !== null && typeof args === "object" && !Array.isArray(args);
         if (ok) row.parsed++;
         if (ok && task.tools.some((t) => t.name === call.name)) row.declared_name++;
+        const keys = Object.keys(want.arguments as Record<string, unknown>).sort();
+        // A whole word of the request (`note_word 'ok'` does not name `word`).
+        const named = keys.every((k) => new RegExp(`(^|[ ,:])${k} `).test(task.prompt));
+        if (named) row.arguments_named_in_request++;
         if (ok && call.name === want.name) {
           row.asked_name++;
-          const keys = Object.keys(want.arguments as Record<string, unknown>).sort();
           if (JSON.stringify(Object.keys(args!).sort()) === JSON.stringify(keys)) {
             row.asked_name_and_argument_names++;
+            if (named) row.asked_name_and_argument_names_named_in_request++;
           }
         }
         if (ok && sameCall(call, want)) row.asked_call++;
@@ -119,7 +126,9 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
       log(
         `unseen_tools ${b.model} T=${temperature}, ${declared} declared: parsed ${row.parsed}, declared name ` +
           `${row.declared_name}, asked name ${row.asked_name}, + argument names ` +
-          `${row.asked_name_and_argument_names}, asked call ${row.asked_call} (of ${b.tasks})`,
+          `${row.asked_name_and_argument_names} (${row.asked_name_and_argument_names_named_in_request} ` +
+          `of the ${row.arguments_named_in_request} whose request names them), asked call ` +
+          `${row.asked_call} (of ${b.tasks})`,
       );
       rows.push(row);
     }
