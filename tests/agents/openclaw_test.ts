@@ -14,7 +14,9 @@
  * exit 1 and "Agent couldn't generate a response" (an incomplete turn). A reply cut at
  * `--max-tokens` ends the same way (`stopReason=length`). That is the model's answer, not a
  * failure of the proxy or the run: the test accepts that end, from its own log lines, besides
- * exit 0, and says which it was.
+ * exit 0, and says which it was. So is the end where the model's call parses at the proxy but
+ * OpenClaw rejects it before running it (an empty name or arguments it cannot finalize: "Provider
+ * returned an incomplete or malformed tool call", exit 1; seen once on CI, 2026-11-28).
  *
  * OpenClaw then drops that retry (its internal prompt and the answer to it) from its transcript,
  * so its next run replays the conversation as it was before the retry. That does not extend the
@@ -73,10 +75,12 @@ function assertCompleted(
 ): string {
   if (run.code === 0) return "exit 0";
   const text = run.stderr + run.stdout;
-  const ownEnd = !run.timedOut && run.code === 1 &&
-    text.includes("incomplete turn detected") &&
+  const incomplete = text.includes("incomplete turn detected") &&
     text.includes("Agent couldn't generate a response");
+  const rejectedCall = text.includes("Provider returned an incomplete or malformed tool call");
+  const ownEnd = !run.timedOut && run.code === 1 && (incomplete || rejectedCall);
   assert.ok(ownEnd, `openclaw ${what}: exit ${run.code}: ${run.stderr}\n${run.stdout}`);
+  if (!incomplete) return "exit 1: the model's tool call, rejected by OpenClaw before it ran";
   const why = text.includes("Assistant reply looks like a tool call")
     ? "the model's tool-call-shaped text"
     : `stopReason=${text.match(/stopReason=(\w+)/)?.[1] ?? "unknown"}`;
