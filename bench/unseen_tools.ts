@@ -60,6 +60,13 @@ export interface UnseenToolsCounts {
    */
   arguments_named_in_request: number;
   asked_name_and_argument_names_named_in_request: number;
+  /**
+   * Tasks whose asked name or argument names have a `_`-piece the tokenizer spells in several
+   * tokens (`lhxxj`, `zbf`: made-up letters), and of them those with the asked name and argument
+   * names: such a copy is several tokens long, where a word's is one.
+   */
+  names_spelled_in_pieces: number;
+  asked_name_and_argument_names_spelled_in_pieces: number;
   asked_call: number;
   examples: { prompt: string; reply: string }[];
 }
@@ -85,6 +92,8 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         asked_name_and_argument_names: 0,
         arguments_named_in_request: 0,
         asked_name_and_argument_names_named_in_request: 0,
+        names_spelled_in_pieces: 0,
+        asked_name_and_argument_names_spelled_in_pieces: 0,
         asked_call: 0,
         examples: [],
       };
@@ -111,11 +120,16 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         // A whole word of the request (`note_word 'ok'` does not name `word`).
         const named = keys.every((k) => new RegExp(`(^|[ ,:])${k} `).test(task.prompt));
         if (named) row.arguments_named_in_request++;
+        const spelled = [want.name, ...keys].some((n) =>
+          n.split("_").some((piece) => renderer.tokenizer.encode(piece).length > 1)
+        );
+        if (spelled) row.names_spelled_in_pieces++;
         if (ok && call.name === want.name) {
           row.asked_name++;
           if (JSON.stringify(Object.keys(args!).sort()) === JSON.stringify(keys)) {
             row.asked_name_and_argument_names++;
             if (named) row.asked_name_and_argument_names_named_in_request++;
+            if (spelled) row.asked_name_and_argument_names_spelled_in_pieces++;
           }
         }
         if (ok && sameCall(call, want)) row.asked_call++;
@@ -127,7 +141,9 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         `unseen_tools ${b.model} T=${temperature}, ${declared} declared: parsed ${row.parsed}, declared name ` +
           `${row.declared_name}, asked name ${row.asked_name}, + argument names ` +
           `${row.asked_name_and_argument_names} (${row.asked_name_and_argument_names_named_in_request} ` +
-          `of the ${row.arguments_named_in_request} whose request names them), asked call ` +
+          `of the ${row.arguments_named_in_request} whose request names them, ` +
+          `${row.asked_name_and_argument_names_spelled_in_pieces} of the ` +
+          `${row.names_spelled_in_pieces} with names spelled in pieces), asked call ` +
           `${row.asked_call} (of ${b.tasks})`,
       );
       rows.push(row);
