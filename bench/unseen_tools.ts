@@ -17,7 +17,11 @@
  */
 
 import { connectTinker } from "../lib/local/connect.ts";
-import { generateUnseenToolTask, sameCall } from "../lib/pretrain/unseen_tools.ts";
+import {
+  generateUnseenToolTask,
+  sameCall,
+  sameNameAndArgumentNames,
+} from "../lib/pretrain/unseen_tools.ts";
 import { ChatMLRenderer } from "../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../lib/tokenizers/mod.ts";
 import { ModelInput } from "../lib/tinker/types.ts";
@@ -116,7 +120,7 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
           args !== null && typeof args === "object" && !Array.isArray(args);
         if (ok) row.parsed++;
         if (ok && task.tools.some((t) => t.name === call.name)) row.declared_name++;
-        const keys = Object.keys(want.arguments as Record<string, unknown>).sort();
+        const keys = Object.keys(want.arguments as Record<string, unknown>);
         // A whole word of the request (`note_word 'ok'` does not name `word`).
         const named = keys.every((k) => new RegExp(`(^|[ ,:])${k} `).test(task.prompt));
         if (named) row.arguments_named_in_request++;
@@ -126,7 +130,7 @@ export async function benchUnseenTools(log: (m: string) => void): Promise<Record
         if (spelled) row.names_spelled_in_pieces++;
         if (ok && call.name === want.name) {
           row.asked_name++;
-          if (JSON.stringify(Object.keys(args!).sort()) === JSON.stringify(keys)) {
+          if (sameNameAndArgumentNames(call, want)) {
             row.asked_name_and_argument_names++;
             if (named) row.asked_name_and_argument_names_named_in_request++;
             if (spelled) row.asked_name_and_argument_names_spelled_in_pieces++;

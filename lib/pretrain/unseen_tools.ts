@@ -273,14 +273,24 @@ export function toolTask(
   return { tools: defs.map((d) => d.spec), prompt, calls };
 }
 
-/** Whether a call is exactly the asked one (same name, same argument values). */
-export function sameCall(got: ToolCall | undefined, want: ToolCall): boolean {
+/**
+ * Whether a call names the asked tool with exactly the asked argument names, whatever their
+ * values: the copy issue 43 measures (`deno task bench unseen_tools`).
+ */
+export function sameNameAndArgumentNames(got: ToolCall | undefined, want: ToolCall): boolean {
   if (!got || got.name !== want.name) return false;
   const a = got.arguments as Record<string, unknown> | null;
-  const b = want.arguments as Record<string, unknown>;
   if (a === null || typeof a !== "object" || Array.isArray(a)) return false;
-  const keys = Object.keys(b);
-  return Object.keys(a).length === keys.length && keys.every((k) => a[k] === b[k]);
+  const keys = Object.keys(want.arguments as Record<string, unknown>);
+  return Object.keys(a).length === keys.length && keys.every((k) => Object.hasOwn(a, k));
+}
+
+/** Whether a call is exactly the asked one (same name, same argument values). */
+export function sameCall(got: ToolCall | undefined, want: ToolCall): boolean {
+  if (!sameNameAndArgumentNames(got, want)) return false;
+  const a = got!.arguments as Record<string, unknown>;
+  const b = want.arguments as Record<string, unknown>;
+  return Object.keys(b).every((k) => a[k] === b[k]);
 }
 
 /** The unseen-tools environment: one generated task per seed. */

@@ -8,7 +8,10 @@ import { evaluateEnv } from "../../lib/pretrain/evaluate.ts";
 import { ChatMLRenderer } from "../../lib/renderers/chatml.ts";
 import { getTokenizer, type Tokenizer } from "../../lib/tokenizers/mod.ts";
 import { evaluateToolEnv } from "../../lib/pretrain/evaluate_tools.ts";
-import { generateUnseenToolTask } from "../../lib/pretrain/unseen_tools.ts";
+import {
+  generateUnseenToolTask,
+  sameNameAndArgumentNames,
+} from "../../lib/pretrain/unseen_tools.ts";
 import { ModelInput } from "../../lib/tinker/mod.ts";
 
 const CARD = new URL("../../models/README.md", import.meta.url);
@@ -100,9 +103,7 @@ Deno.test("model card: local/tools calls tools it never saw by their names and a
       });
       const call = renderer.parseResponse(res.sequences[0].tokens).message.toolCalls?.[0];
       if (call && typeof call.name === "string" && typeof call.arguments === "object") parsed++;
-      const want = task.calls[0];
-      const names = (args: unknown) => JSON.stringify(Object.keys(args ?? {}).sort());
-      if (call?.name === want.name && names(call.arguments) === names(want.arguments)) asked++;
+      if (sameNameAndArgumentNames(call, task.calls[0])) asked++;
     }
     assert.ok(parsed >= 14, `${parsed} of 16 greedy replies parse as a tool call`);
     assert.ok(asked >= 7, `${asked} of 16 greedy replies name the asked tool and its arguments`);

@@ -22,6 +22,7 @@ import { formatToolCalls, parseAssistantText } from "../../lib/renderers/parse.t
 import {
   generateUnseenToolTask,
   sameCall,
+  sameNameAndArgumentNames,
   UNSEEN_TOOLS_ID,
   UnseenToolsEnv,
 } from "../../lib/pretrain/unseen_tools.ts";
@@ -206,4 +207,10 @@ Deno.test("unseen tools: seeded tasks name their values, and only the asked call
   assert.equal(wrong.failedToolCalls, 1);
   assert.ok(sameCall({ name: "a", arguments: { x: 1 } }, { name: "a", arguments: { x: 1 } }));
   assert.ok(!sameCall({ name: "a", arguments: { x: 2 } }, { name: "a", arguments: { x: 1 } }));
+  const asked = { name: "a", arguments: { x: 1, y: "b" } };
+  assert.ok(sameNameAndArgumentNames({ name: "a", arguments: { y: "c", x: 2 } }, asked));
+  assert.ok(!sameNameAndArgumentNames({ name: "a", arguments: { x: 1 } }, asked));
+  assert.ok(!sameNameAndArgumentNames({ name: "a", arguments: { x: 1, z: "b" } }, asked));
+  assert.ok(!sameNameAndArgumentNames({ name: "b", arguments: { x: 1, y: "b" } }, asked));
+  assert.ok(!sameNameAndArgumentNames({ name: "a", arguments: [1, "b"] }, asked));
 });
