@@ -79,10 +79,14 @@ export function nothingTrainedReason(taken: StepGroups, out: UpdateResult): stri
   ]) ?? "no turn had a nonzero advantage";
 }
 
-/** Whether every group of the step solved its task in every episode (nothing to learn: fine). */
+/**
+ * Whether every episode the step played solved its task (nothing to learn: fine). The groups a
+ * mix left out were played too: a solved group has a constant reward, so a mix excludes it.
+ */
 function allSolved(taken: StepGroups): boolean {
-  const eps = taken.groups.flatMap((g) => g.episodes);
-  return eps.length > 0 && eps.every(episodeSucceeded) && !taken.excluded?.length;
+  const groups = [...taken.groups, ...(taken.excluded ?? []).map((x) => x.group)];
+  const eps = groups.flatMap((g) => g.episodes);
+  return eps.length > 0 && !taken.failed?.length && eps.every(episodeSucceeded);
 }
 
 /** The failure rules' settings, resolved from the config by `prepareRun`. */

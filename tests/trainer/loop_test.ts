@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { assert } from "../assert.ts";
 import { loadTrainConfig, ProxySchema, type TrainConfig } from "../../lib/config/mod.ts";
 import { ConfigError } from "../../lib/config/errors.ts";
+import type { Episode } from "../../lib/rl/types.ts";
 import { type Env, register } from "../../lib/envs/mod.ts";
 import { startLocalServer } from "../../lib/local/server/mod.ts";
 import { runAgent } from "../../lib/proxy/agent.ts";
@@ -384,4 +385,31 @@ Deno.test("loop: a mix step whose groups all failed stops the run like one whose
   // A constant group was played: that step only trained nothing.
   const constant = { ...taken, excluded: [{ group, reason: "constant reward" }] };
   failures.check(2, constant, "1 group excluded: constant reward");
+});
+
+Deno.test("loop: a mix step whose groups all solved their tasks (excluded as constant) is success, not an idle step", () => {
+  const failures = new StepFailures(failureSettings(TrainConfigSchema.parse({
+    pipeline: { max_steps_without_datums: 2 },
+    rollout: { group_size: 2 },
+  })));
+  const groupOf = (reward: number) => ({
+    id: "s000001-g000",
+    envId: "coin",
+    envSeed: 3,
+    tags: ["coin"],
+    episodes: [0, 1].map(() => ({ totalReward: reward }) as Episode),
+  });
+  const stepOf = (reward: number) => ({
+    groups: [],
+    excluded: [{ group: groupOf(reward), reason: "constant reward" }],
+    metrics: {},
+    spans: [],
+  });
+  // configs/openreward-single.yaml with local/tools run 21 stopped at step 66 this way.
+  for (let step = 1; step <= 3; step++) failures.check(step, stepOf(1), "1 group excluded");
+  failures.check(4, stepOf(0), "1 group excluded: constant reward");
+  assert.throws(
+    () => failures.check(5, stepOf(0), "1 group excluded: constant reward"),
+    (e) => e instanceof RunFailedError && /^steps 4-5 trained nothing/.test(e.message),
+  );
 });
