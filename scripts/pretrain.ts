@@ -167,7 +167,11 @@ await runCli(async () => {
       const from = findLocalModel(flags["init-from"])!;
       const start = extendVocabulary(from, await loadBaseWeights(from), spec);
       await writeBaseWeights(basePath, spec, start, { init_from: from.name });
-      console.log(`wrote ${basePath} from ${from.name}'s weights (vocabulary extended)`);
+      // extendVocabulary keeps every tensor the target has: a rotary target has no position table.
+      const dropped = from.config.positions === "learned" && spec.config.positions === "rope"
+        ? "; position table dropped: rotary positions"
+        : "";
+      console.log(`wrote ${basePath} from ${from.name}'s weights (vocabulary extended${dropped})`);
       shipped = true;
     }
     console.log(
