@@ -16,6 +16,7 @@
 
 import { Rng } from "../util/random.ts";
 import {
+  madeUpLetters,
   NOUNS,
   toolTask,
   UnseenToolsEnv,
@@ -28,12 +29,11 @@ import {
 export const FRESH_TOOLS_ID = "synthetic:FreshTools-v0";
 
 const PIECES: readonly string[] = [...new Set([...VERBS, ...NOUNS, ...VALUE_WORDS])];
-const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
 /** One piece of a name: a word of the pools, or two to seven random letters. */
 function piece(rng: Rng): string {
   if (rng.uniform() < 0.6) return PIECES[rng.int(PIECES.length)];
-  return Array.from({ length: 2 + rng.int(6) }, () => LETTERS[rng.int(26)]).join("");
+  return madeUpLetters(rng, 2 + rng.int(6));
 }
 
 /** A made-up name: one to three pieces, joined by `_` (or, in a tenth, run together). */

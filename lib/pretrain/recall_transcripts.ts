@@ -30,6 +30,11 @@
  * every value, so the copy must match three tokens back: the step a declaration's name needs,
  * in 60 tokens instead of 300.
  *
+ * A fifth kind ({@link RECALL_SPELLED_ID}) is the names and the tools kinds with pieces of made-up
+ * letters (`lhxxj_order`), which the tokenizer spells one letter a token. Such a piece's letters
+ * repeat (`x x`), so each letter is found by the several before it, a copy of many tokens where a
+ * word's is one: the unseen tools' bench missed every task with such a name (12 of 64, run 21).
+ *
  * @module
  */
 
@@ -39,7 +44,7 @@ import type { Message } from "../renderers/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { pyJson } from "../renderers/parse.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
-import { toolTask, type UnseenToolTask } from "./unseen_tools.ts";
+import { madeUpLetters, toolTask, type UnseenToolTask } from "./unseen_tools.ts";
 
 /** The mix id of recall transcripts. */
 export const RECALL_ID = "recall:repeat";
@@ -53,12 +58,16 @@ export const RECALL_TOOLS_ID = "recall:tools";
 /** The mix id of questions about a few JSON records, answered from them. */
 export const RECALL_RECORDS_ID = "recall:records";
 
+/** The mix id of the names and tools kinds with pieces of made-up letters. */
+export const RECALL_SPELLED_ID = "recall:spelled";
+
 /** Every recall kind's mix id. */
 export const RECALL_IDS: readonly string[] = [
   RECALL_ID,
   RECALL_NAMES_ID,
   RECALL_TOOLS_ID,
   RECALL_RECORDS_ID,
+  RECALL_SPELLED_ID,
 ];
 
 /** Whether a mix id names recall transcripts (of words, names, declared tools or records). */
@@ -86,14 +95,23 @@ export function recallWords(tokenizer: Tokenizer): string[] {
   return words;
 }
 
+/** A piece of a spelled name: two to seven made-up letters in half the draws, else a word. */
+function spelledPiece(words: readonly string[], rng: Rng): string {
+  return rng.uniform() < 0.5 ? madeUpLetters(rng, 2 + rng.int(6)) : words[rng.int(words.length)];
+}
+
 /**
  * 4 to 14 distinct snake_case names, each of one to three distinct pieces (mostly two) drawn from
  * 3 to 8 words of `pool`, so a piece recurs across names and a copy must match two tokens back.
+ * `spelled`: each piece is made-up letters instead in half the draws.
  */
-function recallNames(pool: string[], rng: Rng): string[] {
+function recallNames(pool: string[], rng: Rng, spelled = false): string[] {
   const pieces: string[] = [];
   const k = 3 + rng.int(6);
-  while (pieces.length < k) pieces.push(pool.splice(rng.int(pool.length), 1)[0]);
+  while (pieces.length < k) {
+    const word = pool.splice(rng.int(pool.length), 1)[0];
+    pieces.push(spelled && rng.uniform() < 0.5 ? madeUpLetters(rng, 2 + rng.int(6)) : word);
+  }
   const names = new Set<string>();
   const n = 4 + rng.int(11);
   // A small piece set has fewer distinct names than asked for: stop after enough tries.
@@ -108,10 +126,11 @@ function recallNames(pool: string[], rng: Rng): string[] {
 
 /**
  * One to four tools as the unseen tools declare them, named by one or two of `words` (so each
- * piece is one token and can be found by the two before it; letter-by-letter names cannot, run 9).
+ * piece is one token and can be found by the two before it), or, `spelled`, by pieces of which
+ * half are made-up letters (found by the several letters before).
  */
-export function declaredTools(words: readonly string[], rng: Rng): UnseenToolTask {
-  const piece = () => words[rng.int(words.length)];
+export function declaredTools(words: readonly string[], rng: Rng, spelled = false): UnseenToolTask {
+  const piece = () => spelled ? spelledPiece(words, rng) : words[rng.int(words.length)];
   return toolTask(
     rng,
     1 + rng.int(4),
@@ -132,8 +151,8 @@ const ASK_ARGUMENTS = [
  * arguments of one to three distinct tools (in the order they were drawn), each answered as a JSON
  * list copied from the declarations.
  */
-function toolQuestions(rng: Rng, renderer: ChatMLRenderer<Tokenizer>): Message[] {
-  const { tools } = declaredTools(recallWords(renderer.tokenizer), rng);
+function toolQuestions(rng: Rng, renderer: ChatMLRenderer<Tokenizer>, spelled: boolean): Message[] {
+  const { tools } = declaredTools(recallWords(renderer.tokenizer), rng, spelled);
   const turns: Message[] = [];
   const ask = (q: string, answer: string[]) =>
     turns.push({ role: "user", content: q }, { role: "assistant", content: pyJson(answer) });
@@ -202,7 +221,8 @@ function written(words: readonly string[], json: boolean): string {
  * {@link RECALL_NAMES_ID}, 4 to 14 names made of them), and the assistant's reply that writes
  * them again (`envSeed` is recorded; the words are drawn from `rng`). For
  * {@link RECALL_TOOLS_ID}, tools made up from those words, declared, and questions about them;
- * for {@link RECALL_RECORDS_ID}, records of those words and questions about them.
+ * for {@link RECALL_RECORDS_ID}, records of those words and questions about them; for
+ * {@link RECALL_SPELLED_ID}, names or tools with pieces of made-up letters.
  *
  * @example
  * const t = playRecallTranscript(RECALL_ID, 0, new Rng(0));
@@ -223,7 +243,11 @@ export function playRecallTranscript(
     }
     return { envId, envSeed, messages, reasons: ["copied"], rewards: [1], finished: true };
   };
-  if (envId === RECALL_TOOLS_ID) return fits(toolQuestions(rng, renderer));
+  // A spelled transcript is a tools one in half the draws, a names one in the other half.
+  const spelled = envId === RECALL_SPELLED_ID;
+  if (envId === RECALL_TOOLS_ID || (spelled && rng.uniform() < 0.5)) {
+    return fits(toolQuestions(rng, renderer, spelled));
+  }
   if (envId === RECALL_RECORDS_ID) {
     return fits(recordQuestions(recallWords(renderer.tokenizer), rng));
   }
@@ -232,7 +256,7 @@ export function playRecallTranscript(
     throw new Error(`${envId}: the tokenizer has ${pool.length} one-token words, 24 needed`);
   }
   const words: string[] = [];
-  if (envId === RECALL_NAMES_ID) words.push(...recallNames(pool, rng));
+  if (envId === RECALL_NAMES_ID || spelled) words.push(...recallNames(pool, rng, spelled));
   else {
     const n = 6 + rng.int(19);
     while (words.length < n) words.push(pool.splice(rng.int(pool.length), 1)[0]);

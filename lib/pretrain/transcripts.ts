@@ -30,6 +30,7 @@ import {
   RECALL_ID,
   RECALL_NAMES_ID,
   RECALL_RECORDS_ID,
+  RECALL_SPELLED_ID,
   RECALL_TOOLS_ID,
 } from "./recall_transcripts.ts";
 import type { Transcript, TranscriptOptions } from "./transcript.ts";
@@ -105,9 +106,10 @@ export const TOOLS_TOKENIZER_MIX: readonly MixEntry[] = [
 /**
  * The mix of `local/tools`: {@link TOOLS_TOKENIZER_MIX}, the fresh tools, whose names are made
  * up anew in every task, so that a declared name is copied, not recalled (`fresh_tools.ts`), and
- * recall transcripts, lists of words and of snake_case names said back in order
- * (`recall_transcripts.ts`), which form the copying circuit the fresh tools need. Neither is part of the tokenizer's mix: made-up names
- * must not become tokens.
+ * recall transcripts, lists of words and of snake_case names said back in order, and questions
+ * answered from declared tools and records, some with names spelled in made-up letters
+ * (`recall_transcripts.ts`), which form the copying circuit the fresh tools need. Neither is part
+ * of the tokenizer's mix: made-up names must not become tokens.
  */
 export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   ...TOOLS_TOKENIZER_MIX,
@@ -116,6 +118,7 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: RECALL_NAMES_ID, weight: 0.1 },
   { envId: RECALL_TOOLS_ID, weight: 0.05 },
   { envId: RECALL_RECORDS_ID, weight: 0.05 },
+  { envId: RECALL_SPELLED_ID, weight: 0.1 },
 ];
 
 /**

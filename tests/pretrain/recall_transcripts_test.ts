@@ -7,6 +7,7 @@ import {
   RECALL_IDS,
   RECALL_NAMES_ID,
   RECALL_RECORDS_ID,
+  RECALL_SPELLED_ID,
   RECALL_TOOLS_ID,
   recallWords,
 } from "../../lib/pretrain/recall_transcripts.ts";
@@ -137,6 +138,47 @@ Deno.test("recall records: each answer is the records' values, read by key, neve
     });
   }
   assert.ok(kinds.list > 40 && kinds.lookup > 40, JSON.stringify(kinds));
+});
+
+Deno.test("recall spelled: names and tools with made-up letter pieces, copied exactly", () => {
+  const kinds = { names: 0, tools: 0 };
+  let spelledPieces = 0, wordPieces = 0;
+  const count = (name: string) => {
+    for (const p of name.split("_")) {
+      if (renderer.tokenizer.encode(p).length > 1) spelledPieces++;
+      else wordPieces++;
+    }
+  };
+  for (let seed = 0; seed < 120; seed++) {
+    // Every transcript fits local/tools' context, or playRecallTranscript throws.
+    const t = playRecallTranscript(RECALL_SPELLED_ID, seed, new Rng(seed), { renderer });
+    if (t.messages[0].role === "system") {
+      kinds.tools++;
+      const answers = t.messages.filter((m) => m.role === "assistant");
+      for (const a of answers) (JSON.parse(a.content) as string[]).forEach(count);
+      // Each answer is in the declarations, letter for letter.
+      for (const a of answers) {
+        for (const n of JSON.parse(a.content)) assert.ok(t.messages[0].content.includes(`"${n}"`));
+      }
+      continue;
+    }
+    kinds.names++;
+    const [user, reply] = t.messages;
+    const list = user.content.slice(user.content.indexOf("\n") + 1);
+    const names: string[] = list.startsWith("[") ? JSON.parse(list) : list.split(" ");
+    names.forEach(count);
+    assert.deepEqual(
+      reply.content.startsWith("[") ? JSON.parse(reply.content) : reply.content.split(" "),
+      names,
+    );
+  }
+  assert.ok(kinds.names > 40 && kinds.tools > 40, JSON.stringify(kinds));
+  const share = spelledPieces / (spelledPieces + wordPieces);
+  assert.ok(share > 0.3 && share < 0.7, `${share} of the pieces are spelled in letters`);
+  // The other kinds draw as before: recall:names and recall:tools have no letter pieces.
+  const t = playRecallTranscript(RECALL_TOOLS_ID, 5, new Rng(5), { renderer });
+  const { tools } = declaredTools(recallWords(renderer.tokenizer), new Rng(5));
+  for (const tool of tools) assert.ok(t.messages[0].content.includes(`"name": "${tool.name}"`));
 });
 
 Deno.test("recall: a pretraining mix entry of local/tools, not of its tokenizer's mix", async () => {
