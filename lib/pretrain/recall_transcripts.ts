@@ -34,6 +34,8 @@
  * letters (`lhxxj_order`), which the tokenizer spells one letter a token. Such a piece's letters
  * repeat (`x x`), so each letter is found by the several before it, a copy of many tokens where a
  * word's is one: the unseen tools' bench missed every task with such a name (12 of 64, run 21).
+ * A sixth ({@link RECALL_LETTERS_ID}) is the first kind's lists with made-up words (`qyr ttue`):
+ * the spelled copy without pieces recurring across names.
  *
  * @module
  */
@@ -61,6 +63,9 @@ export const RECALL_RECORDS_ID = "recall:records";
 /** The mix id of the names and tools kinds with pieces of made-up letters. */
 export const RECALL_SPELLED_ID = "recall:spelled";
 
+/** The mix id of recall lists of made-up words spelled in letters (`qyr ttue mddw`). */
+export const RECALL_LETTERS_ID = "recall:letters";
+
 /** Every recall kind's mix id. */
 export const RECALL_IDS: readonly string[] = [
   RECALL_ID,
@@ -68,6 +73,7 @@ export const RECALL_IDS: readonly string[] = [
   RECALL_TOOLS_ID,
   RECALL_RECORDS_ID,
   RECALL_SPELLED_ID,
+  RECALL_LETTERS_ID,
 ];
 
 /** Whether a mix id names recall transcripts (of words, names, declared tools or records). */
@@ -222,7 +228,8 @@ function written(words: readonly string[], json: boolean): string {
  * them again (`envSeed` is recorded; the words are drawn from `rng`). For
  * {@link RECALL_TOOLS_ID}, tools made up from those words, declared, and questions about them;
  * for {@link RECALL_RECORDS_ID}, records of those words and questions about them; for
- * {@link RECALL_SPELLED_ID}, names or tools with pieces of made-up letters.
+ * {@link RECALL_SPELLED_ID}, names or tools with pieces of made-up letters; for
+ * {@link RECALL_LETTERS_ID}, 3 to 12 distinct made-up words of 2 to 7 letters said back.
  *
  * @example
  * const t = playRecallTranscript(RECALL_ID, 0, new Rng(0));
@@ -257,7 +264,11 @@ export function playRecallTranscript(
   }
   const words: string[] = [];
   if (envId === RECALL_NAMES_ID || spelled) words.push(...recallNames(pool, rng, spelled));
-  else {
+  else if (envId === RECALL_LETTERS_ID) {
+    const made = new Set<string>();
+    for (let n = 3 + rng.int(10); made.size < n;) made.add(madeUpLetters(rng, 2 + rng.int(6)));
+    words.push(...made);
+  } else {
     const n = 6 + rng.int(19);
     while (words.length < n) words.push(pool.splice(rng.int(pool.length), 1)[0]);
   }

@@ -28,6 +28,7 @@ import {
   isRecallEnvId,
   playRecallTranscript,
   RECALL_ID,
+  RECALL_LETTERS_ID,
   RECALL_NAMES_ID,
   RECALL_RECORDS_ID,
   RECALL_SPELLED_ID,
@@ -119,6 +120,7 @@ export const TOOLS_PRETRAIN_MIX: readonly MixEntry[] = [
   { envId: RECALL_TOOLS_ID, weight: 0.05 },
   { envId: RECALL_RECORDS_ID, weight: 0.05 },
   { envId: RECALL_SPELLED_ID, weight: 0.1 },
+  { envId: RECALL_LETTERS_ID, weight: 0.05 },
 ];
 
 /**

@@ -5,6 +5,7 @@ import {
   playRecallTranscript,
   RECALL_ID,
   RECALL_IDS,
+  RECALL_LETTERS_ID,
   RECALL_NAMES_ID,
   RECALL_RECORDS_ID,
   RECALL_SPELLED_ID,
@@ -179,6 +180,22 @@ Deno.test("recall spelled: names and tools with made-up letter pieces, copied ex
   const t = playRecallTranscript(RECALL_TOOLS_ID, 5, new Rng(5), { renderer });
   const { tools } = declaredTools(recallWords(renderer.tokenizer), new Rng(5));
   for (const tool of tools) assert.ok(t.messages[0].content.includes(`"name": "${tool.name}"`));
+});
+
+Deno.test("recall letters: made-up words spelled in letters, distinct, said back in order", () => {
+  for (let seed = 0; seed < 60; seed++) {
+    const t = playRecallTranscript(RECALL_LETTERS_ID, seed, new Rng(seed), { renderer });
+    const [user, reply] = t.messages;
+    const list = user.content.slice(user.content.indexOf("\n") + 1);
+    const words: string[] = list.startsWith("[") ? JSON.parse(list) : list.split(" ");
+    assert.ok(words.length >= 3 && words.length <= 12 && new Set(words).size === words.length);
+    for (const w of words) assert.ok(/^[a-z]{2,7}$/.test(w), w);
+    assert.ok(words.some((w) => renderer.tokenizer.encode(w).length > 1), list);
+    assert.deepEqual(
+      reply.content.startsWith("[") ? JSON.parse(reply.content) : reply.content.split(" "),
+      words,
+    );
+  }
 });
 
 Deno.test("recall: a pretraining mix entry of local/tools, not of its tokenizer's mix", async () => {
