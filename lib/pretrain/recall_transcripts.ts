@@ -266,7 +266,8 @@ export function playRecallTranscript(
   if (envId === RECALL_NAMES_ID || spelled) words.push(...recallNames(pool, rng, spelled));
   else if (envId === RECALL_LETTERS_ID) {
     const made = new Set<string>();
-    for (let n = 3 + rng.int(10); made.size < n;) made.add(madeUpLetters(rng, 2 + rng.int(6)));
+    const n = 3 + rng.int(10);
+    while (made.size < n) made.add(madeUpLetters(rng, 2 + rng.int(6)));
     words.push(...made);
   } else {
     const n = 6 + rng.int(19);
