@@ -86,8 +86,8 @@ Deno.test("model card: local/tools calls tools it never saw by their names and a
     const sampler = await service.createSamplingClient({ baseModel: "local/tools" });
     const renderer = new ChatMLRenderer<Tokenizer>(getTokenizer("local/tools"));
     // Made-up tools from seeds no pretraining transcript used, declared as a rollout declares
-    // them; greedy replies. The card (run 21): 64 of 64 such replies parse as a call, 35 name
-    // the asked tool with its argument names; 9 of these first 16 do.
+    // them; greedy replies. The card (run 24): 64 of 64 such replies parse as a call, 51 name
+    // the asked tool with its argument names; 12 of these first 16 do.
     let parsed = 0, asked = 0;
     for (let i = 0; i < 16; i++) {
       const task = generateUnseenToolTask(2_000_000 + i);
@@ -106,7 +106,7 @@ Deno.test("model card: local/tools calls tools it never saw by their names and a
       if (sameNameAndArgumentNames(call, task.calls[0])) asked++;
     }
     assert.ok(parsed >= 14, `${parsed} of 16 greedy replies parse as a tool call`);
-    assert.ok(asked >= 7, `${asked} of 16 greedy replies name the asked tool and its arguments`);
+    assert.ok(asked >= 10, `${asked} of 16 greedy replies name the asked tool and its arguments`);
     // The tool games it was pretrained on: greedy play is all valid calls.
     const played = await evaluateToolEnv(sampler, "tool:GuessTheNumber-v0-easy", {
       episodes: 4,
