@@ -33,7 +33,7 @@ const PIECES: readonly string[] = [...new Set([...VERBS, ...NOUNS, ...VALUE_WORD
 /** One piece of a name: a word of the pools, or two to seven random letters. */
 function piece(rng: Rng): string {
   if (rng.uniform() < 0.6) return PIECES[rng.int(PIECES.length)];
-  return madeUpLetters(rng, 2 + rng.int(6));
+  return madeUpLetters(rng, 2, 7);
 }
 
 /** A made-up name: one to three pieces, joined by `_` (or, in a tenth, run together). */

@@ -76,7 +76,10 @@ export const RECALL_IDS: readonly string[] = [
   RECALL_LETTERS_ID,
 ];
 
-/** Whether a mix id names recall transcripts (of words, names, declared tools or records). */
+/**
+ * Whether a mix id names recall transcripts (of words, names, declared tools or records, with
+ * or without made-up letters).
+ */
 export function isRecallEnvId(id: string): boolean {
   return RECALL_IDS.includes(id);
 }
@@ -103,7 +106,7 @@ export function recallWords(tokenizer: Tokenizer): string[] {
 
 /** A piece of a spelled name: two to seven made-up letters in half the draws, else a word. */
 function spelledPiece(words: readonly string[], rng: Rng): string {
-  return rng.uniform() < 0.5 ? madeUpLetters(rng, 2 + rng.int(6)) : words[rng.int(words.length)];
+  return rng.uniform() < 0.5 ? madeUpLetters(rng, 2, 7) : words[rng.int(words.length)];
 }
 
 /**
@@ -116,7 +119,7 @@ function recallNames(pool: string[], rng: Rng, spelled = false): string[] {
   const k = 3 + rng.int(6);
   while (pieces.length < k) {
     const word = pool.splice(rng.int(pool.length), 1)[0];
-    pieces.push(spelled && rng.uniform() < 0.5 ? madeUpLetters(rng, 2 + rng.int(6)) : word);
+    pieces.push(spelled && rng.uniform() < 0.5 ? madeUpLetters(rng, 2, 7) : word);
   }
   const names = new Set<string>();
   const n = 4 + rng.int(11);
@@ -267,7 +270,7 @@ export function playRecallTranscript(
   else if (envId === RECALL_LETTERS_ID) {
     const made = new Set<string>();
     const n = 3 + rng.int(10);
-    while (made.size < n) made.add(madeUpLetters(rng, 2 + rng.int(6)));
+    while (made.size < n) made.add(madeUpLetters(rng, 2, 7));
     words.push(...made);
   } else {
     const n = 6 + rng.int(19);

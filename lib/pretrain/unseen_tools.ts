@@ -128,15 +128,19 @@ export interface UnseenToolTask {
 const pickOne = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)];
 const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
 
-/** `length` random lowercase letters: a made-up name the tokenizer spells letter by letter. */
-export function madeUpLetters(rng: Rng, length: number): string {
+/**
+ * `min` to `max` random lowercase letters (the length drawn first): a made-up name the tokenizer
+ * spells letter by letter.
+ */
+export function madeUpLetters(rng: Rng, min: number, max: number): string {
+  const length = min + rng.int(max - min + 1);
   return Array.from({ length }, () => "abcdefghijklmnopqrstuvwxyz"[rng.int(26)]).join("");
 }
 
 /** A made-up identifier: a verb, a verb_noun, or (rarely) random letters. */
 function identifier(rng: Rng, pool: readonly string[]): string {
   const u = rng.uniform();
-  if (u < 0.1) return madeUpLetters(rng, 3 + rng.int(5));
+  if (u < 0.1) return madeUpLetters(rng, 3, 7);
   if (u < 0.45) return pickOne(rng, pool);
   return `${pickOne(rng, VERBS)}_${pickOne(rng, NOUNS)}`;
 }

@@ -176,7 +176,7 @@ Deno.test("recall spelled: names and tools with made-up letter pieces, copied ex
   assert.ok(kinds.names > 40 && kinds.tools > 40, JSON.stringify(kinds));
   const share = spelledPieces / (spelledPieces + wordPieces);
   assert.ok(share > 0.3 && share < 0.7, `${share} of the pieces are spelled in letters`);
-  // The other kinds draw as before: recall:names and recall:tools have no letter pieces.
+  // recall:tools draws as before: its tools are declaredTools' without letter pieces.
   const t = playRecallTranscript(RECALL_TOOLS_ID, 5, new Rng(5), { renderer });
   const { tools } = declaredTools(recallWords(renderer.tokenizer), new Rng(5));
   for (const tool of tools) assert.ok(t.messages[0].content.includes(`"name": "${tool.name}"`));
